@@ -1,0 +1,1 @@
+"""Pure core: column specs and detectors. Imports no driver, no click, no network."""

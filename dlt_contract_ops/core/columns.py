@@ -1,0 +1,63 @@
+"""Column values both sides of a diff speak: names as they land at the destination."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class ExpectedColumn:
+    """A column a resource's model makes dlt create, named as it lands."""
+
+    name: str
+    data_type: str | None = None  # dlt data type ("bigint", "text", ...)
+    nullable: bool = True
+
+
+@dataclass(frozen=True)
+class ExpectedTable:
+    """What one resource's Pydantic model declares, already normalized."""
+
+    resource: str
+    table: str
+    columns: tuple[ExpectedColumn, ...]
+    write_disposition: str = "append"
+    model_name: str = ""
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(c.name for c in self.columns)
+
+
+@dataclass(frozen=True)
+class LiveColumn:
+    """A column the destination reports, name casefolded the destination's way."""
+
+    name: str
+    data_type: str
+    nullable: bool = True
+
+
+@dataclass(frozen=True)
+class LiveTable:
+    name: str
+    columns: dict[str, LiveColumn] = field(default_factory=dict)
+
+    def has(self, column: str) -> bool:
+        return column in self.columns
+
+
+@dataclass(frozen=True)
+class TimeAxis:
+    """The column a table is windowed and ordered on.
+
+    `kind="timestamp"`: a timestamp column compared with timestamp parameters.
+    `kind="load_id"`: dlt's `_dlt_load_id`, epoch seconds as text. dlt writes them with a
+    10-digit integer part (until the year 2286), so comparing the text with a bound epoch
+    string orders exactly as comparing the numbers, needs no cast, and lets a destination
+    prune on the raw column.
+    """
+
+    column: str
+    kind: Literal["timestamp", "load_id", "partition"] = "timestamp"

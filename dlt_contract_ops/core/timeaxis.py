@@ -1,0 +1,27 @@
+"""Which column a table is windowed and ordered on."""
+
+from __future__ import annotations
+
+from dlt_contract_ops.core.columns import LiveTable, TimeAxis
+
+LOAD_ID_COLUMN = "_dlt_load_id"
+
+
+def choose_time_axis(
+    live: LiveTable, load_timestamp_column: str | None, partition_column: str | None
+) -> TimeAxis | None:
+    """In order: the configured load timestamp column (already normalized) if the table has
+    it; the destination's partition column; dlt's `_dlt_load_id`; else None.
+
+    >>> from dlt_contract_ops.core.columns import LiveColumn
+    >>> t = LiveTable("t", {"_dlt_load_id": LiveColumn("_dlt_load_id", "VARCHAR")})
+    >>> choose_time_axis(t, "loaded_at", None)
+    TimeAxis(column='_dlt_load_id', kind='load_id')
+    """
+    if load_timestamp_column and live.has(load_timestamp_column):
+        return TimeAxis(load_timestamp_column, "timestamp")
+    if partition_column and live.has(partition_column):
+        return TimeAxis(partition_column, "partition")
+    if live.has(LOAD_ID_COLUMN):
+        return TimeAxis(LOAD_ID_COLUMN, "load_id")
+    return None

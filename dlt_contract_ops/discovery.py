@@ -1,0 +1,159 @@
+"""Import a user's source from its `module:attribute` ref and build it once.
+
+The Pydantic model lives only on the resource (`resource._hints["original_columns"]`); dlt
+does not persist it in the stored schema, so reconcile imports the user's code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from dlt_contract_ops.core.columns import ExpectedTable
+from dlt_contract_ops.core.naming import expected_table
+from dlt_contract_ops.errors import SourceConfigMissingError, SourceImportError
+
+
+@dataclass(frozen=True)
+class BuiltSource:
+    """A source built once for a run: its schema naming and the model of each resource."""
+
+    name: str
+    schema_name: str
+    naming: Any  # dlt NamingConvention
+    tables: tuple[ExpectedTable, ...]
+    models: dict[str, type[Any]] = field(default_factory=dict)  # resource name -> model
+    notes: tuple[str, ...] = ()
+
+
+def _under(path: str | None, directory: str) -> bool:
+    if not path:
+        return False
+    return os.path.abspath(path).startswith(directory.rstrip(os.sep) + os.sep)
+
+
+def _import_module(module_name: str, project_dir: str) -> Any:
+    """Import `module_name` with `project_dir` first on the path.
+
+    A module of the same name imported earlier from elsewhere (another project in the same
+    process) is evicted first, so each project gets its own code.
+    """
+    top = module_name.split(".")[0]
+    for loaded in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
+        mod = sys.modules.get(loaded)
+        if mod is not None and not _under(getattr(mod, "__file__", None), project_dir):
+            del sys.modules[loaded]
+    if project_dir not in sys.path:
+        sys.path.insert(0, project_dir)
+    importlib.invalidate_caches()
+    return importlib.import_module(module_name)
+
+
+def _missing_config_message(source: str, exc: Exception) -> str:
+    fields = getattr(exc, "fields", None) or []
+    traces = getattr(exc, "traces", {}) or {}
+    keys: list[str] = []
+    for f in fields:
+        trace = (traces.get(f) or [None])[0]
+        key = getattr(trace, "key", f)
+        sections = [s for s in (getattr(trace, "sections", None) or []) if s]
+        keys.append(".".join([*sections, key]))
+    if not keys:
+        return f"Source `{source}` needs configuration that is not set: {exc}"
+    shown = ", ".join(f"`{k}`" for k in keys)
+    first = keys[0]
+    env = "__".join(first.upper().split("."))
+    return (
+        f"Source `{source}` cannot be built: missing configuration {shown}. Set it in "
+        f".dlt/secrets.toml (`{first}`) or as the environment variable `{env}`."
+    )
+
+
+def _build(obj: Any, source: str, ref: str) -> Any:
+    import dlt
+    from dlt.common.configuration.exceptions import ConfigFieldMissingException
+    from dlt.extract import DltResource, DltSource
+
+    if isinstance(obj, DltSource | DltResource):
+        return obj
+    if not callable(obj):
+        raise SourceImportError(
+            f"`{ref}` (source `{source}`) is a {type(obj).__name__}; point `ref` at a "
+            "@dlt.source function, a DltSource or a @dlt.resource."
+        )
+    try:
+        built = obj()
+    except ConfigFieldMissingException as exc:
+        raise SourceConfigMissingError(_missing_config_message(source, exc)) from exc
+    except Exception as exc:
+        raise SourceImportError(f"Calling `{ref}` for source `{source}` failed: {exc}") from exc
+    if not isinstance(built, DltSource | DltResource):
+        raise SourceImportError(
+            f"`{ref}` (source `{source}`) returned {type(built).__name__}, not a dlt source "
+            "or resource."
+        )
+    del dlt
+    return built
+
+
+def build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
+    """Import `ref` ("module:attribute") under `project_dir`, build it once, read its models."""
+    from dlt.common.schema import Schema
+    from dlt.extract import DltResource
+
+    module_name, _, attr = ref.partition(":")
+    try:
+        module = _import_module(module_name, project_dir)
+    except Exception as exc:
+        raise SourceImportError(
+            f"Cannot import `{module_name}` for source `{name}` (ref `{ref}`) from "
+            f"`{project_dir}`: {type(exc).__name__}: {exc}"
+        ) from exc
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise SourceImportError(
+                f"`{module_name}` has no attribute `{attr}` (source `{name}`, ref `{ref}`)."
+            )
+        obj = getattr(obj, part)
+    built = _build(obj, name, ref)
+
+    if isinstance(built, DltResource):
+        schema = Schema(built.source_name or built.name)
+        resources = {built.name: built}
+    else:
+        schema = built.schema
+        resources = dict(built.selected_resources.items())
+
+    tables: list[ExpectedTable] = []
+    models: dict[str, type[Any]] = {}
+    notes: list[str] = []
+    for res_name, resource in resources.items():
+        model = resource._hints.get("original_columns") if resource._hints else None
+        if not (isinstance(model, type) and hasattr(model, "model_fields")):
+            notes.append(f"resource `{res_name}` has no Pydantic model: skipped")
+            continue
+        table_name = resource.table_name
+        if callable(table_name):
+            notes.append(
+                f"resource `{res_name}` sets its table name per item: skipped (no fixed table)"
+            )
+            continue
+        disposition = resource.write_disposition
+        if isinstance(disposition, dict):
+            disposition = disposition.get("disposition", "append")
+        tables.append(
+            expected_table(res_name, str(table_name), model, schema.naming, str(disposition))
+        )
+        models[res_name] = model
+    return BuiltSource(
+        name=name,
+        schema_name=schema.name,
+        naming=schema.naming,
+        tables=tuple(tables),
+        models=models,
+        notes=tuple(notes),
+    )

@@ -1,0 +1,83 @@
+"""The result values every detector produces and every renderer and sink consumes.
+
+Frozen pydantic models: immutable, and JSON-serializable with one call.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+DriftType = Literal["additive", "removal", "missing", "type"]
+DetectorName = Literal["additive", "removal", "missing", "type"]
+
+FORMAT_VERSION = 1
+
+
+class Coverage(BaseModel):
+    """Share of non-NULL values of one column in the baseline and the recent window."""
+
+    model_config = ConfigDict(frozen=True)
+
+    baseline: float | None
+    recent: float | None
+
+
+class DriftFinding(BaseModel):
+    """One drifted resource: every drifted column of it, never one finding per column.
+
+    >>> DriftFinding(drift_type="additive", source="s", resource="r", table="t",
+    ...              columns=["c"]).columns
+    ['c']
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    drift_type: DriftType
+    source: str
+    resource: str
+    table: str
+    columns: list[str]
+    pipeline: str | None = None
+    column_types: dict[str, str] = Field(default_factory=dict)
+    samples: dict[str, list[Any]] = Field(default_factory=dict)
+    first_seen: str | None = None
+    reproduce: str | None = None
+    coverage: dict[str, Coverage] | None = None
+    expected_types: dict[str, str] | None = None
+    sample_error: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str, str, tuple[str, ...]]:
+        """Identity of the finding across runs: (source, resource, drift type, columns)."""
+        return (self.source, self.resource, self.drift_type, tuple(self.columns))
+
+
+class ReconcileResult(BaseModel):
+    """What one detector found for one source."""
+
+    model_config = ConfigDict(frozen=True)
+
+    source: str
+    pipeline: str | None = None
+    destination: str | None = None
+    dataset: str | None = None
+    detector: DetectorName = "additive"
+    findings: list[DriftFinding] = Field(default_factory=list)
+    error: str | None = None
+    error_kind: str | None = None
+    notes: list[str] = Field(default_factory=list)
+    duration_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def results_document(results: list[ReconcileResult]) -> dict[str, Any]:
+    """The `--format json` document: `{"format_version": 1, "results": [...]}`."""
+    return {
+        "format_version": FORMAT_VERSION,
+        "results": [r.model_dump(mode="json", exclude_none=False) for r in results],
+    }

@@ -1,0 +1,39 @@
+"""Lazy entry-point registries: alert sinks and destination adapters, built-ins included."""
+
+from __future__ import annotations
+
+import difflib
+from functools import lru_cache
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+SINK_GROUP = "dlt_contract_ops.alert_sinks"
+DESTINATION_GROUP = "dlt_contract_ops.destinations"
+
+
+@lru_cache(maxsize=None)
+def _group(group: str) -> dict[str, EntryPoint]:
+    return {ep.name: ep for ep in entry_points(group=group)}
+
+
+def registered(group: str) -> dict[str, EntryPoint]:
+    """Registered names of `group`, nothing imported."""
+    return dict(_group(group))
+
+
+def closest(name: str, names: list[str]) -> str | None:
+    match = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return match[0] if match else None
+
+
+def load(group: str, name: str) -> Any:
+    """Import and return the object registered as `name` in `group`; KeyError when absent."""
+    eps = _group(group)
+    if name not in eps:
+        raise KeyError(name)
+    return eps[name].load()
+
+
+def clear_cache() -> None:
+    """Forget the cached entry points (after installing a plugin in the same process)."""
+    _group.cache_clear()

@@ -1,0 +1,50 @@
+"""Text and JSON renderings of results: the same objects feed both."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from dlt_contract_ops.findings import ReconcileResult, results_document
+
+
+def to_json(results: Sequence[ReconcileResult]) -> str:
+    return json.dumps(results_document(list(results)), indent=2, ensure_ascii=False)
+
+
+def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str:
+    lines: list[str] = []
+    if dry_run:
+        lines += ["Dry-run: alert emission suppressed", ""]
+    for r in results:
+        label = r.source if r.detector == "additive" else f"{r.source} ({r.detector})"
+        lines.append(
+            f"Source: {label}  |  Findings: {len(r.findings)}  |  Duration: {r.duration_s:.2f}s"
+        )
+        if r.error:
+            lines.append(f"  ✗ Error: {r.error}")
+        elif not r.findings:
+            lines.append("  ✓ No drift")
+        for f in r.findings:
+            lines.append(f"  • {f.resource}: {f.drift_type} drift ({len(f.columns)} column(s))")
+            lines.append(f"      Columns: {', '.join(f.columns)}")
+            if f.coverage:
+                cov = ", ".join(
+                    f"{c} {_pct(v.baseline)} → {_pct(v.recent)}" for c, v in f.coverage.items()
+                )
+                lines.append(f"      Coverage: {cov}")
+            if f.expected_types:
+                types = ", ".join(
+                    f"{c} declared {t}, live {f.column_types.get(c, '?')}"
+                    for c, t in f.expected_types.items()
+                )
+                lines.append(f"      Types: {types}")
+            lines.append(f"      First seen: {f.first_seen or 'n/a'}")
+        for note in r.notes:
+            lines.append(f"  ! {note}")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"

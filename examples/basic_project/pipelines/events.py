@@ -1,0 +1,61 @@
+"""A small events source: product events and the accounts that emit them.
+
+Each resource declares a Pydantic model with `columns=`; dlt-contract-ops diffs the live
+tables against these models.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Optional
+
+import dlt
+from pydantic import BaseModel, Field
+
+
+class Event(BaseModel):
+    id: int
+    event_type: str
+    actor_login: Optional[str] = None
+    occurredAt: datetime  # lands as `occurred_at`: dlt's snake_case naming
+    repo_name: Optional[str] = Field(default=None, alias="repoName")
+
+
+class Account(BaseModel):
+    account_id: int
+    login: str
+    plan: Optional[str] = None
+    signed_up_at: datetime
+
+
+_START = datetime(2026, 11, 1, tzinfo=timezone.utc)
+
+
+@dlt.resource(columns=Event, write_disposition="append", primary_key="id")
+def events(count: int = 200) -> Iterator[dict[str, object]]:
+    kinds = ["push", "pull_request", "issue_comment", "release"]
+    for i in range(count):
+        yield {
+            "id": i,
+            "event_type": kinds[i % len(kinds)],
+            "actor_login": None if i % 5 == 0 else f"user{i % 17}",
+            "occurredAt": _START + timedelta(minutes=7 * i),
+            "repoName": f"acme/repo-{i % 6}",
+        }
+
+
+@dlt.resource(columns=Account, write_disposition="merge", primary_key="account_id")
+def accounts() -> Iterator[dict[str, object]]:
+    for i in range(17):
+        yield {
+            "account_id": i,
+            "login": f"user{i}",
+            "plan": ["free", "team", "enterprise"][i % 3],
+            "signed_up_at": _START - timedelta(days=30 + i),
+        }
+
+
+@dlt.source(name="product_events")
+def product_events() -> tuple[object, ...]:
+    return events, accounts

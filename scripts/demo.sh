@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The demo: load a dlt pipeline into DuckDB, add columns behind the models' back, reconcile.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+demo="$root/.demo/basic_project"
+rm -rf "$root/.demo"
+mkdir -p "$root/.demo"
+cp -r "$root/examples/basic_project" "$demo"
+export DLT_DATA_DIR="$root/.demo/dlt_data"
+export RUNTIME__DLTHUB_TELEMETRY=false
+py="$root/.venv/bin/python"
+cli="$root/.venv/bin/dlt-contract-ops"
+cd "$demo"
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "1. Load the product_events source into DuckDB"
+"$py" run_pipeline.py | tail -n 3
+
+step "2. Reconcile: the warehouse matches the models"
+"$cli" reconcile -s product_events
+
+step "3. Add two columns behind the models' back (ALTER TABLE in DuckDB)"
+"$py" make_drift.py
+
+step "4. Reconcile again: the logging sink alerts (stderr) and the finding is printed"
+"$cli" reconcile -s product_events
+
+step "5. The same finding as JSON, for machines"
+"$cli" reconcile -s product_events --dry-run --format json
+
+step "6. --fail-on-drift turns findings into exit code 3 (for CI)"
+set +e
+"$cli" reconcile --all --dry-run --fail-on-drift > /dev/null
+rc=$?
+set -e
+echo "exit code: $rc"
+[ "$rc" -eq 3 ] || { echo "expected exit code 3" >&2; exit 1; }
