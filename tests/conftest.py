@@ -1,0 +1,44 @@
+"""Shared fixtures: an isolated dlt environment per test, and real-server guards."""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.projects import Project
+
+os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_dlt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every test gets its own dlt data dir (as root dlt would use /var/dlt) and cwd."""
+    monkeypatch.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
+    monkeypatch.setenv("DLT_DATA_DIR", str(tmp_path / "_dlt_data"))
+    for key in list(os.environ):
+        if key.startswith(("SOURCES__", "CONTRACT_OPS__", "DESTINATION__")):
+            monkeypatch.delenv(key)
+    monkeypatch.chdir(tmp_path)
+    yield
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    """An empty dlt project folder (with `.dlt/`) to write sources and config into."""
+    return Project(tmp_path / "project")
+
+
+def require_server(host: str, port: int, what: str) -> None:
+    """Skip when a local server is unreachable on a laptop; fail under CI=true."""
+    try:
+        with socket.create_connection((host, port), timeout=2):
+            return
+    except OSError as exc:
+        message = f"{what} is not reachable on {host}:{port} ({exc})"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{message}; CI must run these tests, start the server.")
+        pytest.skip(f"{message}; start it to run these tests.")

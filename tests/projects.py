@@ -1,0 +1,81 @@
+"""Build real dlt projects on disk for tests: source modules, config, pipeline runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+
+class Project:
+    """A dlt project folder: `.dlt/config.toml`, `.dlt/secrets.toml`, and source modules."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        (root / ".dlt").mkdir(parents=True, exist_ok=True)
+        self._config: list[str] = []
+        self._secrets: list[str] = []
+
+    def module(self, dotted: str, code: str) -> Path:
+        """Write `code` as module `dotted` (packages get an empty __init__.py)."""
+        parts = dotted.split(".")
+        folder = self.root
+        for pkg in parts[:-1]:
+            folder = folder / pkg
+            folder.mkdir(exist_ok=True)
+            (folder / "__init__.py").touch()
+        path = folder / f"{parts[-1]}.py"
+        path.write_text(textwrap.dedent(code))
+        return path
+
+    def config(self, toml: str) -> None:
+        self._config.append(textwrap.dedent(toml))
+        (self.root / ".dlt" / "config.toml").write_text("\n".join(self._config))
+
+    def secrets(self, toml: str) -> None:
+        self._secrets.append(textwrap.dedent(toml))
+        (self.root / ".dlt" / "secrets.toml").write_text("\n".join(self._secrets))
+
+    def source(
+        self,
+        name: str,
+        ref: str,
+        *,
+        pipeline_name: str | None = None,
+        destination: str | None = "duckdb",
+        dataset_name: str | None = None,
+        **extra: Any,
+    ) -> None:
+        """Declare `[sources.<name>.contract_ops]`."""
+        lines = [f"[sources.{name}.contract_ops]", f"ref = {json.dumps(ref)}"]
+        for key, value in (
+            ("pipeline_name", pipeline_name),
+            ("destination", destination),
+            ("dataset_name", dataset_name),
+            *extra.items(),
+        ):
+            if value is not None:
+                lines.append(f"{key} = {json.dumps(value)}")
+        self.config("\n".join(lines) + "\n")
+
+    def python(self, code: str, *, check: bool = True) -> subprocess.CompletedProcess[str]:
+        """Run `code` in a fresh interpreter with the project as cwd (a pipeline run, SQL)."""
+        return subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code)],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+            check=check,
+        )
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run `dlt-contract-ops ARGS` as a user would, in the project folder."""
+        return subprocess.run(
+            [sys.executable, "-m", "dlt_contract_ops.cli", *args],
+            cwd=self.root,
+            capture_output=True,
+            text=True,
+        )
