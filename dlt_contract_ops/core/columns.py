@@ -13,6 +13,9 @@ class ExpectedColumn:
     name: str
     data_type: str | None = None  # dlt data type ("bigint", "text", ...)
     nullable: bool = True
+    field: str = ""  # the model field it comes from; a field may land under two names
+    precision: int | None = None
+    scale: int | None = None
 
 
 @dataclass(frozen=True)

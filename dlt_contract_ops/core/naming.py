@@ -51,9 +51,20 @@ def expected_table(
         names = [raw_name]
         if raw_name in ser_aliases:
             names.append(ser_aliases[raw_name])
+        field = naming.normalize_path(raw_name)
         for n in names:
             norm = naming.normalize_path(n)
-            columns.setdefault(norm, ExpectedColumn(norm, data_type, nullable))
+            columns.setdefault(
+                norm,
+                ExpectedColumn(
+                    norm,
+                    data_type,
+                    nullable,
+                    field=field,
+                    precision=col.get("precision"),
+                    scale=col.get("scale"),
+                ),
+            )
     return ExpectedTable(
         resource=resource_name,
         table=naming.normalize_tables_path(table_name),
