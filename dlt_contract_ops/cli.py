@@ -41,6 +41,16 @@ def main(verbose: bool) -> None:
 @click.option("--fail-on-drift", is_flag=True, help="Exit 3 when there are findings.")
 @click.option("--project-dir", type=click.Path(file_okay=False), default=None,
               help="The dlt project (holds .dlt/). Default: the current directory.")
+@click.option("--include-removal", is_flag=True,
+              help="Also detect declared columns whose non-NULL coverage collapsed.")
+@click.option("--recent-window", metavar="DURATION", default=None,
+              help='Removal: the recent window, e.g. "6h" (default 6h).')
+@click.option("--baseline-window", metavar="DURATION", default=None,
+              help='Removal: the baseline window before it, e.g. "7d" (default 7d).')
+@click.option("--baseline-threshold", type=float, default=None,
+              help="Removal: baseline coverage must exceed this (default 0.20).")
+@click.option("--recent-threshold", type=float, default=None,
+              help="Removal: recent coverage must fall below this (default 0.01).")
 def reconcile(
     sources: tuple[str, ...],
     all_sources: bool,
@@ -48,16 +58,34 @@ def reconcile(
     fmt: str,
     fail_on_drift: bool,
     project_dir: str | None,
+    include_removal: bool,
+    recent_window: str | None,
+    baseline_window: str | None,
+    baseline_threshold: float | None,
+    recent_threshold: float | None,
 ) -> None:
     """Diff the live destination schema against the models (read-only)."""
     if bool(sources) == all_sources:
         raise click.UsageError("Give either -s/--source NAME (repeatable) or --all, not both.")
     from dlt_contract_ops.errors import ConfigError
-    from dlt_contract_ops.reconcile import run
+    from dlt_contract_ops.reconcile import ALL_DETECTORS, DETECTORS, run
     from dlt_contract_ops.render import to_json, to_text
 
     try:
-        results = run(list(sources) or None, dry_run=dry_run, project_dir=project_dir)
+        flags = {
+            "recent_window": recent_window,
+            "baseline_window": baseline_window,
+            "baseline_threshold": baseline_threshold,
+            "recent_threshold": recent_threshold,
+        }
+        removal = {k: v for k, v in flags.items() if v is not None}
+        results = run(
+            list(sources) or None,
+            detectors=ALL_DETECTORS if include_removal else DETECTORS,
+            dry_run=dry_run,
+            project_dir=project_dir,
+            removal=removal,
+        )
     except ConfigError as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(EXIT_USAGE)

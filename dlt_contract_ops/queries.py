@@ -65,3 +65,65 @@ def axis_bound(moment: datetime, axis: TimeAxis) -> Any:
     if axis.kind == "load_id":
         return f"{moment.timestamp():.7f}"
     return moment
+
+
+RECENT_FLAG = "_co_recent"
+
+
+def coverage_query(table: exp.Table, columns: Sequence[str], axis: TimeAxis) -> exp.Select:
+    """ONE aggregate over a table: rows and non-NULL counts per column, per window.
+
+    Parameters, in order: start of the recent window, start of the baseline window. The
+    lower bound on the axis lets partitioned destinations prune. Result row:
+    `recent_rows, baseline_rows, (recent_non_null, baseline_non_null) per column`.
+    """
+    flag = exp.Case(
+        ifs=[exp.If(this=exp.GTE(this=col(axis.column), expression=exp.Placeholder()),
+                    true=exp.Literal.number(1))],
+        default=exp.Literal.number(0),
+    )
+    inner = (
+        exp.select(exp.alias_(flag, RECENT_FLAG, quoted=True), *[col(c) for c in columns])
+        .from_(table)
+        .where(exp.GTE(this=col(axis.column), expression=exp.Placeholder()))
+    )
+    is_recent = exp.EQ(this=col(RECENT_FLAG), expression=exp.Literal.number(1))
+    is_base = exp.EQ(this=col(RECENT_FLAG), expression=exp.Literal.number(0))
+    select: list[exp.Expression] = [
+        exp.Sum(this=col(RECENT_FLAG)),
+        exp.Sub(this=exp.Count(this=exp.Star()), expression=exp.Sum(this=col(RECENT_FLAG))),
+    ]
+    for c in columns:
+        for cond in (is_recent, is_base):
+            select.append(exp.Count(this=exp.Case(ifs=[exp.If(this=cond.copy(), true=col(c))])))
+    return exp.select(*select).from_(exp.alias_(exp.Subquery(this=inner), "s"))
+
+
+def reproduce_coverage_query(
+    table: exp.Table, columns: Sequence[str], axis: TimeAxis
+) -> exp.Select:
+    """A readable coverage breakdown per window, for a user's SQL console.
+
+    Parameters, in order: start of the recent window, start of the baseline window.
+    """
+    window = exp.Case(
+        ifs=[exp.If(this=exp.GTE(this=col(axis.column), expression=exp.Placeholder()),
+                    true=exp.Literal.string("recent"))],
+        default=exp.Literal.string("baseline"),
+    )
+    select: list[exp.Expression] = [
+        exp.alias_(window, "window", quoted=True),
+        exp.alias_(exp.Count(this=exp.Star()), "rows", quoted=True),
+    ]
+    select += [exp.alias_(exp.Count(this=col(c)), f"{c} non-null", quoted=True) for c in columns]
+    return (
+        exp.select(*select)
+        .from_(table)
+        .where(exp.GTE(this=col(axis.column), expression=exp.Placeholder()))
+        .group_by(exp.Literal.number(1))  # by position: the CASE holds a parameter
+    )
+
+
+def select_columns(table: exp.Table, columns: Sequence[str], limit: int) -> exp.Select:
+    """`SELECT cols FROM table LIMIT n`: a reproduce for declared-side drift."""
+    return exp.select(*[col(c) for c in columns]).from_(table).limit(limit)

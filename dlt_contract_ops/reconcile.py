@@ -1,8 +1,7 @@
-"""Orchestration: wire config, source discovery, adapters, detectors and sinks.
+"""The public entry points: wire config, source discovery, adapters, detectors and sinks.
 
-Each source is built once per run (one import, one call); live columns are read with one
-metadata query per (destination, dataset) and shared by every detector and every source that
-lands in that dataset.
+Every entry point opens one sweep: sinks are loaded once, each source is built once, live
+columns are read once per (destination, dataset), and sinks are flushed on the way out.
 """
 
 from __future__ import annotations
@@ -10,197 +9,39 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from dlt_contract_ops.config import (
-    ProjectSettings,
-    SourceSettings,
     declared_sources,
     load_project_settings,
-    load_source_settings,
     project_context,
 )
-from dlt_contract_ops.core.additive import detect_additive, ignored_columns
-from dlt_contract_ops.core.columns import ExpectedTable, LiveTable, TimeAxis
-from dlt_contract_ops.core.timeaxis import choose_time_axis
-from dlt_contract_ops.destinations.base import SqlClientAdapter
-from dlt_contract_ops.destinations.connect import Target, open_adapter, resolve_target
-from dlt_contract_ops.discovery import BuiltSource, build_source
-from dlt_contract_ops.errors import ConfigError, ContractOpsError
-from dlt_contract_ops.findings import DriftFinding, ReconcileResult
-from dlt_contract_ops.jsonable import jsonable
-from dlt_contract_ops.queries import (
-    SAMPLES_PER_COLUMN,
-    axis_time,
-    reproduce_sample_query,
-    sample_query,
+from dlt_contract_ops.context import SourceContext, Sweep
+from dlt_contract_ops.core.removal import (
+    DEFAULT_BASELINE_THRESHOLD,
+    DEFAULT_BASELINE_WINDOW,
+    DEFAULT_RECENT_THRESHOLD,
+    DEFAULT_RECENT_WINDOW,
 )
+from dlt_contract_ops.detectors.additive import run_additive
+from dlt_contract_ops.detectors.declared import run_missing, run_type
+from dlt_contract_ops.detectors.removal import RemovalOptions, run_removal
+from dlt_contract_ops.errors import ConfigError, ContractOpsError
+from dlt_contract_ops.findings import ReconcileResult
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.emitter import Emitter
 
 log = logging.getLogger("dlt_contract_ops")
 
+#: detectors of every reconcile, in output order; `removal` joins with --include-removal
+DETECTORS: tuple[str, ...] = ("additive", "missing", "type")
+ALL_DETECTORS: tuple[str, ...] = ("additive", "removal", "missing", "type")
 
-@dataclass
-class SourceContext:
-    """Everything one source's detectors share in a run."""
-
-    settings: SourceSettings
-    built: BuiltSource
-    target: Target
-    adapter: SqlClientAdapter
-    live: dict[str, LiveTable]
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def load_timestamp_column(self) -> str | None:
-        ts = self.settings.load_timestamp_column
-        return self.built.naming.normalize_identifier(ts) if ts else None
-
-    def ignored(self) -> frozenset[str]:
-        naming = self.built.naming
-        return ignored_columns(
-            (naming.normalize_identifier(c) for c in self.settings.injected_columns),
-            self.load_timestamp_column,
-        )
-
-    def axis(self, table: str) -> TimeAxis | None:
-        live = self.live.get(table)
-        if live is None:
-            return None
-        return choose_time_axis(
-            live, self.load_timestamp_column, self.adapter.partition_column(table)
-        )
-
-    def present_tables(self) -> Iterator[tuple[ExpectedTable, LiveTable]]:
-        """Modelled resources whose table exists; a note for each one that does not yet."""
-        for expected in self.built.tables:
-            live = self.live.get(expected.table)
-            if live is None:
-                continue
-            yield expected, live
-
-    def base_result(self, detector: str) -> dict[str, Any]:
-        return {
-            "source": self.settings.name,
-            "pipeline": self.target.pipeline_name,
-            "destination": self.target.destination_type,
-            "dataset": self.adapter.dataset,
-            "detector": detector,
-        }
-
-
-class Sweep:
-    """One run over one or more sources: shared emitter, adapters and metadata cache."""
-
-    def __init__(self, project: ProjectSettings, project_dir: str, emitter: Emitter) -> None:
-        self.project = project
-        self.project_dir = project_dir
-        self.emitter = emitter
-        self._live_cache: dict[tuple[str, str, str], dict[str, LiveTable]] = {}
-        self.adapters: list[SqlClientAdapter] = []
-
-    def context(self, name: str) -> SourceContext:
-        settings = load_source_settings(name, self.project)
-        built = build_source(name, settings.ref, self.project_dir)
-        from dlt.common.schema import Schema
-
-        schema = Schema(built.schema_name)
-        schema.naming = built.naming  # same convention the source writes with
-        target = resolve_target(
-            name,
-            settings.pipeline_name or name,
-            settings.destination,
-            settings.dataset_name,
-            self.project_dir,
-        )
-        adapter = open_adapter(target, schema)
-        self.adapters.append(adapter)
-        key = (target.destination_type, str(getattr(adapter, "location", "")), adapter.dataset)
-        if key not in self._live_cache:
-            self._live_cache[key] = adapter.list_columns()
-        live = self._live_cache[key]
-        notes = list(built.notes)
-        for expected in built.tables:
-            if expected.table not in live:
-                notes.append(
-                    f"resource `{expected.resource}`: table `{expected.table}` does not exist in "
-                    f"dataset `{adapter.dataset}` yet: skipped"
-                )
-        return SourceContext(settings, built, target, adapter, live, notes)
-
-    def close(self) -> None:
-        for adapter in self.adapters:
-            try:
-                adapter.close()
-            except Exception as exc:  # closing must never mask a result
-                log.debug("closing adapter failed: %s", exc)
-        self.adapters.clear()
-
-
-def _additive(ctx: SourceContext, emitter: Emitter) -> ReconcileResult:
-    started = time.perf_counter()
-    findings: list[DriftFinding] = []
-    notes = list(ctx.notes)
-    ignored = ctx.ignored()
-    for expected, live in ctx.present_tables():
-        drift = detect_additive(expected, live, ignored=ignored)
-        if drift is None:
-            continue
-        axis = ctx.axis(expected.table)
-        table = ctx.adapter.table(expected.table)
-        samples: dict[str, list[Any]] = {c: [] for c in drift.columns}
-        first_seen: str | None = None
-        sample_error: str | None = None
-        try:
-            rows = ctx.adapter.run(sample_query(table, drift.columns, axis), [], "sample")
-            for row in rows:
-                for i, c in enumerate(drift.columns):
-                    if row[i] is not None and len(samples[c]) < SAMPLES_PER_COLUMN:
-                        samples[c].append(jsonable(row[i]))
-            if rows and axis is not None:
-                first_seen = axis_time(rows[0][len(drift.columns)], axis)
-        except Exception as exc:
-            sample_error = f"sample query for `{expected.table}` failed: {exc}"
-            notes.append(sample_error)
-            emitter.error(
-                ErrorEvent(
-                    source=ctx.settings.name,
-                    pipeline=ctx.target.pipeline_name,
-                    resource=expected.resource,
-                    detector="additive",
-                    message=sample_error,
-                    exception=exc,
-                )
-            )
-        finding = DriftFinding(
-            drift_type="additive",
-            source=ctx.settings.name,
-            pipeline=ctx.target.pipeline_name,
-            resource=expected.resource,
-            table=expected.table,
-            columns=list(drift.columns),
-            column_types=dict(drift.column_types),
-            samples=samples,
-            first_seen=first_seen,
-            reproduce=ctx.adapter.reproduce(reproduce_sample_query(table, drift.columns, axis), []),
-            sample_error=sample_error,
-        )
-        findings.append(finding)
-        emitter.drift(finding)
-    return ReconcileResult(
-        **ctx.base_result("additive"),
-        findings=findings,
-        notes=notes,
-        duration_s=round(time.perf_counter() - started, 4),
-    )
-
-
-
-DETECTORS = ("additive",)
+Runner = Callable[[SourceContext, Emitter], ReconcileResult]
 
 
 @contextmanager
@@ -236,11 +77,11 @@ def sink_options() -> dict[str, dict[str, Any]]:
 
 
 def _error_result(
-    name: str, detector: str, exc: BaseException, sweep: Sweep, started: float
+    name: str, detector: str, exc: BaseException, emitter: Emitter, started: float
 ) -> ReconcileResult:
     message = str(exc) if isinstance(exc, ContractOpsError) else f"{type(exc).__name__}: {exc}"
     kind = "config" if isinstance(exc, ConfigError) else type(exc).__name__
-    sweep.emitter.error(ErrorEvent(source=name, message=message, detector=detector, exception=exc))
+    emitter.error(ErrorEvent(source=name, message=message, detector=detector, exception=exc))
     return ReconcileResult(
         source=name,
         detector=detector,  # type: ignore[arg-type]
@@ -250,29 +91,44 @@ def _error_result(
     )
 
 
-def _run_source(sweep: Sweep, name: str, detectors: Sequence[str]) -> list[ReconcileResult]:
+def _removal_options(ctx: SourceContext, overrides: Mapping[str, Any] | None) -> RemovalOptions:
+    """Defaults < `[contract_ops.removal]` < `[sources.<X>.contract_ops.removal]` < caller."""
+    options = RemovalOptions().merged(
+        ctx.settings.removal, f"sources.{ctx.name}.contract_ops.removal"
+    )
+    overrides = dict(overrides or {})
+    now = overrides.pop("now", None)
+    options = options.merged(overrides, "arguments")
+    return replace(options, now=now) if now is not None else options
+
+
+def _run_source(
+    sweep: Sweep, name: str, detectors: Sequence[str], removal: Mapping[str, Any] | None
+) -> list[ReconcileResult]:
     started = time.perf_counter()
     try:
         ctx = sweep.context(name)
     except Exception as exc:
-        return [_error_result(name, detectors[0], exc, sweep, started)]
+        # one error block per source: the detectors never ran
+        return [_error_result(name, detectors[0], exc, sweep.emitter, started)]
+    runners: dict[str, Runner] = {
+        "additive": run_additive,
+        "removal": lambda c, e: run_removal(c, e, _removal_options(c, removal)),
+        "missing": run_missing,
+        "type": run_type,
+    }
     results = []
     for detector in detectors:
         t0 = time.perf_counter()
         try:
-            results.append(_DETECTOR_RUNNERS[detector](ctx, sweep.emitter))
+            results.append(runners[detector](ctx, sweep.emitter))
         except Exception as exc:
-            results.append(_error_result(name, detector, exc, sweep, t0))
-    if results:  # the first block carries the time spent building the source
-        first = results[0]
-        results[0] = first.model_copy(
-            update={"duration_s": round(time.perf_counter() - started
-                                        - sum(r.duration_s for r in results[1:]), 4)}
-        )
+            results.append(_error_result(name, detector, exc, sweep.emitter, t0))
+    # the first block also carries the time spent building the source and reading metadata
+    rest = sum(r.duration_s for r in results[1:])
+    total = round(time.perf_counter() - started - rest, 4)
+    results[0] = results[0].model_copy(update={"duration_s": total})
     return results
-
-
-_DETECTOR_RUNNERS = {"additive": _additive}
 
 
 def run(
@@ -282,13 +138,24 @@ def run(
     dry_run: bool = False,
     project_dir: str | os.PathLike[str] | None = None,
     alert_sinks: Sequence[str] | None = None,
+    removal: Mapping[str, Any] | None = None,
 ) -> list[ReconcileResult]:
-    """Run `detectors` over `sources` (every declared source when None), in one sweep."""
+    """Run `detectors` over `sources` (every declared source when None) in one sweep.
+
+    Results come per source, in `detectors` order. A failing source yields one result with
+    `error` set and the sweep goes on. `removal` overrides the configured removal windows
+    and thresholds (keys of `[contract_ops.removal]`, plus `now`).
+    """
+    unknown = [d for d in detectors if d not in ALL_DETECTORS]
+    if unknown or not detectors:
+        raise ConfigError(
+            f"Unknown detector(s) {unknown}; choose from {', '.join(ALL_DETECTORS)}."
+        )
     with _sweep(project_dir, dry_run, alert_sinks) as sweep:
         names = list(sources) if sources is not None else declared_sources()
         results: list[ReconcileResult] = []
         for name in names:
-            results.extend(_run_source(sweep, name, detectors))
+            results.extend(_run_source(sweep, name, detectors, removal))
         return results
 
 
@@ -301,19 +168,67 @@ def reconcile_source(
 ) -> ReconcileResult:
     """Additive drift of one source: live columns its resources' models do not know.
 
-    >>> result = reconcile_source("github_events_api", dry_run=True)  # doctest: +SKIP
+    >>> result = reconcile_source("product_events", dry_run=True)  # doctest: +SKIP
     >>> [f.columns for f in result.findings]  # doctest: +SKIP
-    [['payload_size']]
+    [['ip-address', 'payload_size']]
     """
-    return run([name], detectors=("additive",), dry_run=dry_run, project_dir=project_dir,
-               alert_sinks=alert_sinks)[0]
+    return run(
+        [name], detectors=("additive",), dry_run=dry_run, project_dir=project_dir,
+        alert_sinks=alert_sinks,
+    )[0]
 
 
 def reconcile_all(
     *,
+    include_removal: bool = False,
     dry_run: bool = False,
     project_dir: str | os.PathLike[str] | None = None,
     alert_sinks: Sequence[str] | None = None,
 ) -> list[ReconcileResult]:
-    """Every declared source, each against its own destination and dataset."""
-    return run(None, dry_run=dry_run, project_dir=project_dir, alert_sinks=alert_sinks)
+    """Every declared source, each against its own destination and dataset: additive,
+    missing and type drift, plus removal drift with `include_removal`."""
+    return run(
+        None,
+        detectors=ALL_DETECTORS if include_removal else DETECTORS,
+        dry_run=dry_run,
+        project_dir=project_dir,
+        alert_sinks=alert_sinks,
+    )
+
+
+def detect_removal(
+    source_name: str,
+    *,
+    dry_run: bool = False,
+    recent_window: timedelta = DEFAULT_RECENT_WINDOW,
+    baseline_window: timedelta = DEFAULT_BASELINE_WINDOW,
+    baseline_threshold: float = DEFAULT_BASELINE_THRESHOLD,
+    recent_threshold: float = DEFAULT_RECENT_THRESHOLD,
+    now: datetime | None = None,
+    project_dir: str | os.PathLike[str] | None = None,
+    alert_sinks: Sequence[str] | None = None,
+) -> ReconcileResult:
+    """Removal drift of one source: declared columns whose non-NULL coverage collapsed.
+
+    A column went dark when its coverage in the baseline window (`baseline_window` ending
+    where the recent window starts) exceeds `baseline_threshold` and its coverage in the
+    recent window (the last `recent_window` before `now`) is below `recent_threshold`.
+    Arguments left at their defaults yield to `[contract_ops.removal]` and
+    `[sources.<X>.contract_ops.removal]`.
+
+    >>> detect_removal("product_events", recent_window=timedelta(hours=1))  # doctest: +SKIP
+    """
+    given = {
+        "recent_window": recent_window,
+        "baseline_window": baseline_window,
+        "baseline_threshold": baseline_threshold,
+        "recent_threshold": recent_threshold,
+    }
+    defaults = RemovalOptions()
+    options: dict[str, Any] = {k: v for k, v in given.items() if v != getattr(defaults, k)}
+    if now is not None:
+        options["now"] = now
+    return run(
+        [source_name], detectors=("removal",), dry_run=dry_run, project_dir=project_dir,
+        alert_sinks=alert_sinks, removal=options,
+    )[0]

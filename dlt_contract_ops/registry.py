@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from functools import lru_cache
+from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
@@ -11,7 +11,7 @@ SINK_GROUP = "dlt_contract_ops.alert_sinks"
 DESTINATION_GROUP = "dlt_contract_ops.destinations"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _group(group: str) -> dict[str, EntryPoint]:
     return {ep.name: ep for ep in entry_points(group=group)}
 

@@ -12,11 +12,17 @@ def to_json(results: Sequence[ReconcileResult]) -> str:
     return json.dumps(results_document(list(results)), indent=2, ensure_ascii=False)
 
 
+#: declared-side detectors run on every reconcile; their text block shows only when it has news
+QUIET_WHEN_CLEAN = frozenset({"missing", "type"})
+
+
 def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str:
     lines: list[str] = []
     if dry_run:
         lines += ["Dry-run: alert emission suppressed", ""]
     for r in results:
+        if r.detector in QUIET_WHEN_CLEAN and not (r.findings or r.error or r.notes):
+            continue
         label = r.source if r.detector == "additive" else f"{r.source} ({r.detector})"
         lines.append(
             f"Source: {label}  |  Findings: {len(r.findings)}  |  Duration: {r.duration_s:.2f}s"

@@ -1,0 +1,146 @@
+"""What one run shares: the sweep (sinks, adapters, metadata cache) and per-source context.
+
+Each source is built once per run (one import, one call); live columns are read with one
+metadata query per (destination, dataset) and shared by every detector and every source that
+lands in that dataset.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from dlt_contract_ops.config import ProjectSettings, SourceSettings, load_source_settings
+from dlt_contract_ops.core.additive import ignored_columns
+from dlt_contract_ops.core.columns import ExpectedTable, LiveTable, TimeAxis
+from dlt_contract_ops.core.timeaxis import choose_time_axis
+from dlt_contract_ops.destinations.base import SqlClientAdapter
+from dlt_contract_ops.destinations.connect import Target, open_adapter, resolve_target
+from dlt_contract_ops.discovery import BuiltSource, build_source
+from dlt_contract_ops.findings import ReconcileResult
+from dlt_contract_ops.sinks.base import ErrorEvent
+from dlt_contract_ops.sinks.emitter import Emitter
+
+log = logging.getLogger("dlt_contract_ops")
+
+
+@dataclass
+class SourceContext:
+    """Everything one source's detectors share in a run."""
+
+    settings: SourceSettings
+    built: BuiltSource
+    target: Target
+    adapter: SqlClientAdapter
+    live: dict[str, LiveTable]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+    @property
+    def load_timestamp_column(self) -> str | None:
+        ts = self.settings.load_timestamp_column
+        return self.built.naming.normalize_identifier(ts) if ts else None
+
+    def ignored(self) -> frozenset[str]:
+        naming = self.built.naming
+        return ignored_columns(
+            (naming.normalize_identifier(c) for c in self.settings.injected_columns),
+            self.load_timestamp_column,
+        )
+
+    def axis(self, table: str) -> TimeAxis | None:
+        live = self.live.get(table)
+        if live is None:
+            return None
+        return choose_time_axis(
+            live, self.load_timestamp_column, self.adapter.partition_column(table)
+        )
+
+    def present_tables(self) -> Iterator[tuple[ExpectedTable, LiveTable]]:
+        """Modelled resources whose table exists (the others have a note already)."""
+        for expected in self.built.tables:
+            live = self.live.get(expected.table)
+            if live is not None:
+                yield expected, live
+
+    def error_event(
+        self, message: str, exc: BaseException | None, resource: str | None, detector: str
+    ) -> ErrorEvent:
+        return ErrorEvent(
+            source=self.name,
+            pipeline=self.target.pipeline_name,
+            resource=resource,
+            detector=detector,
+            message=message,
+            exception=exc,
+        )
+
+    def result(
+        self, detector: str, started: float, findings: list[Any], notes: list[str]
+    ) -> ReconcileResult:
+        return ReconcileResult(
+            source=self.name,
+            pipeline=self.target.pipeline_name,
+            destination=self.target.destination_type,
+            dataset=self.adapter.dataset,
+            detector=detector,  # type: ignore[arg-type]
+            findings=findings,
+            notes=notes,
+            duration_s=round(time.perf_counter() - started, 4),
+        )
+
+
+class Sweep:
+    """One run over one or more sources: shared emitter, adapters and metadata cache."""
+
+    def __init__(self, project: ProjectSettings, project_dir: str, emitter: Emitter) -> None:
+        self.project = project
+        self.project_dir = project_dir
+        self.emitter = emitter
+        self._live_cache: dict[tuple[str, str, str], dict[str, LiveTable]] = {}
+        self.adapters: list[SqlClientAdapter] = []
+        self.sources_built = 0
+
+    def context(self, name: str) -> SourceContext:
+        from dlt.common.schema import Schema
+
+        settings = load_source_settings(name, self.project)
+        built = build_source(name, settings.ref, self.project_dir)
+        self.sources_built += 1
+        schema = Schema(built.schema_name)
+        schema.naming = built.naming  # the convention the source writes with
+        target = resolve_target(
+            name,
+            settings.pipeline_name or name,
+            settings.destination,
+            settings.dataset_name,
+            self.project_dir,
+        )
+        adapter = open_adapter(target, schema)
+        self.adapters.append(adapter)
+        key = (target.destination_type, str(getattr(adapter, "location", "")), adapter.dataset)
+        if key not in self._live_cache:
+            self._live_cache[key] = adapter.list_columns()
+        live = self._live_cache[key]
+        notes = list(built.notes)
+        for expected in built.tables:
+            if expected.table not in live:
+                notes.append(
+                    f"resource `{expected.resource}`: table `{expected.table}` does not exist in "
+                    f"dataset `{adapter.dataset}` yet: skipped"
+                )
+        return SourceContext(settings, built, target, adapter, live, notes)
+
+    def close(self) -> None:
+        for adapter in self.adapters:
+            try:
+                adapter.close()
+            except Exception as exc:  # closing must never mask a result
+                log.debug("closing adapter failed: %s", exc)
+        self.adapters.clear()

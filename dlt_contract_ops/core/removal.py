@@ -1,0 +1,64 @@
+"""Removal drift: declared columns whose non-NULL coverage collapsed.
+
+Pure: takes the counts one aggregate query per table returns and decides which columns went
+dark. A window with no rows yields no ratio and never flags: an idle resource looks exactly
+like a dropped field, and guessing would alert on every quiet weekend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+
+DEFAULT_RECENT_WINDOW = timedelta(hours=6)
+DEFAULT_BASELINE_WINDOW = timedelta(days=7)
+DEFAULT_BASELINE_THRESHOLD = 0.20
+DEFAULT_RECENT_THRESHOLD = 0.01
+
+
+@dataclass(frozen=True)
+class WindowCounts:
+    """Rows per window and non-NULL values per column per window, for one table."""
+
+    baseline_rows: int
+    recent_rows: int
+    baseline_non_null: Mapping[str, int]
+    recent_non_null: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class DarkColumn:
+    name: str
+    baseline: float
+    recent: float
+
+
+def ratio(non_null: int, rows: int) -> float | None:
+    return None if rows <= 0 else non_null / rows
+
+
+def detect_dark_columns(
+    counts: WindowCounts,
+    *,
+    baseline_threshold: float = DEFAULT_BASELINE_THRESHOLD,
+    recent_threshold: float = DEFAULT_RECENT_THRESHOLD,
+) -> list[DarkColumn]:
+    """Columns whose baseline coverage exceeds `baseline_threshold` and whose recent
+    coverage is below `recent_threshold`, sorted by name.
+
+    >>> c = WindowCounts(10, 5, {"a": 8, "b": 1}, {"a": 0, "b": 0})
+    >>> [d.name for d in detect_dark_columns(c)]
+    ['a']
+    >>> detect_dark_columns(WindowCounts(10, 0, {"a": 8}, {"a": 0}))  # idle: no ratio
+    []
+    """
+    dark: list[DarkColumn] = []
+    for name in sorted(counts.baseline_non_null):
+        base = ratio(counts.baseline_non_null[name], counts.baseline_rows)
+        recent = ratio(counts.recent_non_null.get(name, 0), counts.recent_rows)
+        if base is None or recent is None:
+            continue
+        if base > baseline_threshold and recent < recent_threshold:
+            dark.append(DarkColumn(name, base, recent))
+    return dark

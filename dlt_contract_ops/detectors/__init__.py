@@ -1,0 +1,2 @@
+"""Detector runners: the I/O side of each detector (queries through the adapter, findings,
+emission). The decisions themselves are the pure functions in `dlt_contract_ops.core`."""

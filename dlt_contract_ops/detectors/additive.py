@@ -1,0 +1,63 @@
+"""Additive drift: live columns the model does not know, with samples and first sighting."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from dlt_contract_ops.context import SourceContext
+from dlt_contract_ops.core.additive import detect_additive
+from dlt_contract_ops.findings import DriftFinding, ReconcileResult
+from dlt_contract_ops.jsonable import jsonable
+from dlt_contract_ops.queries import (
+    SAMPLES_PER_COLUMN,
+    axis_time,
+    reproduce_sample_query,
+    sample_query,
+)
+from dlt_contract_ops.sinks.emitter import Emitter
+
+
+def run_additive(ctx: SourceContext, emitter: Emitter) -> ReconcileResult:
+    started = time.perf_counter()
+    findings: list[DriftFinding] = []
+    notes = list(ctx.notes)
+    ignored = ctx.ignored()
+    for expected, live in ctx.present_tables():
+        drift = detect_additive(expected, live, ignored=ignored)
+        if drift is None:
+            continue
+        axis = ctx.axis(expected.table)
+        table = ctx.adapter.table(expected.table)
+        samples: dict[str, list[Any]] = {c: [] for c in drift.columns}
+        first_seen: str | None = None
+        sample_error: str | None = None
+        try:
+            rows = ctx.adapter.run(sample_query(table, drift.columns, axis), [], "sample")
+            for row in rows:
+                for i, c in enumerate(drift.columns):
+                    if row[i] is not None and len(samples[c]) < SAMPLES_PER_COLUMN:
+                        samples[c].append(jsonable(row[i]))
+            if rows and axis is not None:
+                first_seen = axis_time(rows[0][len(drift.columns)], axis)
+        except Exception as exc:
+            # the finding still ships, without samples; the failure goes to the error path
+            sample_error = f"sample query for table `{expected.table}` failed: {exc}"
+            notes.append(sample_error)
+            emitter.error(ctx.error_event(sample_error, exc, expected.resource, "additive"))
+        finding = DriftFinding(
+            drift_type="additive",
+            source=ctx.name,
+            pipeline=ctx.target.pipeline_name,
+            resource=expected.resource,
+            table=expected.table,
+            columns=list(drift.columns),
+            column_types=dict(drift.column_types),
+            samples=samples,
+            first_seen=first_seen,
+            reproduce=ctx.adapter.reproduce(reproduce_sample_query(table, drift.columns, axis), []),
+            sample_error=sample_error,
+        )
+        findings.append(finding)
+        emitter.drift(finding)
+    return ctx.result("additive", started, findings, notes)
