@@ -83,13 +83,23 @@ def project_context(project_dir: str | os.PathLike[str] | None) -> Iterator[str]
         ctx.reload(previous)
 
 
-def _config_get(key: str, expected: type[Any] | None = None) -> Any:
+def _env_name(key: str) -> str:
+    return "__".join(key.upper().split("."))
+
+
+def _where(key: str) -> str:
+    """`key` as a user finds it: the TOML table and key, and the environment variable."""
+    section, _, name = key.rpartition(".")
+    return f"`{name}` in `[{section}]` (or the environment variable `{_env_name(key)}`)"
+
+
+def _config_get(key: str) -> Any:
     import dlt
 
     try:
-        return dlt.config.get(key, expected)
-    except Exception as exc:  # dlt raises several types for a value it cannot coerce
-        raise ConfigError(f"Invalid value for `{key}`: {exc}") from exc
+        return dlt.config.get(key)
+    except Exception as exc:  # dlt raises several types for a value it cannot read
+        raise ConfigError(f"Cannot read {_where(key)}: {exc}") from exc
 
 
 def _as_str_tuple(value: Any, key: str) -> tuple[str, ...]:
@@ -104,7 +114,10 @@ def _as_str_tuple(value: Any, key: str) -> tuple[str, ...]:
         except ValueError:
             value = [value]
     if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"`{key}` must be a list of strings, got {value!r}.")
+        raise ConfigError(
+            f"{_where(key)} must be a list of strings, e.g. `{key.rpartition('.')[2]} = "
+            f'["ingested_by"]`; got {value!r}.'
+        )
     return tuple(value)
 
 
@@ -112,7 +125,7 @@ def _as_opt_str(value: Any, key: str) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise ConfigError(f"`{key}` must be a string, got {value!r}.")
+        raise ConfigError(f"{_where(key)} must be a string, got {value!r}.")
     return value
 
 
@@ -139,27 +152,51 @@ def _unknown_keys(table: Mapping[str, Any], allowed: frozenset[str], where: str)
     return problems
 
 
-def config_problems() -> list[str]:
-    """Unknown keys in `[contract_ops]` and `[sources.*.contract_ops]`, with file names."""
+def _project_problems() -> list[str]:
     problems: list[str] = []
     for where, doc in _toml_tables():
         project = doc.get(PROJECT_SECTION)
         if isinstance(project, Mapping):
-            problems += _unknown_keys(project, PROJECT_KEYS, f"[{PROJECT_SECTION}] ({where})")
-        sources = doc.get("sources")
-        if isinstance(sources, Mapping):
-            for name, table in sources.items():
-                sect = table.get(PROJECT_SECTION) if isinstance(table, Mapping) else None
-                if isinstance(sect, Mapping):
-                    label = f"[sources.{name}.{PROJECT_SECTION}] ({where})"
-                    problems += _unknown_keys(sect, SOURCE_KEYS, label)
+            problems += _unknown_keys(project, PROJECT_KEYS, f"`[{PROJECT_SECTION}]` ({where})")
     return problems
 
 
+def _source_problems(name: str) -> list[str]:
+    problems: list[str] = []
+    for where, doc in _toml_tables():
+        sources = doc.get("sources")
+        table = sources.get(name) if isinstance(sources, Mapping) else None
+        sect = table.get(PROJECT_SECTION) if isinstance(table, Mapping) else None
+        if isinstance(sect, Mapping):
+            label = f"`[sources.{name}.{PROJECT_SECTION}]` ({where})"
+            problems += _unknown_keys(sect, SOURCE_KEYS, label)
+    return problems
+
+
+def config_problems() -> list[str]:
+    """Unknown keys in `[contract_ops]` and `[sources.*.contract_ops]`, with file names."""
+    problems = _project_problems()
+    for name in declared_sources():
+        problems += _source_problems(name)
+    return problems
+
+
+def _raise_problems(problems: list[str]) -> None:
+    if problems:
+        raise ConfigError(" ".join(problems))
+
+
 def declared_sources() -> list[str]:
-    """Names of every source that has a `[sources.<name>.contract_ops]` table, sorted."""
+    """Names of every source that has a `[sources.<name>.contract_ops]` table (in a TOML
+    file, or as a `SOURCES__<NAME>__CONTRACT_OPS__REF` environment variable), sorted."""
     names: set[str] = set()
-    for _where, doc in _toml_tables():
+    suffix = f"__{PROJECT_SECTION.upper()}__REF"
+    for var in os.environ:
+        if var.startswith("SOURCES__") and var.endswith(suffix):
+            name = var[len("SOURCES__") : -len(suffix)]
+            if name and "__" not in name:
+                names.add(name.lower())
+    for _location, doc in _toml_tables():
         sources = doc.get("sources")
         if isinstance(sources, Mapping):
             for name, table in sources.items():
@@ -173,12 +210,13 @@ def _table(key: str) -> Mapping[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise ConfigError(f"`{key}` must be a table, got {value!r}.")
+        raise ConfigError(f"`[{key}]` must be a table, got {value!r}.")
     return dict(value)
 
 
 def load_project_settings() -> ProjectSettings:
-    """Read `[contract_ops]` through dlt's provider chain."""
+    """Read `[contract_ops]` through dlt's provider chain; ConfigError on an unknown key."""
+    _raise_problems(_project_problems())
     p = PROJECT_SECTION
     sinks_raw = _config_get(f"{p}.alert_sinks")
     sinks = ("logging",) if sinks_raw is None else _as_str_tuple(sinks_raw, f"{p}.alert_sinks")
@@ -199,6 +237,7 @@ def load_source_settings(name: str, project: ProjectSettings) -> SourceSettings:
     from dlt_contract_ops.errors import UnknownSourceError
 
     base = f"sources.{name}.{PROJECT_SECTION}"
+    _raise_problems(_source_problems(name))
     ref = _as_opt_str(_config_get(f"{base}.ref"), f"{base}.ref")
     if ref is None:
         if name in declared_sources():
@@ -207,14 +246,20 @@ def load_source_settings(name: str, project: ProjectSettings) -> SourceSettings:
                 'e.g. `ref = "pipelines.github:github_source"`.'
             )
         raise UnknownSourceError(name, declared_sources())
-    if ":" not in ref:
+    module, _, attr = ref.partition(":")
+    if not module.strip() or not attr.strip():
         raise ConfigError(
-            f'`{base}.ref` is "{ref}": write it as `module:attribute`, '
+            f'{_where(f"{base}.ref")} is "{ref}": write it as `module:attribute`, '
             'e.g. "pipelines.github:github_source".'
         )
-    own_injected = _as_str_tuple(_config_get(f"{base}.injected_columns"), f"{base}.injected_columns")
+    own_injected = _as_str_tuple(
+        _config_get(f"{base}.injected_columns"), f"{base}.injected_columns"
+    )
+    # the source's list adds to the project-wide one: order kept, duplicates dropped
     injected = tuple(dict.fromkeys(project.injected_columns + own_injected))
-    ts = _as_opt_str(_config_get(f"{base}.load_timestamp_column"), f"{base}.load_timestamp_column")
+    ts = _as_opt_str(
+        _config_get(f"{base}.load_timestamp_column"), f"{base}.load_timestamp_column"
+    )
     removal = {**project.removal, **_table(f"{base}.removal")}
     return SourceSettings(
         name=name,

@@ -46,29 +46,58 @@ def _import_module(module_name: str, project_dir: str) -> Any:
         mod = sys.modules.get(loaded)
         if mod is not None and not _under(getattr(mod, "__file__", None), project_dir):
             del sys.modules[loaded]
-    if project_dir not in sys.path:
-        sys.path.insert(0, project_dir)
+    # first on the path even when an earlier run put it further back: another project's
+    # package of the same name must not shadow this one's
+    while project_dir in sys.path:
+        sys.path.remove(project_dir)
+    sys.path.insert(0, project_dir)
     importlib.invalidate_caches()
     return importlib.import_module(module_name)
 
 
-def _missing_config_message(source: str, exc: Exception) -> str:
-    fields = getattr(exc, "fields", None) or []
-    traces = getattr(exc, "traces", {}) or {}
+def _missing_keys(traces: Any) -> list[str]:
+    """The dotted TOML key of every unresolved field in dlt's lookup traces.
+
+    A trace's own `key` is provider-specific (the environment provider reports
+    `SOURCES__X__API_TOKEN`), so the key is rebuilt from the trace's sections and the field.
+    Embedded configurations (credentials) carry nested traces.
+    """
+    from dlt.common.configuration.exceptions import LookupTraces
+
     keys: list[str] = []
-    for f in fields:
-        trace = (traces.get(f) or [None])[0]
-        key = getattr(trace, "key", f)
-        sections = [s for s in (getattr(trace, "sections", None) or []) if s]
-        keys.append(".".join([*sections, key]))
+    for field_name, field_traces in traces.items():
+        first = field_traces[0] if field_traces else None
+        if isinstance(first, LookupTraces):
+            keys += _missing_keys(first.traces)
+            continue
+        sections = [s for s in (getattr(first, "sections", None) or []) if s]
+        keys.append(".".join([*sections, field_name]))
+    return keys
+
+
+def _secret_fields(exc: Exception) -> set[str]:
+    from dlt.common.configuration.specs.base_configuration import is_secret_hint
+
+    config = getattr(exc, "config", None)
+    if config is None:
+        return set()
+    fields = type(config).get_resolvable_fields()
+    return {name for name, hint in fields.items() if is_secret_hint(hint)}
+
+
+def _missing_config_message(source: str, exc: Exception) -> str:
+    keys = _missing_keys(getattr(exc, "traces", {}) or {})
     if not keys:
         return f"Source `{source}` needs configuration that is not set: {exc}"
+    secrets = _secret_fields(exc)
     shown = ", ".join(f"`{k}`" for k in keys)
     first = keys[0]
+    section, _, key = first.rpartition(".")
+    toml = "secrets.toml" if key in secrets else "config.toml"
     env = "__".join(first.upper().split("."))
     return (
-        f"Source `{source}` cannot be built: missing configuration {shown}. Set it in "
-        f".dlt/secrets.toml (`{first}`) or as the environment variable `{env}`."
+        f"Source `{source}` cannot be built: missing configuration {shown}. Set `{key}` in "
+        f"the `[{section}]` table of .dlt/{toml}, or the environment variable `{env}`."
     )
 
 

@@ -75,9 +75,57 @@ class ReconcileResult(BaseModel):
         return self.error is None
 
 
+#: keys of every result in the `--format json` document, in order
+RESULT_KEYS: tuple[str, ...] = (
+    "source",
+    "pipeline",
+    "destination",
+    "dataset",
+    "detector",
+    "findings",
+    "error",
+    "notes",
+    "duration_s",
+)
+#: keys of every finding in the document, in order
+FINDING_KEYS: tuple[str, ...] = (
+    "drift_type",
+    "source",
+    "resource",
+    "table",
+    "columns",
+    "column_types",
+    "samples",
+    "first_seen",
+    "reproduce",
+)
+#: detector-specific finding keys: in the document only when the detector set them
+OPTIONAL_FINDING_KEYS: tuple[str, ...] = ("coverage", "expected_types", "sample_error")
+
+
+def finding_document(finding: DriftFinding) -> dict[str, Any]:
+    """One finding as the JSON document carries it (see `FINDING_KEYS`)."""
+    data = finding.model_dump(mode="json")
+    doc = {k: data[k] for k in FINDING_KEYS}
+    doc.update({k: data[k] for k in OPTIONAL_FINDING_KEYS if data.get(k) is not None})
+    return doc
+
+
+def result_document(result: ReconcileResult) -> dict[str, Any]:
+    """One result as the JSON document carries it (see `RESULT_KEYS`).
+
+    The pipeline is carried once, by the result; `error_kind` is internal (it picks the exit
+    code) and stays out of the document.
+    """
+    data = result.model_dump(mode="json")
+    doc = {k: data[k] for k in RESULT_KEYS}
+    doc["findings"] = [finding_document(f) for f in result.findings]
+    return doc
+
+
 def results_document(results: list[ReconcileResult]) -> dict[str, Any]:
     """The `--format json` document: `{"format_version": 1, "results": [...]}`."""
     return {
         "format_version": FORMAT_VERSION,
-        "results": [r.model_dump(mode="json", exclude_none=False) for r in results],
+        "results": [result_document(r) for r in results],
     }

@@ -4,6 +4,10 @@ dlt names a model field's column `field.alias or name` (see
 `dlt.common.libs.pydantic.pydantic_to_table_schema_columns`), then normalizes it with the source
 schema's naming convention. Its validator dumps rows by alias, so a field with a
 `serialization_alias` lands its values under that name too: both names are expected.
+
+dlt leaves `Any` (and `Json[Any]`) fields out of its table columns so their type is inferred
+from the data, but a scalar value still lands under the field's name: those fields are
+expected too, with no declared type.
 """
 
 from __future__ import annotations
@@ -20,6 +24,30 @@ def _serialization_aliases(model: type[Any]) -> dict[str, str]:
         ser = getattr(info, "serialization_alias", None)
         if ser and ser != (info.alias or name):
             out[info.alias or name] = ser
+    return out
+
+
+def _is_any_field(info: Any) -> bool:
+    """True for a field dlt skips because its type is `Any` (inferred from the data)."""
+    from typing import get_args
+
+    from dlt.common.typing import extract_inner_type, is_union_type
+    from pydantic import Json
+
+    annotation = getattr(info.annotation, "inner_type", None) or info.annotation
+    inner = extract_inner_type(annotation)
+    if is_union_type(inner):
+        inner = extract_inner_type(get_args(inner)[0])
+    return inner is Any or inner is Json
+
+
+def _any_columns(model: type[Any], raw: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Column hints for the `Any` fields `pydantic_to_table_schema_columns` leaves out."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, info in getattr(model, "model_fields", {}).items():
+        column = info.alias or name
+        if column not in raw and _is_any_field(info):
+            out[column] = {"name": column, "nullable": True}
     return out
 
 
@@ -42,7 +70,8 @@ def expected_table(
     """
     from dlt.common.libs.pydantic import pydantic_to_table_schema_columns
 
-    raw = pydantic_to_table_schema_columns(model)
+    raw: dict[str, Any] = dict(pydantic_to_table_schema_columns(model))
+    raw.update(_any_columns(model, raw))
     ser_aliases = _serialization_aliases(model)
     columns: dict[str, ExpectedColumn] = {}
     for raw_name, col in raw.items():
