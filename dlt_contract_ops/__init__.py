@@ -1,15 +1,26 @@
-"""dlt-contract-ops: find and report schema drift between dlt models and the warehouse."""
+"""dlt-contract-ops: find and report schema drift between dlt models and the warehouse.
 
-from dlt_contract_ops.core.removal import (
-    DEFAULT_BASELINE_THRESHOLD,
-    DEFAULT_BASELINE_WINDOW,
-    DEFAULT_RECENT_THRESHOLD,
-    DEFAULT_RECENT_WINDOW,
-)
-from dlt_contract_ops.destinations.base import DestinationAdapter
-from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
-from dlt_contract_ops.reconcile import detect_removal, reconcile_all, reconcile_source
-from dlt_contract_ops.sinks.base import AlertSink, ErrorEvent
+The public names resolve on first use (PEP 562), so `import dlt_contract_ops` and
+`dlt-contract-ops --help` load neither pydantic, sqlglot, dlt nor any database driver; those
+arrive with the first attribute that needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dlt_contract_ops.core.removal import (
+        DEFAULT_BASELINE_THRESHOLD,
+        DEFAULT_BASELINE_WINDOW,
+        DEFAULT_RECENT_THRESHOLD,
+        DEFAULT_RECENT_WINDOW,
+    )
+    from dlt_contract_ops.destinations.base import DestinationAdapter
+    from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
+    from dlt_contract_ops.reconcile import detect_removal, reconcile_all, reconcile_source
+    from dlt_contract_ops.sinks.base import AlertSink, ErrorEvent
 
 __version__ = "0.1.0"
 
@@ -28,3 +39,33 @@ __all__ = [
     "reconcile_all",
     "reconcile_source",
 ]
+
+#: public name -> the module that defines it; imported when the name is first read
+_LAZY: dict[str, str] = {
+    "DEFAULT_BASELINE_THRESHOLD": "dlt_contract_ops.core.removal",
+    "DEFAULT_BASELINE_WINDOW": "dlt_contract_ops.core.removal",
+    "DEFAULT_RECENT_THRESHOLD": "dlt_contract_ops.core.removal",
+    "DEFAULT_RECENT_WINDOW": "dlt_contract_ops.core.removal",
+    "AlertSink": "dlt_contract_ops.sinks.base",
+    "Coverage": "dlt_contract_ops.findings",
+    "DestinationAdapter": "dlt_contract_ops.destinations.base",
+    "DriftFinding": "dlt_contract_ops.findings",
+    "ErrorEvent": "dlt_contract_ops.sinks.base",
+    "ReconcileResult": "dlt_contract_ops.findings",
+    "detect_removal": "dlt_contract_ops.reconcile",
+    "reconcile_all": "dlt_contract_ops.reconcile",
+    "reconcile_source": "dlt_contract_ops.reconcile",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later reads skip this hook
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
