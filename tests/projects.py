@@ -63,13 +63,17 @@ class Project:
 
     def python(self, code: str, *, check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run `code` in a fresh interpreter with the project as cwd (a pipeline run, SQL)."""
-        return subprocess.run(
+        proc = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(code)],
             cwd=self.root,
             capture_output=True,
             text=True,
-            check=check,
         )
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"project script failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+            )
+        return proc
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         """Run `dlt-contract-ops ARGS` as a user would, in the project folder."""
