@@ -29,7 +29,14 @@ step "4. Reconcile again: the logging sink alerts (stderr) and the finding is pr
 step "5. The same finding as JSON, for machines"
 "$cli" reconcile -s product_events --dry-run --format json
 
-step "6. --fail-on-drift turns findings into exit code 3 (for CI)"
+step "6. A field goes dark: the provider stops sending actor_login (a later load, all NULL)"
+"$py" backdate.py
+"$py" run_pipeline.py --actor-login-dark | tail -n 1
+
+step "7. Reconcile with --include-removal: coverage windows on dlt's own _dlt_load_id"
+"$cli" reconcile -s product_events --include-removal --dry-run
+
+step "8. --fail-on-drift turns findings into exit code 3 (for CI)"
 set +e
 "$cli" reconcile --all --dry-run --fail-on-drift > /dev/null
 rc=$?

@@ -33,13 +33,16 @@ _START = datetime(2026, 11, 1, tzinfo=timezone.utc)
 
 
 @dlt.resource(columns=Event, write_disposition="append", primary_key="id")
-def events(count: int = 200) -> Iterator[dict[str, object]]:
+def events(
+    count: int = 200, start: int = 0, actor_login_dark: bool = False
+) -> Iterator[dict[str, object]]:
+    """`actor_login_dark=True` plays a provider that silently stopped sending `actor_login`."""
     kinds = ["push", "pull_request", "issue_comment", "release"]
-    for i in range(count):
+    for i in range(start, start + count):
         yield {
             "id": i,
             "event_type": kinds[i % len(kinds)],
-            "actor_login": None if i % 5 == 0 else f"user{i % 17}",
+            "actor_login": None if actor_login_dark or i % 5 == 0 else f"user{i % 17}",
             "occurredAt": _START + timedelta(minutes=7 * i),
             "repoName": f"acme/repo-{i % 6}",
         }
@@ -57,5 +60,5 @@ def accounts() -> Iterator[dict[str, object]]:
 
 
 @dlt.source(name="product_events")
-def product_events() -> tuple[object, ...]:
-    return events, accounts
+def product_events(start: int = 0, actor_login_dark: bool = False) -> tuple[object, ...]:
+    return events(start=start, actor_login_dark=actor_login_dark), accounts
