@@ -1,0 +1,153 @@
+"""`dlt-contract-ops contract`: snapshot, diff and check semantic contracts.
+
+Top-level imports stay at click only, so `dlt-contract-ops --help` stays fast; each command
+imports its work when it runs. Exit codes: 0 READY, 1 BLOCKED, 2 usage or configuration error.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+EXIT_READY = 0
+EXIT_BLOCKED = 1
+EXIT_USAGE = 2
+
+_FORMATS = ("text", "json", "junit", "github")
+_format_option = click.option(
+    "--format", "fmt", type=click.Choice(_FORMATS), default="text", show_default=True,
+    help="text for people; json for machines; junit and github for CI systems.",
+)
+_perspective_option = click.option(
+    "--perspective", type=click.Choice(["consumer", "producer"]), default="consumer",
+    show_default=True,
+    help="Whose code must keep working: readers of the data, or writers to it.",
+)
+_schema_only_option = click.option(
+    "--schema-only", is_flag=True,
+    help="Judge only names and types, as a schema-only check would (shows its blind spot).",
+)
+_waivers_option = click.option(
+    "--waivers", type=click.Path(dir_okay=False), default=None,
+    help="TOML file of accepted breaks ([[waivers]] rule, resource, column, reason, expires).",
+)
+_project_option = click.option(
+    "--project-dir", type=click.Path(file_okay=False), default=None,
+    help="The dlt project (holds .dlt/). Default: the current directory.",
+)
+
+
+def _fail(exc: Exception) -> None:
+    click.echo(f"Error: {exc}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _emit(report: Any, fmt: str, locations: Any = None) -> None:
+    from dlt_contract_ops.contracts.render import render
+
+    click.echo(render(report, fmt, locations), nl=False)
+    sys.exit(EXIT_READY if report.ready else EXIT_BLOCKED)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def contract() -> None:
+    """Semantic contracts: snapshot models, diff releases, gate a release in CI."""
+
+
+@contract.command()
+@click.option("-s", "--source", required=True, metavar="NAME",
+              help="A source declared in [sources.NAME.contract_ops].")
+@click.option("--version", "version", required=True, metavar="X.Y.Z",
+              help="The release version to file the snapshot under.")
+@click.option("--out", type=click.Path(file_okay=False), default="contracts", show_default=True,
+              help="Root folder of snapshots; files go to OUT/SOURCE/VERSION/RESOURCE.json.")
+@click.option("--force", is_flag=True, help="Overwrite a snapshot of this version that differs.")
+@_project_option
+def snapshot(source: str, version: str, out: str, force: bool, project_dir: str | None) -> None:
+    """Write the source's declared contracts as release X.Y.Z (canonical JSON per resource)."""
+    from dlt_contract_ops.contracts.service import snapshot as run_snapshot
+    from dlt_contract_ops.errors import ContractOpsError
+
+    try:
+        result = run_snapshot(source, version, out, project_dir=project_dir, force=force)
+    except ContractOpsError as exc:
+        _fail(exc)
+        return
+    click.echo(f"Contract snapshot `{result.source}` {result.version}:")
+    for f in result.files:
+        digest = f"  {f.content_hash[:19]}" if f.content_hash else ""
+        click.echo(f"  {f.status:<9} {f.path}{digest}")
+    for note in result.notes:
+        click.echo(f"  ! {note}")
+
+
+@contract.command()
+@click.argument("old", type=click.Path())
+@click.argument("new", type=click.Path())
+@_format_option
+@_perspective_option
+@_schema_only_option
+@_waivers_option
+def diff(
+    old: str, new: str, fmt: str, perspective: str, schema_only: bool, waivers: str | None
+) -> None:
+    """Diff two snapshots (version folders or files) and gate the release: exit 1 if BLOCKED."""
+    from dlt_contract_ops.contracts.service import diff as run_diff
+    from dlt_contract_ops.errors import ContractOpsError
+
+    try:
+        report = run_diff(
+            old, new, perspective=perspective,  # type: ignore[arg-type]  # click.Choice
+            schema_only=schema_only, waivers=waivers,
+        )
+    except ContractOpsError as exc:
+        _fail(exc)
+        return
+    _emit(report, fmt)
+
+
+@contract.command()
+@click.option("-s", "--source", required=True, metavar="NAME",
+              help="A source declared in [sources.NAME.contract_ops].")
+@click.option("--against", type=click.Path(file_okay=False), default="contracts",
+              show_default=True, help="Root folder of released snapshots.")
+@click.option("--version", "version", default=None, metavar="X.Y.Z",
+              help="The version this change will be released as. Default: the latest release "
+                   "(so any change that needs a bump blocks).")
+@click.option("--transitive", is_flag=True,
+              help="Check against every released version, not only the latest.")
+@_format_option
+@_perspective_option
+@_schema_only_option
+@_waivers_option
+@_project_option
+def check(
+    source: str,
+    against: str,
+    version: str | None,
+    transitive: bool,
+    fmt: str,
+    perspective: str,
+    schema_only: bool,
+    waivers: str | None,
+    project_dir: str | None,
+) -> None:
+    """Gate the current models against released snapshots: exit 1 if BLOCKED.
+
+    Waivers default to AGAINST/SOURCE/waivers.toml when that file exists.
+    """
+    from dlt_contract_ops.contracts.service import check as run_check
+    from dlt_contract_ops.errors import ContractOpsError
+
+    try:
+        report, locations = run_check(
+            source, against, version=version, transitive=transitive,
+            perspective=perspective,  # type: ignore[arg-type]  # click.Choice
+            schema_only=schema_only, waivers=waivers, project_dir=project_dir,
+        )
+    except ContractOpsError as exc:
+        _fail(exc)
+        return
+    _emit(report, fmt, locations)

@@ -1,0 +1,248 @@
+"""Diff two contracts into `Change` values. Pure: snapshots in, changes out.
+
+A change knows its rule (and through it, its severity from either perspective) and carries
+the evidence, old → new. Renames come only from a declaration (`renamed_from` on the new
+column); without one, a rename is what it looks like to everybody else: a removal plus an
+addition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from dlt_contract_ops.contracts.model import (
+    ColumnContract,
+    Release,
+    ResourceContract,
+    compare_types,
+)
+from dlt_contract_ops.contracts.rules import (
+    SEMANTIC_PROPERTY_RULES,
+    Perspective,
+    Rule,
+    Severity,
+)
+
+_RULE_ORDER = {rule: i for i, rule in enumerate(Rule)}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One difference between two contracts, with its evidence.
+
+    `old`/`new` are the property's values as people read them (None: undeclared or absent);
+    `detail` names what moved when a set changed (the categories added, say).
+    """
+
+    rule: Rule
+    resource: str
+    column: str | None = None
+    old: str | None = None
+    new: str | None = None
+    detail: str | None = None
+
+    @property
+    def rule_id(self) -> str:
+        return self.rule.rule_id
+
+    def severity(self, perspective: Perspective = "consumer") -> Severity:
+        return self.rule.severity(perspective)
+
+    @property
+    def subject(self) -> str:
+        """`resource.column`, or the resource for a resource-level change."""
+        return f"{self.resource}.{self.column}" if self.column is not None else self.resource
+
+    @property
+    def evidence(self) -> str:
+        """What moved, e.g. `USD → USD_cents` or `+unknown`."""
+        if self.detail is not None:
+            return self.detail
+        return f"{_show(self.old)} → {_show(self.new)}"
+
+    @property
+    def message(self) -> str:
+        return f"{self.rule.title}: {self.evidence}"
+
+    @property
+    def sort_key(self) -> tuple[str, str, int]:
+        return (self.resource, self.column or "", _RULE_ORDER[self.rule])
+
+
+def _show(value: str | None) -> str:
+    return "(none)" if value is None else value
+
+
+def _column_shape(col: ColumnContract) -> str:
+    return f"{col.type_label}, {'nullable' if col.nullable else 'required'}"
+
+
+def _vocabulary(col: ColumnContract) -> str | None:
+    if col.categories is not None:
+        return "{" + ", ".join(col.categories) + "}"
+    if col.category_pattern is not None:
+        return f"/{col.category_pattern}/"
+    return None
+
+
+def _vocabulary_changes(res: str, old: ColumnContract, new: ColumnContract) -> Iterator[Change]:
+    name = new.name
+    before, after = _vocabulary(old), _vocabulary(new)
+    if before == after:
+        return
+    if old.categories is not None and new.categories is not None:
+        added = sorted(set(new.categories) - set(old.categories))
+        removed = sorted(set(old.categories) - set(new.categories))
+        if added:
+            yield Change(Rule.CATEGORIES_ADDED, res, name, before, after,
+                         detail=", ".join(f"+{v}" for v in added))
+        if removed:
+            yield Change(Rule.CATEGORIES_REMOVED, res, name, before, after,
+                         detail=", ".join(f"-{v}" for v in removed))
+        return
+    if before is None:
+        rule = Rule.VOCABULARY_DECLARED
+    elif after is None:
+        rule = Rule.VOCABULARY_DROPPED
+    elif old.categories is not None:
+        rule = Rule.VOCABULARY_OPENED
+    elif new.categories is not None:
+        rule = Rule.VOCABULARY_CLOSED
+    else:
+        rule = Rule.PATTERN_CHANGED
+    yield Change(rule, res, name, before, after)
+
+
+def _column_changes(
+    res: str, old: ColumnContract, new: ColumnContract, *, schema_only: bool
+) -> Iterator[Change]:
+    name = new.name
+    relation = compare_types(old, new)
+    if relation != "equal":
+        rule = {"widened": Rule.TYPE_WIDENED, "narrowed": Rule.TYPE_NARROWED}.get(
+            relation, Rule.TYPE_CHANGED
+        )
+        yield Change(rule, res, name, old.type_label, new.type_label)
+    if schema_only:
+        return
+    if old.nullable != new.nullable:
+        rule = Rule.BECAME_NULLABLE if new.nullable else Rule.BECAME_REQUIRED
+        yield Change(rule, res, name, _nullability(old), _nullability(new))
+    yield from _vocabulary_changes(res, old, new)
+    for prop, (changed, declared, dropped) in SEMANTIC_PROPERTY_RULES.items():
+        before, after = getattr(old, prop), getattr(new, prop)
+        if before == after:
+            continue
+        rule = declared if before is None else dropped if after is None else changed
+        yield Change(rule, res, name, before, after)
+    if old.description != new.description:
+        yield Change(Rule.DESCRIPTION_CHANGED, res, name, old.description, new.description)
+
+
+def _nullability(col: ColumnContract) -> str:
+    return "nullable" if col.nullable else "required"
+
+
+def _renames(old: ResourceContract, new: ResourceContract) -> dict[str, str]:
+    """old column name -> new column name, for renames the new contract declares and the
+    old contract confirms (the old name existed and is gone)."""
+    old_names, new_names = set(old.names), set(new.names)
+    out: dict[str, str] = {}
+    for col in new.columns:
+        source = col.renamed_from
+        if (
+            source
+            and source in old_names
+            and source not in new_names
+            and col.name not in old_names
+            and source not in out
+        ):
+            out[source] = col.name
+    return out
+
+
+def _keys_changes(
+    old: ResourceContract, new: ResourceContract, renames: dict[str, str]
+) -> Iterator[Change]:
+    # a key column that was only renamed is still the same key
+    before = None if old.keys is None else tuple(sorted(renames.get(k, k) for k in old.keys))
+    after = new.keys
+    if before != after:
+        rule = (
+            Rule.KEYS_DECLARED if before is None
+            else Rule.KEYS_DROPPED if after is None
+            else Rule.KEYS_CHANGED
+        )
+        yield Change(rule, new.resource, None, _show_keys(old.keys), _show_keys(after))
+    if old.grain != new.grain:
+        rule = (
+            Rule.GRAIN_DECLARED if old.grain is None
+            else Rule.GRAIN_DROPPED if new.grain is None
+            else Rule.GRAIN_CHANGED
+        )
+        yield Change(rule, new.resource, None, old.grain, new.grain)
+
+
+def _show_keys(keys: tuple[str, ...] | None) -> str | None:
+    return None if keys is None else "(" + ", ".join(keys) + ")"
+
+
+def diff_resources(
+    old: ResourceContract | None, new: ResourceContract | None, *, schema_only: bool = False
+) -> tuple[Change, ...]:
+    """Changes from `old` to `new` (either may be None: the resource was added or removed).
+
+    `schema_only=True` reports what a names-and-types diff sees: no declared renames, no
+    nullability, vocabulary, unit, time zone, CRS, key, grain or description changes.
+
+    >>> a = ResourceContract("s", "r", "t", (ColumnContract("p", "double", False, unit="USD"),))
+    >>> cents = ColumnContract("p", "double", False, unit="USD_cents")
+    >>> b = ResourceContract("s", "r", "t", (cents,))
+    >>> [c.rule_id for c in diff_resources(a, b)]
+    ['unit.changed']
+    >>> diff_resources(a, b, schema_only=True)
+    ()
+    """
+    if old is None and new is None:
+        return ()
+    if old is None:
+        assert new is not None
+        return (Change(Rule.RESOURCE_ADDED, new.resource, None, None, new.table),)
+    if new is None:
+        return (Change(Rule.RESOURCE_REMOVED, old.resource, None, old.table, None),)
+    res = new.resource
+    changes: list[Change] = []
+    if old.table != new.table:
+        changes.append(Change(Rule.TABLE_CHANGED, res, None, old.table, new.table))
+    renames = {} if schema_only else _renames(old, new)
+    renamed_to = set(renames.values())
+    new_names = set(new.names)
+    for col in old.columns:
+        if col.name not in new_names and col.name not in renames:
+            changes.append(Change(Rule.COLUMN_REMOVED, res, col.name, _column_shape(col), None))
+    for col in new.columns:
+        before = old.column(col.name)
+        if col.name in renamed_to:
+            source = next(o for o, n in renames.items() if n == col.name)
+            changes.append(Change(Rule.COLUMN_RENAMED, res, col.name, source, col.name))
+            before = old.column(source)
+        if before is None:
+            rule = Rule.COLUMN_ADDED_NULLABLE if col.nullable else Rule.COLUMN_ADDED_REQUIRED
+            changes.append(Change(rule, res, col.name, None, _column_shape(col)))
+            continue
+        changes.extend(_column_changes(res, before, col, schema_only=schema_only))
+    if not schema_only:
+        changes.extend(_keys_changes(old, new, renames))
+    return tuple(sorted(changes, key=lambda c: c.sort_key))
+
+
+def diff_releases(old: Release, new: Release, *, schema_only: bool = False) -> tuple[Change, ...]:
+    """Changes from release `old` to release `new`, over every resource either one has."""
+    names = sorted({r.resource for r in old.resources} | {r.resource for r in new.resources})
+    changes: list[Change] = []
+    for name in names:
+        changes.extend(
+            diff_resources(old.resource(name), new.resource(name), schema_only=schema_only)
+        )
+    return tuple(changes)

@@ -1,0 +1,191 @@
+"""The values a contract snapshot holds: versions, columns and resources, all immutable.
+
+Column names are the names as dlt lands them; types are dlt data types with an optional
+precision/scale. Nothing here reads files or imports dlt.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from dlt_contract_ops.contracts.rules import Bump
+
+_VERSION = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
+
+
+class VersionError(ValueError):
+    """A version string is not MAJOR.MINOR.PATCH."""
+
+
+@dataclass(frozen=True, order=True)
+class Version:
+    """A release version, MAJOR.MINOR.PATCH (ordered numerically).
+
+    >>> Version.parse("1.10.0") > Version.parse("1.9.3")
+    True
+    """
+
+    major: int
+    minor: int
+    patch: int
+
+    @classmethod
+    def parse(cls, text: str) -> Version:
+        match = _VERSION.match(text.strip())
+        if not match:
+            raise VersionError(
+                f"`{text}` is not a release version: write MAJOR.MINOR.PATCH, e.g. `1.0.0`."
+            )
+        major, minor, patch = (int(g) for g in match.groups())
+        return cls(major, minor, patch)
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}.{self.patch}"
+
+
+def declared_bump(old: Version, new: Version) -> Bump | None:
+    """The bump a release declares going from `old` to `new`; None when `new` is lower.
+
+    >>> declared_bump(Version(1, 2, 3), Version(2, 0, 0)).label
+    'major'
+    >>> declared_bump(Version(1, 2, 3), Version(1, 2, 3)).label
+    'none'
+    """
+    if new < old:
+        return None
+    if new.major != old.major:
+        return Bump.MAJOR
+    if new.minor != old.minor:
+        return Bump.MINOR
+    if new.patch != old.patch:
+        return Bump.PATCH
+    return Bump.NONE
+
+
+@dataclass(frozen=True)
+class ColumnContract:
+    """One column as a contract declares it. Semantic properties are None when undeclared.
+
+    `categories` is a closed vocabulary (sorted); `category_pattern` an open one (a regular
+    expression every value must match); a column declares at most one of the two.
+    """
+
+    name: str
+    type: str | None
+    nullable: bool
+    precision: int | None = None
+    scale: int | None = None
+    unit: str | None = None
+    timezone: str | None = None
+    categories: tuple[str, ...] | None = None
+    category_pattern: str | None = None
+    crs: str | None = None
+    description: str | None = None
+    renamed_from: str | None = None
+
+    @property
+    def type_label(self) -> str:
+        """The type as people write it: `bigint`, `text(255)`, `decimal(10,2)`."""
+        base = self.type or "any"
+        if self.precision is None and self.scale is None:
+            return base
+        if self.scale is None:
+            return f"{base}({self.precision})"
+        return f"{base}({self.precision if self.precision is not None else '?'},{self.scale})"
+
+
+@dataclass(frozen=True)
+class ResourceContract:
+    """One resource's contract: its landed table, business key, grain and columns by name."""
+
+    source: str
+    resource: str
+    table: str
+    columns: tuple[ColumnContract, ...]
+    keys: tuple[str, ...] | None = None
+    grain: str | None = None
+    model: str = ""
+
+    def __post_init__(self) -> None:
+        # canonical order, whatever order the caller built them in
+        object.__setattr__(self, "columns", tuple(sorted(self.columns, key=lambda c: c.name)))
+        if self.keys is not None:
+            object.__setattr__(self, "keys", tuple(sorted(self.keys)))
+
+    def column(self, name: str) -> ColumnContract | None:
+        return next((c for c in self.columns if c.name == name), None)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.columns)
+
+
+@dataclass(frozen=True)
+class Release:
+    """Every resource of one source at one version."""
+
+    source: str
+    version: Version
+    resources: tuple[ResourceContract, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "resources", tuple(sorted(self.resources, key=lambda r: r.resource))
+        )
+
+    def resource(self, name: str) -> ResourceContract | None:
+        return next((r for r in self.resources if r.resource == name), None)
+
+
+TypeRelation = Literal["equal", "widened", "narrowed", "changed"]
+
+# What an undeclared precision means per dlt data type, so `bigint(32)` → `bigint` reads as
+# widening: dlt's bigint is 64-bit, its decimal defaults to (38, 9), timestamps to microseconds;
+# text and binary without a length are unbounded.
+_UNBOUNDED = 1 << 62
+_DEFAULT_PRECISION = {
+    "bigint": 64,
+    "double": 64,
+    "text": _UNBOUNDED,
+    "binary": _UNBOUNDED,
+    "timestamp": 6,
+    "time": 6,
+    "decimal": 38,
+    "wei": 78,
+}
+_DEFAULT_SCALE = {"decimal": 9, "wei": 0}
+
+
+def compare_types(old: ColumnContract, new: ColumnContract) -> TypeRelation:
+    """How `new`'s type relates to `old`'s: equal, widened (every old value still fits),
+    narrowed (some old values may not fit) or changed (another data type).
+
+    >>> compare_types(ColumnContract("x", "bigint", False, precision=32),
+    ...               ColumnContract("x", "bigint", False)).__str__()
+    'widened'
+    """
+    if old.type != new.type:
+        return "changed"
+    if (old.precision, old.scale) == (new.precision, new.scale):
+        return "equal"
+    dtype = old.type or ""
+    if dtype not in _DEFAULT_PRECISION:
+        return "equal"  # precision carries no meaning for this type (bool, date, json)
+    default_p = _DEFAULT_PRECISION[dtype]
+    p_old = old.precision if old.precision is not None else default_p
+    p_new = new.precision if new.precision is not None else default_p
+    if dtype in _DEFAULT_SCALE:
+        default_s = _DEFAULT_SCALE[dtype]
+        s_old = old.scale if old.scale is not None else default_s
+        s_new = new.scale if new.scale is not None else default_s
+        # a decimal fits when neither its integer digits nor its fraction digits shrink
+        dims = [(p_old - s_old, p_new - s_new), (s_old, s_new)]
+    else:
+        dims = [(p_old, p_new)]
+    if all(a == b for a, b in dims):
+        return "equal"
+    if all(b >= a for a, b in dims):
+        return "widened"
+    return "narrowed"

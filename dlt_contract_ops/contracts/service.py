@@ -1,0 +1,215 @@
+"""Orchestration of the contract commands: wire source discovery and snapshot files to the
+pure diff and gate. The CLI calls exactly one function of this module per command.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dlt_contract_ops.contracts.errors import SnapshotError
+from dlt_contract_ops.contracts.extract import contract_from_model
+from dlt_contract_ops.contracts.gate import (
+    GateReport,
+    Waiver,
+    assess,
+    first_release,
+    unused_waivers,
+)
+from dlt_contract_ops.contracts.model import Release, Version
+from dlt_contract_ops.contracts.render import Locations
+from dlt_contract_ops.contracts.rules import Perspective
+from dlt_contract_ops.contracts.store import (
+    WAIVERS_FILE,
+    WrittenFile,
+    read_release,
+    read_waivers,
+    released_versions,
+    source_dir,
+    write_release,
+)
+
+
+@dataclass(frozen=True)
+class CurrentContracts:
+    """The contracts the source's models declare right now, and where each is declared."""
+
+    resources: tuple[Any, ...]  # ResourceContract
+    locations: Locations
+    notes: tuple[str, ...]
+
+    def release(self, source: str, version: Version) -> Release:
+        return Release(source, version, self.resources)
+
+
+def _relative(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _locations(model: type[Any], resource: str, columns: dict[str, str]) -> dict[
+    tuple[str, str | None], tuple[str, int]
+]:
+    """Where `model` and its fields are written, for CI annotations; empty when unknown."""
+    try:
+        file = inspect.getsourcefile(model)
+        lines, start = inspect.getsourcelines(model)
+    except (OSError, TypeError):
+        return {}
+    if file is None:
+        return {}
+    where = _relative(file)
+    out: dict[tuple[str, str | None], tuple[str, int]] = {(resource, None): (where, start)}
+    for field_name, column in columns.items():
+        pattern = re.compile(rf"^\s+{re.escape(field_name)}\s*:")
+        for offset, text in enumerate(lines):
+            if pattern.match(text):
+                out[(resource, column)] = (where, start + offset)
+                break
+    return out
+
+
+def current_contracts(source: str, project_dir: str | os.PathLike[str] | None) -> CurrentContracts:
+    """Build `source` through discovery and read every resource model's contract."""
+    from dlt_contract_ops.config import load_project_settings, load_source_settings, project_context
+    from dlt_contract_ops.discovery import build_source
+
+    with project_context(project_dir) as pdir:
+        settings = load_source_settings(source, load_project_settings())
+        built = build_source(source, settings.ref, pdir)
+    resources = []
+    locations: dict[tuple[str, str | None], tuple[str, int]] = {}
+    for table in built.tables:
+        model = built.models[table.resource]
+        contract = contract_from_model(source, table, model, built.naming)
+        resources.append(contract)
+        field_columns = {
+            name: built.naming.normalize_path(info.alias or name)
+            for name, info in model.model_fields.items()
+        }
+        locations.update(_locations(model, table.resource, field_columns))
+    if not resources:
+        raise SnapshotError(
+            f"Source `{source}` has no resource with a Pydantic model (`columns=Model`), so it "
+            f"declares no contract. {' '.join(built.notes)}".rstrip()
+        )
+    return CurrentContracts(tuple(resources), locations, built.notes)
+
+
+@dataclass(frozen=True)
+class SnapshotResult:
+    source: str
+    version: Version
+    files: tuple[WrittenFile, ...]
+    notes: tuple[str, ...]
+
+
+def snapshot(
+    source: str,
+    version: str,
+    out: str | os.PathLike[str],
+    *,
+    project_dir: str | os.PathLike[str] | None = None,
+    force: bool = False,
+) -> SnapshotResult:
+    """Write the current contracts of `source` as release `version` under `out`."""
+    parsed = _version(version, "--version")
+    root = Path(out).absolute()
+    current = current_contracts(source, project_dir)
+    files = write_release(root, current.release(source, parsed), force=force)
+    return SnapshotResult(source, parsed, tuple(files), current.notes)
+
+
+def _version(text: str, option: str) -> Version:
+    from dlt_contract_ops.contracts.model import VersionError
+
+    try:
+        return Version.parse(text)
+    except VersionError as exc:
+        raise SnapshotError(f"{option}: {exc}") from exc
+
+
+def _waivers(path: str | os.PathLike[str] | None, default: Path | None) -> tuple[Waiver, ...]:
+    if path is not None:
+        return read_waivers(Path(path))
+    if default is not None and default.is_file():
+        return read_waivers(default)
+    return ()
+
+
+def diff(
+    old: str | os.PathLike[str],
+    new: str | os.PathLike[str],
+    *,
+    perspective: Perspective = "consumer",
+    schema_only: bool = False,
+    waivers: str | os.PathLike[str] | None = None,
+    today: dt.date | None = None,
+) -> GateReport:
+    """Compare two snapshots (version folders or single files) and judge the release."""
+    before, after = read_release(Path(old)), read_release(Path(new))
+    if before.source != after.source:
+        raise SnapshotError(
+            f"`{old}` is source `{before.source}` but `{new}` is `{after.source}`: diff two "
+            "releases of the same source."
+        )
+    accepted = _waivers(waivers, None)
+    assessment = assess(
+        before, after, perspective=perspective, schema_only=schema_only,
+        waivers=accepted, today=today or dt.date.today(),
+    )
+    report = GateReport((assessment,), kind="diff")
+    return GateReport(report.assessments, unused_waivers(report, accepted), kind="diff")
+
+
+def check(
+    source: str,
+    against: str | os.PathLike[str],
+    *,
+    version: str | None = None,
+    transitive: bool = False,
+    perspective: Perspective = "consumer",
+    schema_only: bool = False,
+    waivers: str | os.PathLike[str] | None = None,
+    project_dir: str | os.PathLike[str] | None = None,
+    today: dt.date | None = None,
+) -> tuple[GateReport, Locations]:
+    """Judge the current models of `source` against its released snapshots under `against`:
+    the latest release, or with `transitive` every release."""
+    root = Path(against).absolute()
+    if not root.is_dir():
+        raise SnapshotError(
+            f"`{against}` is not a folder of contract snapshots: create it with "
+            f"`dlt-contract-ops contract snapshot -s {source} --out {against} --version 1.0.0`."
+        )
+    declared = _version(version, "--version") if version is not None else None
+    current = current_contracts(source, project_dir)
+    released = released_versions(root, source)
+    if not released:
+        new_version = declared or Version(0, 0, 0)
+        lone = first_release(source, new_version, str(against))
+        return GateReport((lone,), current.notes, kind="check"), current.locations
+    new_version = declared or released[-1]
+    accepted = _waivers(waivers, source_dir(root, source) / WAIVERS_FILE)
+    targets: Sequence[Version] = released if transitive else released[-1:]
+    new_release = current.release(source, new_version)
+    today = today or dt.date.today()
+    assessments = tuple(
+        assess(
+            read_release(source_dir(root, source) / str(v)), new_release,
+            perspective=perspective, schema_only=schema_only, waivers=accepted, today=today,
+        )
+        for v in targets
+    )
+    report = GateReport(assessments, kind="check")
+    notes = current.notes + unused_waivers(report, accepted)
+    return GateReport(assessments, notes, kind="check"), current.locations
