@@ -102,5 +102,9 @@ def reconcile(
     sys.exit(EXIT_OK)
 
 
+from dlt_contract_ops.contracts.cli import contract  # noqa: E402
+main.add_command(contract)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
