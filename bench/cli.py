@@ -1,0 +1,191 @@
+"""`python -m bench`: build workloads, time ours vs the raw-SQL floor (and the peer), report.
+
+    python -m bench                       # the default: 50x30x200k and 200x30x2k
+    python -m bench --preset small        # seconds: a CI smoke run
+    python -m bench --preset linearity    # 200 then 2000 tables x 30 x 2k
+    python -m bench --preset 50x30x200k --peer --profile
+    python -m bench --tables 100 --columns 60 --rows 50k --drifted 3 --dark 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import statistics
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from bench.spec import PRESETS, Spec, parse_count, parse_shape
+
+DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".work"
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--preset", default="default",
+                   help=f"one of {', '.join(PRESETS)} or a shape TABLESxCOLUMNSxROWS "
+                        "(default: default)")
+    shape = p.add_argument_group("workload (override the preset's values)")
+    shape.add_argument("--tables", type=int)
+    shape.add_argument("--columns", type=int, help="model fields per table, id and loaded_at "
+                                                   "included")
+    shape.add_argument("--rows", type=parse_count, help="rows per table over all loads, e.g. 200k")
+    shape.add_argument("--drifted", type=int, help="tables given undeclared columns (additive)")
+    shape.add_argument("--dark", type=int, help="tables whose declared columns go NULL (removal)")
+    shape.add_argument("--loads", type=int, help="baseline loads before the recent one")
+    shape.add_argument("--days", type=float, help="the baseline loads span this many days")
+    p.add_argument("--repeats", type=int, default=5, help="timed runs per mode (default 5)")
+    p.add_argument("--peer", action="store_true",
+                   help="also run dlt-ops==0.1.0 from PyPI in bench/.peer-venv")
+    p.add_argument("--peer-repeats", type=int, default=1,
+                   help="timed peer runs per mode (default 1: the peer is slow)")
+    p.add_argument("--profile", action="store_true",
+                   help="profile one `both` run per workload with pyinstrument")
+    p.add_argument("--warm-source", action="store_true",
+                   help="keep the bench source module imported between runs (default: each "
+                        "run imports it, as a fresh cron process would)")
+    p.add_argument("--rebuild", action="store_true", help="never reuse a built warehouse")
+    p.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR)
+    return p.parse_args(argv)
+
+
+def specs_for(args: argparse.Namespace) -> list[Spec]:
+    base = PRESETS.get(args.preset)
+    specs = list(base) if base is not None else [parse_shape(args.preset)]
+    overrides = {k: getattr(args, k) for k in
+                 ("tables", "columns", "rows", "drifted", "dark", "loads", "days")
+                 if getattr(args, k) is not None}
+    return [replace(s, **overrides).validate() for s in specs]
+
+
+def _budget_problems(spec: Spec, mode: str, queries: dict[str, int]) -> list[str]:
+    expected = {"metadata": 1,
+                "coverage": spec.tables if mode in ("removal", "both") else 0,
+                "sample": spec.drifted if mode in ("additive", "both") else 0}
+    return [f"{mode}: {k} queries {queries.get(k, 0)} != {v}"
+            for k, v in expected.items() if queries.get(k, 0) != v]
+
+
+def bench_workload(spec: Spec, args: argparse.Namespace, log: Any) -> dict[str, Any]:
+    """Build/reuse, then time every mode and the floor; returns the JSON-ready result."""
+    from bench import measure
+    from bench.project import build
+
+    workload = build(spec, args.workdir, reuse=not args.rebuild, log=log)
+    os.environ["DLT_DATA_DIR"] = str(workload.data_dir)
+    cold = not args.warm_source
+
+    # first run: pays imports; checks findings and that the floor runs the reconciler's SQL
+    with measure.record_sql() as recorded:
+        first, adapter = measure.run_ours(workload, "both", cold_import=cold)
+    measure.check_findings(workload, "both", first)
+    floor_queries = measure.floor_queries(workload, adapter)
+    measure.check_same_queries(recorded, floor_queries)
+    measure.run_floor(workload, floor_queries)  # warm the page cache the same way
+
+    samples: dict[str, list[measure.Sample]] = {m: [] for m in measure.MODES}
+    floors: list[dict[str, float]] = []
+    for r in range(args.repeats):
+        floors.append(measure.run_floor(workload, floor_queries))
+        for mode in measure.MODES:
+            sample, _ = measure.run_ours(workload, mode, cold_import=cold)
+            measure.check_findings(workload, mode, sample)
+            samples[mode].append(sample)
+        log(f"   repeat {r + 1}/{args.repeats}: both {samples['both'][-1].seconds:.3f} s, "
+            f"floor {measure.floor_seconds('both', floors[-1]):.3f} s")
+
+    result: dict[str, Any] = {
+        "label": spec.label, "spec": spec.to_json(), "root": str(workload.root),
+        "reused": workload.reused, "build_seconds": workload.build_seconds,
+        "first_run_seconds": round(first.seconds, 4), "modes": {},
+        "floor": {k: measure.summary([f[k] for f in floors]) for k in floors[0]},
+    }
+    problems: list[str] = []
+    for mode, runs in samples.items():
+        ours = [s.seconds for s in runs]
+        floor = [measure.floor_seconds(mode, f) for f in floors]
+        in_sql = [sum(s.query_seconds.values()) for s in runs]
+        last = runs[-1]
+        problems += _budget_problems(spec, mode, last.queries)
+        if last.sources_built != 1:
+            problems.append(f"{mode}: source built {last.sources_built} times, expected once")
+        result["modes"][mode] = {
+            "ours": measure.summary(ours), "floor": measure.summary(floor),
+            "ratio_median": round(statistics.median(ours) / statistics.median(floor), 3),
+            "ratio_min": round(min(ours) / min(floor), 3),
+            "queries": last.queries, "findings": last.findings,
+            "sources_built": last.sources_built,
+            "query_seconds_median": round(statistics.median(in_sql), 4),
+            "overhead_median": round(statistics.median(o - q for o, q in zip(ours, in_sql,
+                                                                              strict=True)), 4),
+        }
+    if problems:
+        raise AssertionError(f"{spec.label}: query budget broken: " + "; ".join(problems))
+    if args.profile:
+        result["profile"] = str(profile_both(workload, cold))
+    if args.peer:
+        result["peer"] = peer_result(workload, args, log)
+    return result
+
+
+def profile_both(workload: Any, cold: bool) -> Path:
+    """pyinstrument text and HTML of one `both` run, next to the JSON results."""
+    from pyinstrument import Profiler
+
+    from bench import measure
+    from bench.report import RESULTS_DIR
+
+    profiler = Profiler(interval=0.0005)
+    profiler.start()
+    measure.run_ours(workload, "both", cold_import=cold)
+    profiler.stop()
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    path = RESULTS_DIR / f"profile-{workload.spec.label}.txt"
+    path.write_text(profiler.output_text(unicode=False, color=False, show_all=False))
+    (RESULTS_DIR / f"profile-{workload.spec.label}.html").write_text(profiler.output_html())
+    return path
+
+
+def peer_result(workload: Any, args: argparse.Namespace, log: Any) -> dict[str, Any]:
+    from bench.peer import PeerUnavailable, run_peer
+
+    log(f"   peer: dlt-ops 0.1.0, {args.peer_repeats} run(s) per mode ...")
+    try:
+        return run_peer(workload, ["additive", "removal", "both"], args.peer_repeats,
+                        cold_import=not args.warm_source, log=log)
+    except PeerUnavailable as exc:
+        log(f"   peer unavailable: {exc}")
+        return {"error": str(exc)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark; print the table and the path of the JSON results."""
+    os.environ["RUNTIME__DLTHUB_TELEMETRY"] = "false"
+    args = parse_args(argv)
+    try:
+        specs = specs_for(args)
+    except ValueError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 2
+    logging.getLogger("dlt").setLevel(logging.ERROR)
+
+    from bench import measure
+    from bench.report import growth_table, workload_table, write_json
+
+    def log(message: str) -> None:
+        print(message, flush=True)
+
+    results = []
+    for spec in specs:
+        results.append(bench_workload(spec, args, log))
+        print(workload_table(results[-1]), flush=True)
+    print(growth_table(results))
+    document = {"preset": args.preset, "repeats": args.repeats,
+                "machine": measure.environment(), "workloads": results}
+    path = write_json(document)
+    print(f"\nresults: {path}")
+    return 0

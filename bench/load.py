@@ -1,0 +1,45 @@
+"""Run the bench source's loads into DuckDB: `python -m bench.load PROJECT_DIR PLAN_JSON`.
+
+A separate process so the timing process never holds the loader's Arrow buffers or its dlt
+pipeline state. Each load is one `pipeline.run`, so every load gets its own `_dlt_load_id`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import time
+
+from bench.spec import DATASET_NAME, PIPELINE_NAME
+
+
+def main(argv: list[str]) -> int:
+    """Load every step of the plan; print one line per load."""
+    root, plan = argv[0], json.loads(argv[1])
+    sys.path.insert(0, root)
+    import dlt
+
+    module = importlib.import_module(f"{PIPELINE_NAME}.source.bench_source")
+    pipeline = dlt.pipeline(
+        pipeline_name=PIPELINE_NAME, destination="duckdb", dataset_name=DATASET_NAME
+    )
+    first_id = 0
+    for step in plan:
+        started = time.perf_counter()
+        source = module.bench(
+            load_at=step["load_at"], rows=step["rows"], recent=step["recent"], first_id=first_id
+        )
+        pipeline.run(source)
+        first_id += step["rows"]
+        kind = "recent" if step["recent"] else "baseline"
+        print(
+            f"  load {kind:<8} {step['load_at']}  {step['rows']:>9,} rows/table  "
+            f"{time.perf_counter() - started:6.1f} s",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,93 @@
+"""Print the results table and write the JSON document."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from bench.project import BENCH_DIR
+
+RESULTS_DIR = BENCH_DIR / "results"
+
+
+def _s(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if value < 10 else f"{value:.1f}"
+
+
+def _x(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def workload_table(result: dict[str, Any]) -> str:
+    """One workload: a row per mode, ours vs floor vs peer, medians and minima in seconds."""
+    spec = result["spec"]
+    lines = [
+        "",
+        f"== {result['label']}: {spec['tables']} tables x {spec['columns']} columns x "
+        f"{spec['rows']:,} rows/table, {spec['drifted']} drifted, {spec['dark']} dark, "
+        f"{spec['loads']}+1 loads over {spec['days']} days "
+        f"({'reused' if result['reused'] else 'built'} in {result['build_seconds']:.1f} s)",
+        f"   first run (cold dlt/source import): {_s(result['first_run_seconds'])} s; "
+        f"floor connect: {_s(result['floor']['connect']['median'])} s (not in the floor)",
+    ]
+    header = (
+        f"   {'mode':<9}{'ours min':>10}{'ours med':>10}{'floor min':>10}{'floor med':>10}"
+        f"{'ours/floor':>11}{'queries m/c/s':>15}{'in SQL':>9}{'outside':>9}"
+        f"{'peer med':>10}{'peer/ours':>10}"
+    )
+    lines += [header, "   " + "-" * (len(header) - 3)]
+    for mode, row in result["modes"].items():
+        q = row["queries"]
+        peer = (result.get("peer") or {}).get("modes", {}).get(mode)
+        peer_med = peer["median"] if peer else None
+        lines.append(
+            f"   {mode:<9}{_s(row['ours']['min']):>10}{_s(row['ours']['median']):>10}"
+            f"{_s(row['floor']['min']):>10}{_s(row['floor']['median']):>10}"
+            f"{_x(row['ratio_median']):>11}"
+            f"{q.get('metadata', 0):>7}/{q.get('coverage', 0)}/{q.get('sample', 0):<5}"
+            f"{_s(row['query_seconds_median']):>9}{_s(row['overhead_median']):>9}"
+            f"{_s(peer_med):>10}{_x(peer_med / row['ours']['median'] if peer_med else None):>10}"
+        )
+    peer = result.get("peer")
+    if peer and peer.get("error"):
+        lines.append(f"   peer: {peer['error']}")
+    elif peer:
+        for mode, row in peer["modes"].items():
+            lines.append(
+                f"   peer {mode}: queries {row['queries']}, findings {row['findings']}"
+                + (f", errors {row['errors']}" if row["errors"] else "")
+            )
+    if result.get("profile"):
+        lines.append(f"   profile of `both`: {result['profile']}")
+    return "\n".join(lines)
+
+
+def growth_table(results: list[dict[str, Any]]) -> str:
+    """How time grows between consecutive workloads (e.g. 200 -> 2000 tables)."""
+    lines = []
+    for before, after in zip(results, results[1:], strict=False):
+        factors = []
+        for key in ("tables", "columns", "rows"):
+            if before["spec"][key] != after["spec"][key]:
+                factors.append(f"{key} x{after['spec'][key] / before['spec'][key]:g}")
+        if not factors:
+            continue
+        cells = []
+        for mode in after["modes"]:
+            growth = after["modes"][mode]["ours"]["median"] / before["modes"][mode]["ours"]["median"]
+            cells.append(f"{mode} x{growth:.2f}")
+        lines.append(f"   {before['label']} -> {after['label']} ({', '.join(factors)}): "
+                     + ", ".join(cells))
+    return ("\n== growth (median time)\n" + "\n".join(lines)) if lines else ""
+
+
+def write_json(document: dict[str, Any], results_dir: Path = RESULTS_DIR) -> Path:
+    results_dir.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    path = results_dir / f"bench-{document['preset']}-{stamp}.json"
+    path.write_text(json.dumps(document, indent=2, default=str))
+    return path

@@ -1,0 +1,139 @@
+"""What a benchmark workload is: its shape, the drift planted in it, and the named presets."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+#: model columns every table has besides the generated `c_NNN` ones
+FIXED_COLUMNS = ("id", "loaded_at")
+#: the configured load timestamp column: the removal windows are cut on it
+LOAD_TIMESTAMP_COLUMN = "loaded_at"
+SOURCE_NAME = "bench"
+PIPELINE_NAME = "bench_pipeline"
+DATASET_NAME = "bench_data"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One synthetic warehouse.
+
+    `columns` counts every model field (`id`, `loaded_at` and the generated ones). `rows` is
+    per table over all loads: `loads` baseline loads spread over the last `days` days, then
+    one recent load. In the recent load the first `drifted` tables carry `extra_columns`
+    columns their models do not declare (additive drift) and the last `dark` tables carry
+    NULL in `dark_columns` declared columns (removal drift).
+    """
+
+    tables: int = 50
+    columns: int = 30
+    rows: int = 200_000
+    drifted: int = 5
+    dark: int = 5
+    loads: int = 3
+    days: float = 3.0
+    extra_columns: int = 2
+    dark_columns: int = 2
+    batch_rows: int = 100_000
+
+    def validate(self) -> Spec:
+        """Raise ValueError naming the parameter when the shape cannot be built."""
+        problems = []
+        if self.tables < 1:
+            problems.append("--tables must be at least 1")
+        if self.columns < len(FIXED_COLUMNS) + max(1, self.dark_columns):
+            problems.append(
+                f"--columns must be at least {len(FIXED_COLUMNS) + max(1, self.dark_columns)} "
+                f"(id, loaded_at and the {self.dark_columns} dark columns)"
+            )
+        if self.loads < 1:
+            problems.append("--loads must be at least 1 (baseline loads before the recent one)")
+        if self.rows < self.loads + 1:
+            problems.append(f"--rows must be at least {self.loads + 1}: one per load")
+        if self.drifted < 0 or self.dark < 0 or self.drifted + self.dark > self.tables:
+            problems.append("--drifted + --dark must be between 0 and --tables (disjoint sets)")
+        if not 0.5 <= self.days <= 7.0:
+            problems.append("--days must be between 0.5 and 7 (the baseline window is 7 days)")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
+
+    @property
+    def label(self) -> str:
+        return f"{self.tables}x{self.columns}x{_human(self.rows)}"
+
+    @property
+    def recent_rows(self) -> int:
+        return max(1, self.rows // (self.loads + 1))
+
+    @property
+    def baseline_rows(self) -> int:
+        return self.rows - self.recent_rows
+
+    def drifted_tables(self) -> list[int]:
+        return list(range(self.drifted))
+
+    def dark_tables(self) -> list[int]:
+        return list(range(self.tables - self.dark, self.tables))
+
+    def key(self) -> str:
+        """A short hash of the shape, for reusing a built warehouse."""
+        blob = json.dumps(asdict(self), sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:10]
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def table_name(i: int) -> str:
+    return f"t_{i:05d}"
+
+
+def column_name(j: int) -> str:
+    return f"c_{j:03d}"
+
+
+def extra_column_name(k: int) -> str:
+    return f"x_new_{k:02d}"
+
+
+def _human(n: int) -> str:
+    for unit, size in (("M", 1_000_000), ("k", 1_000)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
+
+
+def parse_count(text: str) -> int:
+    """`200k` -> 200000, `1.5M` -> 1500000, `2000` -> 2000."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*", text)
+    if not m:
+        raise ValueError(f"{text!r} is not a count: write e.g. 2000, 200k or 1.5M")
+    scale = {"": 1, "k": 1_000, "m": 1_000_000}[m.group(2).lower()]
+    return int(float(m.group(1)) * scale)
+
+
+def parse_shape(text: str) -> Spec:
+    """`TABLESxCOLUMNSxROWS`, e.g. `50x30x200k`."""
+    parts = text.lower().split("x")
+    if len(parts) != 3:
+        raise ValueError(f"{text!r} is not a shape: write TABLESxCOLUMNSxROWS, e.g. 50x30x200k")
+    tables, columns, rows = (parse_count(p) for p in parts)
+    return Spec(tables=tables, columns=columns, rows=rows)
+
+
+#: preset name -> the workloads it runs, in order
+PRESETS: dict[str, tuple[Spec, ...]] = {
+    "small": (Spec(tables=8, columns=12, rows=4_000, drifted=2, dark=2, loads=2, days=2),),
+    "50x30x200k": (Spec(tables=50, columns=30, rows=200_000, drifted=5, dark=5),),
+    "200x30x2k": (Spec(tables=200, columns=30, rows=2_000, drifted=20, dark=20),),
+    "2000x30x2k": (Spec(tables=2000, columns=30, rows=2_000, drifted=200, dark=200, loads=2),),
+}
+PRESETS["linearity"] = (
+    replace(PRESETS["2000x30x2k"][0], tables=200, drifted=20, dark=20),
+    PRESETS["2000x30x2k"][0],
+)
+PRESETS["default"] = PRESETS["50x30x200k"] + PRESETS["200x30x2k"]
