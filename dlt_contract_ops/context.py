@@ -89,7 +89,7 @@ class SourceContext:
             pipeline=self.target.pipeline_name,
             destination=self.target.destination_type,
             dataset=self.adapter.dataset,
-            detector=detector,  # type: ignore[arg-type]
+            detector=detector,
             findings=findings,
             notes=notes,
             duration_s=round(time.perf_counter() - started, 4),

@@ -111,7 +111,7 @@ def reproduce_coverage_query(
                     true=exp.Literal.string("recent"))],
         default=exp.Literal.string("baseline"),
     )
-    select: list[exp.Expression] = [
+    select: list[exp.Expr] = [
         exp.alias_(window, "window", quoted=True),
         exp.alias_(exp.Count(this=exp.Star()), "rows", quoted=True),
     ]

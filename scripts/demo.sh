@@ -6,6 +6,7 @@ demo="$root/.demo/basic_project"
 rm -rf "$root/.demo"
 mkdir -p "$root/.demo"
 cp -r "$root/examples/basic_project" "$demo"
+rm -f "$demo"/*.duckdb "$demo"/*.duckdb.wal  # a fresh warehouse every run
 export DLT_DATA_DIR="$root/.demo/dlt_data"
 export RUNTIME__DLTHUB_TELEMETRY=false
 py="$root/.venv/bin/python"

@@ -74,14 +74,19 @@ class RemovalOptions:
                 f"Unknown key(s) {', '.join(f'`{k}`' for k in unknown)} in `{where}`; "
                 f"allowed: {', '.join(sorted(allowed))}."
             )
-        out = self
-        for key in ("recent_window", "baseline_window"):
-            if key in table:
-                out = replace(out, **{key: parse_window(table[key], f"{where}.{key}")})
-        for key in ("baseline_threshold", "recent_threshold"):
-            if key in table:
-                out = replace(out, **{key: parse_threshold(table[key], f"{where}.{key}")})
-        return out
+        def window(key: str, current: timedelta) -> timedelta:
+            return parse_window(table[key], f"{where}.{key}") if key in table else current
+
+        def threshold(key: str, current: float) -> float:
+            return parse_threshold(table[key], f"{where}.{key}") if key in table else current
+
+        return replace(
+            self,
+            recent_window=window("recent_window", self.recent_window),
+            baseline_window=window("baseline_window", self.baseline_window),
+            baseline_threshold=threshold("baseline_threshold", self.baseline_threshold),
+            recent_threshold=threshold("recent_threshold", self.recent_threshold),
+        )
 
 
 def _iso(moment: datetime) -> str:
