@@ -95,19 +95,14 @@ def parse_waivers(text: str, path: str) -> tuple[Waiver, ...]:
                 f"{where}: `rule` is `{rule}`, which is no rule id.{_hint(rule, rule_ids)} "
                 "Rule ids are listed in docs/contracts.md."
             )
+        resource = _text(entry, "resource", where) or ""
+        column = _text(entry, "column", where, required=False)
+        reason = _text(entry, "reason", where) or ""
         if "expires" not in entry:
             raise WaiverError(
                 f"{where}: `expires` is missing; every waiver needs an expiry date, so an "
                 "accepted break is revisited."
             )
-        out.append(
-            Waiver(
-                rule=rule,
-                resource=_text(entry, "resource", where) or "",
-                column=_text(entry, "column", where, required=False),
-                reason=_text(entry, "reason", where) or "",
-                expires=_date(entry["expires"], where),
-                where=where,
-            )
-        )
+        expires = _date(entry["expires"], where)
+        out.append(Waiver(rule, resource, column, reason, expires, where))
     return tuple(out)
