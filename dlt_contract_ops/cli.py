@@ -51,6 +51,8 @@ def main(verbose: bool) -> None:
               help="Removal: baseline coverage must exceed this (default 0.20).")
 @click.option("--recent-threshold", type=float, default=None,
               help="Removal: recent coverage must fall below this (default 0.01).")
+@click.option("--no-dedup", is_flag=True,
+              help="Send every finding to the alert sinks, even one already alerted recently.")
 def reconcile(
     sources: tuple[str, ...],
     all_sources: bool,
@@ -63,6 +65,7 @@ def reconcile(
     baseline_window: str | None,
     baseline_threshold: float | None,
     recent_threshold: float | None,
+    no_dedup: bool,
 ) -> None:
     """Diff the live destination schema against the models (read-only)."""
     if bool(sources) == all_sources:
@@ -70,6 +73,7 @@ def reconcile(
     from dlt_contract_ops.errors import ConfigError
     from dlt_contract_ops.reconcile import ALL_DETECTORS, DETECTORS, run
     from dlt_contract_ops.render import to_json, to_text
+    from dlt_contract_ops.sinks.dedup import recording_alerts
 
     try:
         flags = {
@@ -79,20 +83,22 @@ def reconcile(
             "recent_threshold": recent_threshold,
         }
         removal = {k: v for k, v in flags.items() if v is not None}
-        results = run(
-            list(sources) or None,
-            detectors=ALL_DETECTORS if include_removal else DETECTORS,
-            dry_run=dry_run,
-            project_dir=project_dir,
-            removal=removal,
-        )
+        with recording_alerts() as alerts:
+            results = run(
+                list(sources) or None,
+                detectors=ALL_DETECTORS if include_removal else DETECTORS,
+                dry_run=dry_run,
+                project_dir=project_dir,
+                removal=removal,
+                dedup=not no_dedup,
+            )
     except ConfigError as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     if fmt == "json":
-        click.echo(to_json(results))
+        click.echo(to_json(results, alerts=alerts))
     else:
-        click.echo(to_text(results, dry_run=dry_run), nl=False)
+        click.echo(to_text(results, dry_run=dry_run, alerts=alerts), nl=False)
     if any(r.error_kind == "config" for r in results):
         sys.exit(EXIT_USAGE)
     if any(r.error for r in results):
@@ -104,6 +110,13 @@ def reconcile(
 
 from dlt_contract_ops.contracts.cli import contract  # noqa: E402
 main.add_command(contract)
+
+from dlt_contract_ops.commands.validate import validate  # noqa: E402
+
+main.add_command(validate)
+from dlt_contract_ops.commands.sinks import sinks  # noqa: E402
+
+main.add_command(sinks)
 
 
 if __name__ == "__main__":  # pragma: no cover

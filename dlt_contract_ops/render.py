@@ -3,20 +3,32 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from dlt_contract_ops.findings import ReconcileResult, results_document
 
+#: finding key -> "new" | "repeat", what alert dedup decided (see sinks.dedup.AlertLedger)
+Alerts = Mapping[Any, str]
 
-def to_json(results: Sequence[ReconcileResult]) -> str:
-    return json.dumps(results_document(list(results)), indent=2, ensure_ascii=False)
+
+def to_json(results: Sequence[ReconcileResult], *, alerts: Alerts | None = None) -> str:
+    doc = results_document(list(results))
+    if alerts:  # optional finding key `alert`, present when dedup ran
+        for r_doc, r in zip(doc["results"], results, strict=True):
+            for f_doc, f in zip(r_doc["findings"], r.findings, strict=True):
+                if f.key in alerts:
+                    f_doc["alert"] = alerts[f.key]
+    return json.dumps(doc, indent=2, ensure_ascii=False)
 
 
 #: declared-side detectors run on every reconcile; their text block shows only when it has news
 QUIET_WHEN_CLEAN = frozenset({"missing", "type"})
 
 
-def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str:
+def to_text(
+    results: Sequence[ReconcileResult], *, dry_run: bool = False, alerts: Alerts | None = None
+) -> str:
     lines: list[str] = []
     if dry_run:
         lines += ["Dry-run: alert emission suppressed", ""]
@@ -32,7 +44,10 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
         elif not r.findings:
             lines.append("  ✓ No drift")
         for f in r.findings:
-            lines.append(f"  • {f.resource}: {f.drift_type} drift ({len(f.columns)} column(s))")
+            mark = f" [{alerts[f.key]}]" if alerts and f.key in alerts else ""
+            lines.append(
+                f"  • {f.resource}: {f.drift_type} drift ({len(f.columns)} column(s)){mark}"
+            )
             lines.append(f"      Columns: {', '.join(f.columns)}")
             if f.coverage:
                 cov = ", ".join(

@@ -1,38 +1,89 @@
-"""The default sink: one structured log line per event."""
+"""The default sink: one structured log line per event.
+
+Drift, at WARNING on the `dlt_contract_ops.alerts` logger::
+
+    schema drift kind=additive at=gh.gh_api.events columns=["size"] | reproduce: SELECT …
+
+A reconciler error, at ERROR with the traceback::
+
+    reconciler error detector=additive at=github.gh_api.events: sample query for `events` failed: …
+
+`at` is pipeline.source.resource; a part that is not a plain token (a space, a dot, a quote)
+is JSON-quoted, and columns are a JSON list, so odd identifiers stay unambiguous. The
+reproduce SELECT comes last and unquoted so it can be copied straight into a SQL console.
+"""
 
 from __future__ import annotations
 
+import json
 import logging
+import re
 
 from dlt_contract_ops.findings import DriftFinding
 from dlt_contract_ops.sinks.base import ErrorEvent
 
-logger = logging.getLogger("dlt_contract_ops.alerts")
+LOGGER_NAME = "dlt_contract_ops.alerts"
+
+_PLAIN = re.compile(r"[^\s.\"'=|\\]+")
+
+
+def token(value: str) -> str:
+    """`value` bare when it is a plain token, else JSON-quoted (`"my events"`)."""
+    return value if _PLAIN.fullmatch(value) else json.dumps(value, ensure_ascii=False)
+
+
+def where(pipeline: str | None, source: str | None, resource: str | None) -> str:
+    """pipeline.source.resource with odd parts quoted; missing parts left out."""
+    return ".".join(token(p) for p in (pipeline, source, resource) if p)
+
+
+def one_line(text: str) -> str:
+    """`text` with line breaks turned into spaces (nothing else touched: SQL stays valid)."""
+    return text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
+
+
+def drift_line(finding: DriftFinding) -> str:
+    """The one line the logging sink writes for a drift finding."""
+    line = (
+        f"schema drift kind={finding.drift_type} "
+        f"at={where(finding.pipeline, finding.source, finding.resource)} "
+        f"columns={json.dumps(list(finding.columns), ensure_ascii=False)}"
+    )
+    if finding.reproduce:
+        line += f" | reproduce: {one_line(finding.reproduce)}"
+    return line
+
+
+def error_line(event: ErrorEvent) -> str:
+    """The one line (before its traceback) the logging sink writes for a reconciler error."""
+    head = "reconciler error"
+    if event.detector:
+        head += f" detector={event.detector}"
+    head += f" at={where(event.pipeline, event.source, event.resource)}"
+    return f"{head}: {one_line(event.message)}"
 
 
 class LoggingSink:
-    """WARNING per drift finding, ERROR with traceback per reconciler error."""
+    """WARNING per drift finding, ERROR with traceback per reconciler error.
 
-    def __init__(self, logger_name: str = "dlt_contract_ops.alerts") -> None:
+    >>> LoggingSink().emit_drift(DriftFinding(drift_type="additive", source="s",
+    ...     resource="r", table="r", columns=["c"]))  # logs one WARNING line
+    """
+
+    def __init__(self, logger_name: str = LOGGER_NAME) -> None:
         self._log = logging.getLogger(logger_name)
 
     def emit_drift(self, finding: DriftFinding) -> None:
-        where = ".".join(p for p in (finding.pipeline, finding.source, finding.resource) if p)
-        self._log.warning(
-            "schema drift (%s): %s — %d column(s): %s | reproduce: %s",
-            finding.drift_type,
-            where,
-            len(finding.columns),
-            ", ".join(finding.columns),
-            finding.reproduce,
-        )
+        self._log.warning("%s", drift_line(finding))
 
     def emit_error(self, event: ErrorEvent) -> None:
-        where = ".".join(p for p in (event.pipeline, event.source, event.resource) if p)
         exc = event.exception
         exc_info = (type(exc), exc, exc.__traceback__) if exc is not None else None
-        self._log.error("reconciler error: %s — %s", where, event.message, exc_info=exc_info)
+        self._log.error("%s", error_line(event), exc_info=exc_info)
 
     def flush(self, timeout: float) -> None:
-        for handler in self._log.handlers or logging.getLogger().handlers:
-            handler.flush()
+        logger: logging.Logger | None = self._log
+        while logger is not None:  # every handler a record from this logger can reach
+            for handler in logger.handlers:
+                handler.flush()
+            logger = logger.parent if logger.propagate else None
