@@ -1,0 +1,221 @@
+"""The query budget of a sweep, counted (not timed) on a small real workload.
+
+One metadata query per (destination, dataset); one coverage aggregate per table that has
+declared columns; one sample query per drifted table; each source built once per run. Three
+sources: `shop` and `crm` land in the same DuckDB dataset, `billing` in its own file.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pytest
+
+from dlt_contract_ops.context import Sweep
+from dlt_contract_ops.reconcile import ALL_DETECTORS, DETECTORS, run
+from tests.projects import Project
+
+SOURCES = """
+from datetime import datetime, timedelta, timezone
+from typing import Optional
+
+import dlt
+from pydantic import BaseModel
+
+EVOLVE = {"columns": "evolve"}  # planted columns land although the models do not know them
+
+
+class Order(BaseModel):
+    id: int
+    amount: Optional[float] = None
+    loaded_at: datetime
+
+
+class Customer(BaseModel):
+    id: int
+    email: Optional[str] = None
+    loaded_at: datetime
+
+
+class Refund(BaseModel):  # declared, never loaded: no table, no query
+    id: int
+
+
+class Contact(BaseModel):
+    id: int
+    phone: Optional[str] = None
+    loaded_at: datetime
+
+
+class Invoice(BaseModel):
+    id: int
+    total: Optional[float] = None
+    loaded_at: datetime
+
+
+def _stamp(recent):
+    now = datetime.now(timezone.utc)
+    return now - timedelta(minutes=30) if recent else now - timedelta(days=2)
+
+
+@dlt.source(name="shop")
+def shop(recent=False, first=0):
+    at = _stamp(recent)
+
+    @dlt.resource(columns=Order, schema_contract=EVOLVE)
+    def orders():
+        for i in range(first, first + 20):
+            row = {"id": i, "amount": i * 1.5, "loaded_at": at}
+            if recent:
+                row["coupon_code"] = f"C{i}"  # additive drift
+            yield row
+
+    @dlt.resource(columns=Customer, schema_contract=EVOLVE)
+    def customers():
+        for i in range(first, first + 20):
+            # removal drift: email goes dark in the recent load
+            yield {"id": i, "email": None if recent else f"u{i}@x.io", "loaded_at": at}
+
+    @dlt.resource(columns=Refund)
+    def refunds():
+        yield from ()
+
+    @dlt.resource  # no model: nothing to diff, no query
+    def raw_log():
+        yield {"line": f"loaded {first}", "loaded_at": at}
+
+    return orders, customers, refunds, raw_log
+
+
+@dlt.source(name="crm")
+def crm(recent=False, first=0):
+    at = _stamp(recent)
+
+    @dlt.resource(columns=Contact, schema_contract=EVOLVE)
+    def contacts():
+        for i in range(first, first + 20):
+            yield {"id": i, "phone": f"+49{i}", "loaded_at": at}
+
+    return contacts
+
+
+@dlt.source(name="billing")
+def billing(recent=False, first=0):
+    at = _stamp(recent)
+
+    @dlt.resource(columns=Invoice, schema_contract=EVOLVE)
+    def invoices():
+        for i in range(first, first + 20):
+            row = {"id": i, "total": float(i), "loaded_at": at}
+            if recent:
+                row["tax_id"] = f"T{i}"  # additive drift
+                row["tax_rate"] = 0.19
+            yield row
+
+    return invoices
+"""
+
+LOAD = """
+import dlt
+from budget_sources import billing, crm, shop
+
+shop_pipe = dlt.pipeline("shop_pipe", destination="duckdb", dataset_name="shop_data")
+billing_pipe = dlt.pipeline("billing_pipe", destination="duckdb", dataset_name="billing_data")
+for recent, first in ((False, 0), (True, 100)):
+    shop_pipe.run(shop(recent=recent, first=first))
+    shop_pipe.run(crm(recent=recent, first=first))
+    billing_pipe.run(billing(recent=recent, first=first))
+"""
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> Project:
+    """Three sources, two DuckDB datasets, one baseline and one recent load each."""
+    project = Project(tmp_path_factory.mktemp("budget") / "project")
+    project.module("budget_sources", SOURCES)
+    project.config('[contract_ops]\nalert_sinks = []\nload_timestamp_column = "loaded_at"\n')
+    project.source("shop", "budget_sources:shop", pipeline_name="shop_pipe",
+                   dataset_name="shop_data")
+    project.source("crm", "budget_sources:crm", pipeline_name="shop_pipe",
+                   dataset_name="shop_data")
+    project.source("billing", "budget_sources:billing", pipeline_name="billing_pipe",
+                   dataset_name="billing_data")
+    # module scope runs before the per-test isolation fixture: isolate the loads here
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DLT_DATA_DIR", str(project.root.parent / "_dlt_data"))
+        mp.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
+        project.python(LOAD)
+    return project
+
+
+@dataclass
+class Counted:
+    queries: Counter[str] = field(default_factory=Counter)
+    sources_built: int = 0
+    sweeps: int = 0
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> Counted:
+    """Read every sweep's counters just before its adapters close."""
+    seen = Counted()
+    close = Sweep.close
+
+    def recording_close(self: Sweep) -> None:
+        seen.sweeps += 1
+        seen.sources_built += self.sources_built
+        for adapter in self.adapters:
+            seen.queries.update(adapter.queries)
+        close(self)
+
+    monkeypatch.setattr(Sweep, "close", recording_close)
+    return seen
+
+
+# detectors -> (metadata, coverage, sample): 2 datasets; 4 loaded modelled tables (orders,
+# customers, contacts, invoices); 2 drifted tables (orders, invoices)
+BUDGET: list[tuple[tuple[str, ...], dict[str, int]]] = [
+    (("additive",), {"metadata": 2, "sample": 2}),
+    (("removal",), {"metadata": 2, "coverage": 4}),
+    (("additive", "removal"), {"metadata": 2, "coverage": 4, "sample": 2}),
+    (DETECTORS, {"metadata": 2, "sample": 2}),
+    (ALL_DETECTORS, {"metadata": 2, "coverage": 4, "sample": 2}),
+]
+
+
+@pytest.mark.parametrize(("detectors", "budget"), BUDGET, ids=["-".join(d) for d, _ in BUDGET])
+def test_query_budget_of_a_sweep(
+    loaded: Project, counted: Counted, detectors: tuple[str, ...], budget: dict[str, int]
+) -> None:
+    results = run(None, detectors=detectors, dry_run=True, project_dir=loaded.root)
+
+    assert [r.error for r in results if r.error] == []
+    assert counted.sweeps == 1
+    assert counted.sources_built == 3  # shop, crm, billing: each built once
+    assert {k: v for k, v in counted.queries.items() if v} == budget
+
+
+def test_the_budget_workload_really_drifts(loaded: Project, counted: Counted) -> None:
+    """The counts above mean something only if the planted drift is found."""
+    results = run(None, detectors=("additive", "removal"), dry_run=True, project_dir=loaded.root)
+
+    found: dict[str, list[tuple[str, list[str]]]] = {}
+    for r in results:
+        found.setdefault(r.detector, []).extend((f.table, f.columns) for f in r.findings)
+    assert sorted(found["additive"]) == [
+        ("invoices", ["tax_id", "tax_rate"]),
+        ("orders", ["coupon_code"]),
+    ]
+    assert found["removal"] == [("customers", ["email"])]
+
+
+def test_one_source_alone_costs_one_metadata_query(loaded: Project, counted: Counted) -> None:
+    run(["billing"], detectors=ALL_DETECTORS, dry_run=True, project_dir=loaded.root)
+
+    assert counted.sources_built == 1
+    assert {k: v for k, v in counted.queries.items() if v} == {
+        "metadata": 1,
+        "coverage": 1,
+        "sample": 1,
+    }

@@ -1,0 +1,91 @@
+"""`dlt-contract-ops --help` starts without drivers, SDKs or dlt's destinations.
+
+A fresh interpreter runs the click group with `--help` (and each command with `--help`) and
+prints the modules it loaded; none of the heavy ones may be among them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from dlt_contract_ops.cli import main
+
+#: a module is heavy when its name is one of these or starts with one plus "."
+HEAVY = ("duckdb", "psycopg2", "sqlalchemy", "pymysql", "sentry_sdk", "dlt.destinations", "dlt")
+
+_PROBE = """
+import json, sys
+from dlt_contract_ops.cli import main
+try:
+    main({args!r})
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+print(json.dumps({{"code": code, "modules": sorted(sys.modules)}}))
+"""
+
+
+def _loaded_by(args: list[str]) -> tuple[int, list[str]]:
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_PROBE.format(args=args))],
+        capture_output=True,
+        text=True,
+        # the isolation fixture's DLT_DATA_DIR comes along: dlt never writes to /var/dlt
+        env={**os.environ, "RUNTIME__DLTHUB_TELEMETRY": "false"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    return int(data["code"] or 0), list(data["modules"])
+
+
+def _heavy(modules: list[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+COMMANDS = [[], *[[name] for name in sorted(main.commands)]]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join([*c, "--help"]))
+def test_help_loads_no_driver_sdk_or_dlt(command: list[str]) -> None:
+    code, modules = _loaded_by([*command, "--help"])
+
+    assert code == 0
+    assert "click" in modules  # the probe really ran the CLI
+    assert _heavy(modules) == []
+
+
+@pytest.mark.parametrize(
+    ("modules", "heavy"),
+    [
+        (["click", "json"], []),
+        (["duckdb"], ["duckdb"]),
+        (["psycopg2._psycopg", "sentry_sdk.hub"], ["psycopg2._psycopg", "sentry_sdk.hub"]),
+        (["dlt.destinations.impl.duckdb"], ["dlt.destinations.impl.duckdb"]),
+        (["dltx", "duckdbish", "sqlalchemy_utils"], []),
+    ],
+)
+def test_heavy_module_matching(modules: list[str], heavy: list[str]) -> None:
+    assert _heavy(modules) == heavy
+
+
+def test_the_probe_sees_what_a_reconcile_loads(tmp_path: Path) -> None:
+    """The guard can fail: the same probe around a real (empty) reconcile reports dlt."""
+    (tmp_path / ".dlt").mkdir()
+    _, modules = _loaded_by(["reconcile", "--all", "--dry-run", "--project-dir", str(tmp_path)])
+
+    assert "dlt" in _heavy(modules)
+
+
+def test_importing_the_package_is_lazy() -> None:
+    code, modules = _loaded_by(["--version"])
+
+    assert code == 0
+    assert not [m for m in modules if m.split(".")[0] in ("pydantic", "sqlglot")]
