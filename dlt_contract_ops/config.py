@@ -73,9 +73,9 @@ def project_context(project_dir: str | os.PathLike[str] | None) -> Iterator[str]
     target = os.path.abspath(os.fspath(project_dir)) if project_dir is not None else os.getcwd()
     ctx = Container()[PluggableRunContext]
     previous = ctx.context.run_dir
-    if os.path.abspath(previous) == target:
-        yield target
-        return
+    # Always reload, even when the run dir already names the target: dlt's default run dir
+    # is the relative ".", whose TOML files were read in whatever directory was current at
+    # the time, and files edited since then would otherwise go unseen.
     ctx.reload(target)
     try:
         yield target

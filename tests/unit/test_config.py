@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -182,3 +183,21 @@ def test_project_context_restores_the_previous_run_dir(project: Project) -> None
     with project_context(project.root) as pdir:
         assert Container()[PluggableRunContext].context.run_dir == pdir == str(project.root)
     assert Container()[PluggableRunContext].context.run_dir == before
+
+
+def test_current_directory_and_edited_files_are_read_afresh(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    monkeypatch.chdir(other)
+    with project_context(None):
+        assert declared_sources() == []
+    project.source("gh", "pipes.gh:gh_source")
+    monkeypatch.chdir(project.root)
+    with project_context(None):
+        assert declared_sources() == ["gh"]
+    # a long-lived process sees config edited between runs
+    project.source("shop", "pipes.shop:shop")
+    with project_context(None):
+        assert declared_sources() == ["gh", "shop"]

@@ -1,0 +1,133 @@
+"""What a run sends: one metadata query per dataset, one sample query per drifted table, and
+one build of each source. Counted by wrapping the adapters' one entry point for queries."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import pytest
+from sqlglot import exp
+
+from dlt_contract_ops.destinations.base import SqlClientAdapter
+from dlt_contract_ops.reconcile import DETECTORS, run
+from tests.integration import shop
+from tests.projects import Project
+
+ALL_SHOP = ["shop", "shop_extra", "shop_clean"]
+
+
+@dataclass(frozen=True)
+class Sent:
+    kind: str
+    location: str
+    dataset: str
+    tables: tuple[str, ...]
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[Sent]:
+    """Every query any adapter runs in this test, in order."""
+    log: list[Sent] = []
+    real_run = SqlClientAdapter.run
+
+    def counting_run(
+        self: SqlClientAdapter, query: exp.Expression, params: Sequence[Any], kind: Any
+    ) -> list[tuple[Any, ...]]:
+        tables = tuple(sorted({t.name for t in query.find_all(exp.Table)}))
+        log.append(Sent(kind, str(getattr(self, "location", "")), self.dataset, tables))
+        return real_run(self, query, params, kind)
+
+    monkeypatch.setattr(SqlClientAdapter, "run", counting_run)
+    return log
+
+
+def test_one_metadata_query_and_one_sample_query_per_drifted_table(
+    shop_project: Project, sent: list[Sent]
+) -> None:
+    results = run(ALL_SHOP, detectors=("additive",), dry_run=True, project_dir=shop_project.root)
+    assert all(r.error is None for r in results)
+    drifted = {f.table for r in results for f in r.findings}
+    assert drifted == {"order_items", "plain_tbl", "refunds"}
+    # three sources, one dataset: one metadata query covers every table of all three
+    assert Counter(s.kind for s in sent) == {"metadata": 1, "sample": len(drifted)}
+    samples = [s.tables for s in sent if s.kind == "sample"]
+    assert sorted(samples) == sorted((t,) for t in drifted)
+    # clean tables (`clean`, read by two sources) get no sample query
+    assert all("clean" not in tables for tables in samples)
+
+
+def test_every_default_detector_shares_the_metadata_query(
+    shop_project: Project, sent: list[Sent]
+) -> None:
+    results = run(ALL_SHOP, detectors=DETECTORS, dry_run=True, project_dir=shop_project.root)
+    assert {r.detector for r in results} == set(DETECTORS)
+    assert all(r.error is None for r in results)
+    assert sum(s.kind == "metadata" for s in sent) == 1
+
+
+def test_each_source_is_built_once_per_run(shop_project: Project) -> None:
+    results = run(ALL_SHOP, detectors=DETECTORS, dry_run=True, project_dir=shop_project.root)
+    assert len(results) == len(ALL_SHOP) * len(DETECTORS)
+    assert sorted(shop.calls(shop_project.root)) == [
+        "call shop",
+        "call shop_clean",
+        "call shop_extra",
+        "import pipelines.shop",
+        "import pipelines.shop_extra",
+    ]
+
+
+TWO_FILES_SOURCE = """
+import dlt
+from pydantic import BaseModel
+
+
+class A(BaseModel):
+    id: int
+
+
+class B(BaseModel):
+    id: int
+
+
+@dlt.source(name="first")
+def first():
+    return dlt.resource([{"id": 1}], name="alpha", columns=A)
+
+
+@dlt.source(name="second")
+def second():
+    return dlt.resource([{"id": 2}], name="beta", columns=B)
+"""
+
+
+def test_same_dataset_name_in_two_files_is_two_datasets(project: Project, sent: list[Sent]) -> None:
+    """Two DuckDB files that both hold a dataset `raw`: each source must see its own."""
+    project.module("pipes.two", TWO_FILES_SOURCE)
+    for name in ("first", "second"):
+        project.source(name, f"pipes.two:{name}", pipeline_name=f"{name}_pipe", dataset_name="raw")
+    project.python(
+        """
+        import dlt
+        from pipes.two import first, second
+        dlt.pipeline("first_pipe", destination="duckdb", dataset_name="raw").run(first())
+        dlt.pipeline("second_pipe", destination="duckdb", dataset_name="raw").run(second())
+        """
+    )
+    for name, table in (("first", "alpha"), ("second", "beta")):
+        with duckdb.connect(str(project.root / f"{name}_pipe.duckdb")) as con:
+            con.execute(f"ALTER TABLE raw.{table} ADD COLUMN {name}_extra INT")
+            con.execute(f"UPDATE raw.{table} SET {name}_extra = 7")
+
+    results = run(["first", "second"], detectors=("additive",), dry_run=True,
+                  project_dir=project.root)
+    found = {r.source: [(f.table, f.columns) for f in r.findings] for r in results}
+    assert found == {
+        "first": [("alpha", ["first_extra"])],
+        "second": [("beta", ["second_extra"])],
+    }
+    assert sum(s.kind == "metadata" for s in sent) == 2
