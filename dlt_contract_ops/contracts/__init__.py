@@ -3,13 +3,54 @@
 The core (`rules`, `model`, `diff`, `gate`, `canonical`, `waivers`, `extract`, `semantics`,
 `render`, `ci`) is pure: no file or network I/O, no click. `store` reads and writes snapshot
 files, `service` wires discovery to the core, `cli` is the `contract` command group.
+
+Names are exported lazily so that `dlt-contract-ops --help`, which imports `contracts.cli`,
+loads nothing of the feature but its click layer.
 """
 
-from dlt_contract_ops.contracts.diff import Change, diff_releases, diff_resources
-from dlt_contract_ops.contracts.gate import Assessment, Finding, GateReport, Waiver, assess
-from dlt_contract_ops.contracts.model import ColumnContract, Release, ResourceContract, Version
-from dlt_contract_ops.contracts.rules import Bump, Perspective, Rule, Severity
-from dlt_contract_ops.contracts.semantics import Semantics, TableSemantics
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dlt_contract_ops.contracts.diff import Change, diff_releases, diff_resources
+    from dlt_contract_ops.contracts.gate import (
+        Assessment,
+        Finding,
+        GateReport,
+        Waiver,
+        assess,
+    )
+    from dlt_contract_ops.contracts.model import (
+        ColumnContract,
+        Release,
+        ResourceContract,
+        Version,
+    )
+    from dlt_contract_ops.contracts.rules import Bump, Perspective, Rule, Severity
+    from dlt_contract_ops.contracts.semantics import Semantics, TableSemantics
+
+_EXPORTS = {
+    "Assessment": "gate",
+    "Bump": "rules",
+    "Change": "diff",
+    "ColumnContract": "model",
+    "Finding": "gate",
+    "GateReport": "gate",
+    "Perspective": "rules",
+    "Release": "model",
+    "ResourceContract": "model",
+    "Rule": "rules",
+    "Semantics": "semantics",
+    "Severity": "rules",
+    "TableSemantics": "semantics",
+    "Version": "model",
+    "Waiver": "gate",
+    "assess": "gate",
+    "diff_releases": "diff",
+    "diff_resources": "diff",
+}
 
 __all__ = [
     "Assessment",
@@ -31,3 +72,12 @@ __all__ = [
     "diff_releases",
     "diff_resources",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

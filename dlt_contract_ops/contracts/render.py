@@ -102,7 +102,7 @@ def _assessment_text(a: Assessment, kind: str) -> list[str]:
         for f in offending:
             lines.append(f"  ✗ {f.change.rule_id} {f.change.subject}: {blocking_reason(f, a)}")
     view = a.schema_only_view
-    if view is not None:
+    if view is not None and a.findings:
         verdict = "READY" if view.ready else "BLOCKED"
         lines.append(
             f"Schema-only view: a names-and-types diff sees {view.visible} of "
