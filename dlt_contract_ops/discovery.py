@@ -9,10 +9,10 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from dlt_contract_ops.core.columns import ExpectedTable
+from dlt_contract_ops.core.columns import ExpectedColumn, ExpectedTable
 from dlt_contract_ops.core.naming import expected_table
 from dlt_contract_ops.errors import SourceConfigMissingError, SourceImportError
 
@@ -32,20 +32,31 @@ class BuiltSource:
 def _under(path: str | None, directory: str) -> bool:
     if not path:
         return False
-    return os.path.abspath(path).startswith(directory.rstrip(os.sep) + os.sep)
+    root = os.path.realpath(directory).rstrip(os.sep) + os.sep
+    return os.path.realpath(path).startswith(root)
+
+
+def _project_has(top: str, project_dir: str) -> bool:
+    """Whether the project itself holds the top-level module or package `top`."""
+    return os.path.isdir(os.path.join(project_dir, top)) or os.path.isfile(
+        os.path.join(project_dir, f"{top}.py")
+    )
 
 
 def _import_module(module_name: str, project_dir: str) -> Any:
     """Import `module_name` with `project_dir` first on the path.
 
-    A module of the same name imported earlier from elsewhere (another project in the same
-    process) is evicted first, so each project gets its own code.
+    When the project holds the module's top-level package, a package of that name imported
+    earlier from elsewhere (another project in the same process) is evicted first, so each
+    project gets its own code. A ref into an installed package (`dlt.sources...`) evicts
+    nothing: re-importing a library the process already uses would split its classes in two.
     """
     top = module_name.split(".")[0]
-    for loaded in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
-        mod = sys.modules.get(loaded)
-        if mod is not None and not _under(getattr(mod, "__file__", None), project_dir):
-            del sys.modules[loaded]
+    if _project_has(top, project_dir):
+        for loaded in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
+            mod = sys.modules.get(loaded)
+            if mod is not None and not _under(getattr(mod, "__file__", None), project_dir):
+                del sys.modules[loaded]
     # first on the path even when an earlier run put it further back: another project's
     # package of the same name must not shadow this one's
     while project_dir in sys.path:
@@ -178,11 +189,45 @@ def build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
             expected_table(res_name, str(table_name), model, schema.naming, str(disposition))
         )
         models[res_name] = model
+    merged, merge_notes = _merge_shared_tables(tables)
     return BuiltSource(
         name=name,
         schema_name=schema.name,
         naming=schema.naming,
-        tables=tuple(tables),
+        tables=merged,
         models=models,
-        notes=tuple(notes),
+        notes=tuple(notes + merge_notes),
     )
+
+
+def _merge_shared_tables(
+    tables: list[ExpectedTable],
+) -> tuple[tuple[ExpectedTable, ...], list[str]]:
+    """One ExpectedTable per destination table.
+
+    dlt lands every resource that names the same table in that one table, so each resource's
+    columns are expected there: diffing them one model at a time would report the other
+    models' columns as drift (and sample the table once per resource). The table is diffed
+    once, against the union of the models, and findings name the first resource.
+    """
+    by_table: dict[str, list[ExpectedTable]] = {}
+    for table in tables:
+        by_table.setdefault(table.table, []).append(table)
+    merged: list[ExpectedTable] = []
+    notes: list[str] = []
+    for table_name, group in by_table.items():
+        first = group[0]
+        if len(group) == 1:
+            merged.append(first)
+            continue
+        columns: dict[str, ExpectedColumn] = {}
+        for table in group:
+            for column in table.columns:
+                columns.setdefault(column.name, column)
+        merged.append(replace(first, columns=tuple(columns.values())))
+        names = ", ".join(f"`{t.resource}`" for t in group)
+        notes.append(
+            f"resources {names} share table `{table_name}`: diffed once against the union of "
+            f"their models (findings name `{first.resource}`)"
+        )
+    return tuple(merged), notes

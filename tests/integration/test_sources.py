@@ -251,3 +251,85 @@ def test_project_dir_defaults_to_the_current_directory(
     assert result.error is None, result.error
     assert result.dataset == shop.DATASET
     assert {f.resource for f in result.findings} == {"OrderItems", "plain"}
+
+
+SHARED_TABLE = """
+from typing import Optional
+
+import dlt
+from pydantic import BaseModel
+
+
+# nullable: each resource's rows leave the other model's columns empty
+class Push(BaseModel):
+    id: int
+    branch: Optional[str] = None
+
+
+class Star(BaseModel):
+    id: int
+    stargazer: Optional[str] = None
+
+
+@dlt.resource(columns=Push, table_name="activity")
+def pushes():
+    yield [{"id": i, "branch": "main"} for i in range(3)]
+
+
+@dlt.resource(columns=Star, table_name="activity")
+def stars():
+    yield [{"id": 10 + i, "stargazer": f"s{i}"} for i in range(3)]
+
+
+@dlt.source(name="gh")
+def gh():
+    return pushes, stars
+"""
+
+
+def test_resources_sharing_a_table_are_diffed_once_against_both_models(project: Project) -> None:
+    project.module("pipes.gh", SHARED_TABLE)
+    project.source("gh", "pipes.gh:gh", pipeline_name="gh_pipe", dataset_name="gh_data")
+    project.python(
+        """
+        import dlt
+        from pipes.gh import gh
+        dlt.pipeline("gh_pipe", destination="duckdb", dataset_name="gh_data").run(gh())
+        """
+    )
+    clean = reconcile_source("gh", dry_run=True, project_dir=project.root)
+    assert clean.error is None, clean.error
+    # each model's columns are expected in the shared table: nothing is drift yet
+    assert clean.findings == []
+    assert any("`pushes`, `stars` share table `activity`" in n for n in clean.notes)
+
+    with duckdb.connect(str(project.root / "gh_pipe.duckdb")) as con:
+        con.execute("ALTER TABLE gh_data.activity ADD COLUMN forced BOOLEAN")
+        con.execute("UPDATE gh_data.activity SET forced = false")
+    drifted = reconcile_source("gh", dry_run=True, project_dir=project.root)
+    # one finding for the one table, not one per resource
+    assert [(f.resource, f.table, f.columns) for f in drifted.findings] == [
+        ("pushes", "activity", ["forced"])
+    ]
+
+
+def test_a_ref_into_an_installed_package_evicts_nothing(project: Project) -> None:
+    # in a fresh interpreter: evicting dlt mid-process would poison this test process
+    proc = project.python(
+        """
+        import sys
+        import dlt
+        from dlt_contract_ops.discovery import build_source
+        from dlt_contract_ops.errors import SourceImportError
+
+        before = sys.modules["dlt.extract"]
+        try:
+            build_source("rest", "dlt.sources.rest_api:rest_api_source", ".")
+        except SourceImportError as exc:
+            print("error:", exc)
+        assert sys.modules["dlt.extract"] is before, "dlt was evicted and re-imported"
+        """,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "error: Calling `dlt.sources.rest_api:rest_api_source`" in proc.stdout
