@@ -2,22 +2,39 @@
 
 An adapter lists live columns of a whole dataset in one query, runs read-only queries with
 bound parameters, reports a table's partition column and declares its sqlglot dialect.
-Credentials, dataset-name normalization and connections come from dlt's destination client.
+Credentials, casefolding and connections come from dlt's destination client; SQL text comes
+only from `destinations.sql`, whose renderer refuses anything but a SELECT.
 """
 
 from __future__ import annotations
 
 import time
-from collections import Counter
-from collections.abc import Sequence
-from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import Any, ClassVar, Literal, Protocol, TypeVar, runtime_checkable
 
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LiveColumn, LiveTable, TimeAxis
-from dlt_contract_ops.destinations.sql import col, inline_params, param, render, table_ref
+from dlt_contract_ops.destinations.sql import (
+    ParamStyle,
+    col,
+    ident,
+    inline_params,
+    param,
+    render,
+    render_bound,
+    table_ref,
+)
+from dlt_contract_ops.errors import DestinationError
+
+__all__ = ["DestinationAdapter", "QueryKind", "SqlClientAdapter", "TimeAxis", "column"]
 
 QueryKind = Literal["metadata", "sample", "coverage", "partition"]
+
+_A = TypeVar("_A", bound="SqlClientAdapter")
+_COMPARISONS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.NEQ)
 
 
 @runtime_checkable
@@ -34,7 +51,9 @@ class DestinationAdapter(Protocol):
         """Every table of the dataset with its columns, in ONE metadata query."""
         ...
 
-    def run(self, query: exp.Expression, params: Sequence[Any], kind: QueryKind) -> list[tuple[Any, ...]]:
+    def run(
+        self, query: exp.Expression, params: Sequence[Any], kind: QueryKind
+    ) -> list[tuple[Any, ...]]:
         """Run a read-only query (rendered through the one renderer) with bound parameters."""
         ...
 
@@ -53,52 +72,151 @@ class DestinationAdapter(Protocol):
     def close(self) -> None: ...
 
 
+def data_location(config: Any) -> str:
+    """Where a dlt destination config points (host/port/database or file), without secrets.
+
+    Two sources whose datasets share a name on different servers must not share a metadata
+    cache entry, so the reconciler keys its cache on this.
+    """
+    for getter in ("data_location", "fingerprint"):
+        try:
+            value = getattr(config, getter)()
+        except Exception:  # a config without that information raises; try the next
+            continue
+        if value:
+            return str(value)
+    return ""
+
+
+def _capabilities(destination_type: str) -> Any:
+    """dlt's capabilities of a destination type: no credentials, no driver needed."""
+    from dlt.common.destination import Destination
+
+    factory = Destination.from_reference(destination_type)
+    assert factory is not None  # from_reference returns None only for a None reference
+    return factory.capabilities()
+
+
 class SqlClientAdapter:
-    """A DestinationAdapter over a dlt `SqlClientBase`; subclasses set name and dialect."""
+    """A DestinationAdapter over a dlt `SqlClientBase`; subclasses declare what differs.
+
+    Class attributes a subclass sets: `name` (the dlt destination type and entry-point name),
+    `dialect` (sqlglot), `paramstyle` (how its driver binds), `metadata_schema_column`.
+    Hooks: `metadata_query`/`metadata_params`, `adapt_param`, `coerce_placeholder`,
+    `_before_open`/`_on_open` (make a session read-only), `_execute`.
+    """
 
     name: ClassVar[str] = "sql"
     dialect: ClassVar[str] = "duckdb"
-    #: how the metadata query filters the dataset column of information_schema.columns
+    paramstyle: ClassVar[ParamStyle] = "format"
+    #: the column of information_schema.columns that holds the dataset (schema) name
     metadata_schema_column: ClassVar[str] = "table_schema"
 
-    def __init__(self, sql_client: Any) -> None:
+    def __init__(
+        self,
+        sql_client: Any,
+        *,
+        dataset: str | None = None,
+        catalog: str | None = None,
+        casefold: Callable[[str], str] | None = None,
+        location: str = "",
+    ) -> None:
         self._client = sql_client
+        self._dataset = dataset if dataset is not None else str(sql_client.dataset_name)
+        self._catalog = catalog
+        self.casefold: Callable[[str], str] = (
+            casefold if casefold is not None else sql_client.capabilities.casefold_identifier
+        )
+        self.location = location
         self._opened = False
         self.queries: Counter[str] = Counter()
-        self.query_seconds: Counter[str] = Counter()
-        self.casefold = sql_client.capabilities.casefold_identifier
+        self.query_seconds: defaultdict[str, float] = defaultdict(float)
+        # from the last metadata query: live table name -> dlt-side column -> (live name, type)
+        self._catalog_columns: dict[str, dict[str, tuple[str, str]]] = {}
+        self._live_tables: dict[str, str] = {}  # dlt-side table name -> live table name
 
     # -- construction -------------------------------------------------------------------
     @classmethod
     def from_job_client(cls, job_client: Any) -> SqlClientAdapter:
         """Build from a dlt job client; subclasses make the session read-only here."""
-        return cls(job_client.sql_client)
+        return cls(job_client.sql_client, location=data_location(job_client.config))
+
+    @classmethod
+    def offline(cls: type[_A], dataset: str, *, catalog: str | None = None) -> _A:
+        """An adapter that builds and renders queries but has no connection (golden tests,
+        docs). Casefolding comes from dlt's capabilities for `name`; `run` refuses.
+
+        >>> SqlClientAdapter.offline("raw").name
+        'sql'
+        """
+        caps = _capabilities(cls.destination_type())
+        return cls(None, dataset=dataset, catalog=catalog, casefold=caps.casefold_identifier)
+
+    @classmethod
+    def destination_type(cls) -> str:
+        """The dlt destination whose capabilities an offline adapter borrows."""
+        return cls.name if cls.name != "sql" else "duckdb"
+
+    def _before_open(self) -> None:
+        """Hook: configure the connection (read-only, timeouts) before it is made."""
+
+    def _on_open(self) -> None:
+        """Hook: make a fresh session read-only where it can only be done after connecting."""
 
     def _ensure_open(self) -> None:
-        if not self._opened:
+        if self._opened:
+            return
+        if self._client is None:
+            raise DestinationError(
+                f"The `{self.name}` adapter for dataset `{self.dataset}` was built offline: "
+                "it renders queries but cannot run them. Open it with `open_adapter`."
+            )
+        try:
+            self._before_open()
             self._client.open_connection()
             self._opened = True
             self._on_open()
+        except DestinationError:
+            self.close()
+            raise
+        except Exception as exc:
+            self.close()
+            raise DestinationError(self._connect_message(exc)) from exc
 
-    def _on_open(self) -> None:
-        """Hook to make a fresh session read-only where the destination supports it."""
+    def _connect_message(self, exc: BaseException) -> str:
+        root: BaseException = exc
+        while root.__cause__ is not None and root.__cause__ is not root:
+            root = root.__cause__
+        detail = " ".join(str(root).split()) or type(root).__name__
+        where = f" at `{self.location}`" if self.location else ""
+        return (
+            f"Cannot connect to destination `{self.name}`{where} (dataset `{self.dataset}`): "
+            f"{detail}. Check host, port, database and credentials in "
+            f"`[destination.{self.name}.credentials]` of .dlt/secrets.toml (or the pipeline's "
+            "own section, or `DESTINATION__...` environment variables)."
+        )
 
     def close(self) -> None:
+        """Close the connection (idempotent)."""
         if self._opened:
-            self._client.close_connection()
             self._opened = False
+            self._client.close_connection()
 
     # -- naming -------------------------------------------------------------------------
     @property
     def dataset(self) -> str:
-        return str(self._client.dataset_name)
+        """The dataset name as dlt's schema knows it."""
+        return self._dataset
 
     @property
     def catalog(self) -> str | None:
-        return None
+        """The catalog (BigQuery project) tables are qualified with, if any."""
+        return self._catalog
 
-    def table(self, name: str) -> exp.Table:
-        return table_ref(self.casefold(name), self.dataset, self.catalog)
+    @property
+    def live_dataset(self) -> str:
+        """The dataset name as the destination's catalog spells it."""
+        return self.casefold(self.dataset)
 
     def live_name(self, name: str) -> str:
         """Map a name the destination reports back to the name dlt's schema uses.
@@ -110,9 +228,24 @@ class SqlClientAdapter:
             return name
         return name.lower()
 
-    # -- queries ------------------------------------------------------------------------
+    def to_live(self, name: str) -> str:
+        """The destination's spelling of a dlt-side `name` (inverse of `live_name`): dlt's
+        casefolding, unless that would not read back as `name` (a mixed-case column made
+        out of band). Names the last metadata query reported are looked up exactly instead.
+        """
+        folded = self.casefold(name)
+        return folded if self.live_name(folded) == name else name
+
+    def table(self, name: str) -> exp.Table:
+        live = self._live_tables.get(name) or self.to_live(name)
+        return table_ref(live, self.live_dataset, self.catalog)
+
+    # -- metadata -----------------------------------------------------------------------
     def metadata_query(self) -> exp.Select:
-        info = exp.Table(this=exp.to_identifier("columns"), db=exp.to_identifier("information_schema"))
+        """One query over information_schema.columns for the whole dataset."""
+        info = exp.Table(
+            this=exp.to_identifier("columns"), db=exp.to_identifier("information_schema")
+        )
         return (
             exp.select(
                 exp.column("table_name"),
@@ -126,39 +259,121 @@ class SqlClientAdapter:
         )
 
     def metadata_params(self) -> list[Any]:
-        return [self.dataset]
+        return [self.live_dataset]
 
     def list_columns(self) -> dict[str, LiveTable]:
         rows = self.run(self.metadata_query(), self.metadata_params(), "metadata")
+        return self.read_metadata(rows)
+
+    def read_metadata(self, rows: Sequence[Sequence[Any]]) -> dict[str, LiveTable]:
+        """Rows `(table, column, type, is_nullable, ...)` to live tables, names unfolded."""
         tables: dict[str, dict[str, LiveColumn]] = {}
-        for table_name, column_name, data_type, is_nullable in rows:
-            t = self.live_name(str(table_name))
-            c = self.live_name(str(column_name))
-            nullable = str(is_nullable).upper() in ("YES", "TRUE", "1")
-            tables.setdefault(t, {})[c] = LiveColumn(c, str(data_type).upper(), nullable)
+        self._catalog_columns = {}
+        self._live_tables = {}
+        for row in rows:
+            live_t, live_c, data_type, is_nullable = (str(v) for v in row[:4])
+            t, c = self.live_name(live_t), self.live_name(live_c)
+            nullable = is_nullable.upper() in ("YES", "TRUE", "1", "Y")
+            db_type = self.normalize_type(data_type)
+            tables.setdefault(t, {})[c] = LiveColumn(c, db_type, nullable)
+            self._live_tables[t] = live_t
+            self._catalog_columns.setdefault(live_t, {})[c] = (live_c, db_type)
+            self._on_metadata_row(t, c, row)
         return {t: LiveTable(t, cols) for t, cols in tables.items()}
+
+    def normalize_type(self, data_type: str) -> str:
+        """The destination type as reported to detectors (upper-case by default)."""
+        return data_type.upper()
+
+    def _on_metadata_row(self, table: str, column: str, row: Sequence[Any]) -> None:
+        """Hook: read extra metadata columns (BigQuery's partitioning flag)."""
 
     def partition_column(self, table: str) -> str | None:
         return None
 
+    def type_mapper(self) -> Any:
+        """dlt's type mapper for this destination: reads live types back as dlt data types."""
+        if self._client is not None:
+            return self._client.capabilities.get_type_mapper()
+        return _capabilities(self.destination_type()).get_type_mapper()
+
+    # -- queries ------------------------------------------------------------------------
+    def adapt_param(self, value: Any) -> Any:
+        """A parameter as the driver should bind it. A naive datetime is taken as UTC."""
+        if isinstance(value, datetime) and value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value
+
+    def coerce_placeholder(self, placeholder: exp.Expression, live_type: str) -> exp.Expression:
+        """Hook: wrap a parameter compared with a column of `live_type` so the comparison
+        type-checks on this destination (BigQuery will not compare DATE with TIMESTAMP)."""
+        return placeholder
+
+    def prepare(self, query: exp.Expression) -> exp.Expression:
+        """A copy of `query` with columns spelled as the destination stores them and
+        parameters coerced to the type of the column they are compared with."""
+        q = query.copy()
+        tables = [t.name for t in q.find_all(exp.Table)]
+        aliases = {a.alias for a in q.find_all(exp.Alias)}
+
+        def lookup(name: str) -> tuple[str, str] | None:
+            for t in tables:
+                found = self._catalog_columns.get(t, {}).get(name)
+                if found is not None:
+                    return found
+            return None
+
+        for cmp in list(q.find_all(*_COMPARISONS)):
+            left, right = cmp.this, cmp.expression
+            if isinstance(left, exp.Placeholder):
+                left, right = right, left
+            if isinstance(left, exp.Column) and isinstance(right, exp.Placeholder):
+                found = lookup(left.name)
+                if found is not None:
+                    right.replace(self.coerce_placeholder(right.copy(), found[1]))
+
+        def live(node: exp.Expression) -> exp.Expression:
+            if (
+                isinstance(node, exp.Column)
+                and isinstance(node.this, exp.Identifier)
+                and node.this.quoted
+                and node.name not in aliases
+            ):
+                found = lookup(node.name)
+                spelled = found[0] if found is not None else self.to_live(node.name)
+                if spelled != node.name:
+                    node.set("this", ident(spelled))
+            return node
+
+        return q.transform(live, copy=False)
+
     def render(self, query: exp.Expression) -> str:
-        return render(query, self.dialect)
+        """The query in this destination's dialect, as it would run (placeholders as `?`)."""
+        return render(self.prepare(query), self.dialect)
 
     def run(
         self, query: exp.Expression, params: Sequence[Any], kind: QueryKind
     ) -> list[tuple[Any, ...]]:
-        sql = self.render(query)  # refuses non-SELECT before any driver sees it
+        prepared = query if kind == "metadata" else self.prepare(query)
+        # refuses non-SELECT before a connection is even opened
+        sql = render_bound(prepared, self.dialect, self.paramstyle, len(params))
+        values = [self.adapt_param(p) for p in params]
         self._ensure_open()
         started = time.perf_counter()
         try:
-            rows = self._client.execute_sql(sql, *params)
+            rows = self._execute(sql, values)
         finally:
             self.queries[kind] += 1
             self.query_seconds[kind] += time.perf_counter() - started
         return [tuple(r) for r in (rows or [])]
 
+    def _execute(self, sql: str, params: Sequence[Any]) -> Sequence[Sequence[Any]] | None:
+        """Send rendered SQL to the driver through dlt's client."""
+        return self._client.execute_sql(sql, *params)  # type: ignore[no-any-return]
+
     def reproduce(self, query: exp.Expression, params: Sequence[Any]) -> str:
-        return self.render(inline_params(query, params))
+        values = [self.adapt_param(p) for p in params]
+        return render(inline_params(self.prepare(query), values), self.dialect)
 
 
 def column(name: str) -> exp.Column:

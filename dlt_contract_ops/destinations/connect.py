@@ -36,6 +36,8 @@ def resolve_target(
 
     if destination and dataset_name:
         factory = Destination.from_reference(destination)
+        if factory is None:  # only for an empty reference, which the guard above excludes
+            raise ConfigError(f"Source `{source}`: `destination` is empty.")
         spec_fields = getattr(factory.spec, "__dataclass_fields__", {})
         extra = {k: v for k, v in (("pipeline_name", pipeline_name), ("local_dir", project_dir))
                  if k in spec_fields}
@@ -68,7 +70,17 @@ def resolve_target(
     return Target(pipeline_name, factory, short_type(factory), dataset)
 
 
+#: extras of dlt-contract-ops that install a destination's driver
+EXTRAS = {"postgres": "postgres", "sqlalchemy": "sqlalchemy", "bigquery": "bigquery",
+          "snowflake": "snowflake"}
+
+
 def adapter_class(destination_type: str) -> type[SqlClientAdapter]:
+    """The adapter registered for `destination_type`; a clear refusal for a core-tier one.
+
+    >>> adapter_class("duckdb").__name__
+    'DuckDBAdapter'
+    """
     names = sorted(registered(DESTINATION_GROUP))
     try:
         cls = load(DESTINATION_GROUP, destination_type)
@@ -82,9 +94,12 @@ def adapter_class(destination_type: str) -> type[SqlClientAdapter]:
             f"`{DESTINATION_GROUP}`, or write one (docs/destinations.md)."
         ) from None
     except Exception as exc:
+        extra = EXTRAS.get(destination_type)
+        fix = (f"pip install 'dlt-contract-ops[{extra}]'" if extra
+               else "reinstall the package that registers it")
         raise UnsupportedDestinationError(
-            f"The adapter for destination `{destination_type}` failed to load: {exc}. Install "
-            f"its driver, e.g. `pip install 'dlt-contract-ops[{destination_type}]'`."
+            f"The adapter for destination `{destination_type}` failed to load: {exc}. "
+            f"Fix: `{fix}`."
         ) from exc
     return cls  # type: ignore[no-any-return]
 
@@ -94,6 +109,7 @@ def open_adapter(target: Target, schema: Any) -> SqlClientAdapter:
     from dlt.common.configuration.exceptions import ConfigFieldMissingException
     from dlt.common.configuration.resolve import inject_section
     from dlt.common.configuration.specs.config_section_context import ConfigSectionContext
+    from dlt.common.exceptions import MissingDependencyException
     from dlt.dataset.utils import get_destination_clients
 
     cls = adapter_class(target.destination_type)
@@ -106,6 +122,12 @@ def open_adapter(target: Target, schema: Any) -> SqlClientAdapter:
         raise DestinationError(
             f"Credentials for destination `{target.destination_type}` (pipeline "
             f"`{target.pipeline_name}`) are not configured: {exc}"
+        ) from exc
+    except MissingDependencyException as exc:
+        raise DestinationError(
+            f"Destination `{target.destination_type}` (pipeline `{target.pipeline_name}`) "
+            f"needs its driver: `pip install 'dlt[{target.destination_type}]'` "
+            f"(or `pip install 'dlt-contract-ops[{target.destination_type}]'`). {exc}"
         ) from exc
     except Exception as exc:
         raise DestinationError(

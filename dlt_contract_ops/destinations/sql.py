@@ -2,28 +2,77 @@
 
 Every identifier is quoted here (`ident`), every value is a bound parameter or, for the
 copy-pasteable `reproduce` text, a literal rendered by sqlglot. No SQL text is built by hand.
+`render` is the single gate every statement passes: it refuses anything but a SELECT, so a
+write can never reach a driver, whatever a caller builds.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
-from typing import Any
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Literal, cast
 
 from sqlglot import exp
+from sqlglot.dialects.bigquery import BigQuery
 
 from dlt_contract_ops.errors import UnsafeQueryError
 
-_FORBIDDEN = (
-    exp.Insert,
-    exp.Update,
-    exp.Delete,
-    exp.Create,
+ParamStyle = Literal["qmark", "format", "named"]
+"""How a driver takes bound parameters: `?`; `%s` (literal `%` doubled); `:name`
+(SQLAlchemy `text()`, literal `:` escaped)."""
+
+#: statements, and clauses inside a SELECT, that write, lock or change session state
+_FORBIDDEN: tuple[type[Any], ...] = (
+    exp.DML,  # INSERT, UPDATE, DELETE, MERGE, COPY
+    exp.DDL,  # CREATE (and INSERT again)
     exp.Drop,
     exp.Alter,
-    exp.Merge,
-    exp.Command,
     exp.TruncateTable,
+    exp.Command,  # anything sqlglot only passes through as text
+    exp.Into,  # SELECT ... INTO creates a table
+    exp.Lock,  # SELECT ... FOR UPDATE takes row locks
+    exp.Pragma,
+    exp.Set,
+    exp.Grant,
+    exp.Revoke,
+    exp.Transaction,
+    exp.Commit,
+    exp.Rollback,
+    exp.Use,
+    exp.Attach,
+    exp.Detach,
+    exp.Analyze,
+    exp.Cache,
+    exp.Uncache,
+    exp.Refresh,
+    exp.Comment,
+    exp.Kill,
+    exp.Execute,
+    exp.LoadData,
+    exp.Export,
+    exp.Declare,
 )
+
+
+class _BigQueryDialect(BigQuery):
+    """BigQuery, with quoted identifiers escaped the way BigQuery's lexer reads them.
+
+    sqlglot doubles a backtick inside a quoted identifier; BigQuery takes a backslash escape
+    (`` `a\\`b` ``), as dlt's own `escape_bigquery_identifier` writes it.
+    """
+
+    # sqlglot declares Generator as a class attribute; mypy cannot see it as a base class
+    class Generator(BigQuery.Generator):  # type: ignore[valid-type,misc]
+        def identifier_sql(self, expression: exp.Identifier) -> str:
+            if not expression.quoted:
+                return str(super().identifier_sql(expression))
+            text = expression.name.replace("\\", "\\\\").replace("`", "\\`")
+            return f"`{text}`"
+
+
+_DIALECTS: dict[str, Any] = {"bigquery": _BigQueryDialect()}
 
 
 def ident(name: str) -> exp.Identifier:
@@ -32,10 +81,12 @@ def ident(name: str) -> exp.Identifier:
 
 
 def col(name: str, table: str | None = None) -> exp.Column:
+    """A quoted column reference, optionally qualified by a quoted table name."""
     return exp.Column(this=ident(name), table=ident(table) if table else None)
 
 
 def table_ref(table: str, dataset: str | None, catalog: str | None = None) -> exp.Table:
+    """`catalog.dataset.table`, each part quoted."""
     return exp.Table(
         this=ident(table),
         db=ident(dataset) if dataset else None,
@@ -44,24 +95,17 @@ def table_ref(table: str, dataset: str | None, catalog: str | None = None) -> ex
 
 
 def param() -> exp.Placeholder:
+    """A positional bound parameter."""
     return exp.Placeholder()
 
 
-def render(query: exp.Expression, dialect: str) -> str:
-    """Render a read-only query for `dialect`; refuse anything but a SELECT.
-
-    >>> from sqlglot import exp
-    >>> render(exp.select("1"), "duckdb")
-    'SELECT 1'
-    >>> render(exp.delete("t"), "duckdb")
-    Traceback (most recent call last):
-    ...
-    dlt_contract_ops.errors.UnsafeQueryError: Refusing to run a Delete statement: ...
-    """
+def check_read_only(query: exp.Expression) -> None:
+    """Raise UnsafeQueryError unless `query` is a SELECT (or set operation of SELECTs) that
+    neither writes, locks nor changes session state anywhere inside it."""
     root = query
     while isinstance(root, exp.With | exp.Subquery | exp.Paren):
         root = root.this
-    if not isinstance(root, exp.Select | exp.Union):
+    if not isinstance(root, exp.Select | exp.SetOperation):
         raise UnsafeQueryError(
             f"Refusing to run a {type(query).__name__} statement: the reconciler only reads "
             "(SELECT)."
@@ -72,7 +116,61 @@ def render(query: exp.Expression, dialect: str) -> str:
                 f"Refusing to run a query containing {type(node).__name__}: the reconciler only "
                 "reads (SELECT)."
             )
-    return query.sql(dialect=dialect)
+
+
+def render(query: exp.Expression, dialect: str) -> str:
+    """Render a read-only query for `dialect`; refuse anything but a SELECT.
+
+    >>> from sqlglot import exp
+    >>> render(exp.select("1"), "duckdb")
+    'SELECT 1'
+    >>> render(exp.delete("t"), "duckdb")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    dlt_contract_ops.errors.UnsafeQueryError: Refusing to run a Delete statement: ...
+    """
+    check_read_only(query)
+    return str(query.sql(dialect=_DIALECTS.get(dialect, dialect)))
+
+
+def render_bound(
+    query: exp.Expression, dialect: str, paramstyle: ParamStyle, n_params: int
+) -> str:
+    """Render `query` for a driver: placeholders in the driver's `paramstyle`, and the
+    characters that style gives a meaning to escaped everywhere else in the text.
+
+    >>> from sqlglot import exp
+    >>> q = exp.select("'50%'").where(exp.EQ(this=exp.column("a"), expression=param()))
+    >>> render_bound(q, "postgres", "format", 1)
+    "SELECT '50%%' WHERE a = %s"
+    >>> render_bound(q, "sqlite", "named", 1)
+    "SELECT '50%' WHERE a = :p0"
+    """
+    nonce = secrets.token_hex(6)
+    marks: list[str] = []
+
+    def _mark(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Placeholder):
+            marks.append(f"co{nonce}p{len(marks)}x")
+            return exp.var(marks[-1])
+        return node
+
+    check_read_only(query)  # on the caller's tree, before placeholders become text
+    text = render(query.copy().transform(_mark), dialect)
+    if len(marks) != n_params:
+        raise ValueError(
+            f"The query has {len(marks)} placeholder(s) but {n_params} parameter(s) were given."
+        )
+    if paramstyle == "format" and marks:
+        # drivers apply `%` formatting only when parameters are passed
+        text = text.replace("%", "%%")
+    elif paramstyle == "named":
+        # SQLAlchemy text(): `:word` is a bind anywhere, `\:` a literal colon
+        text = text.replace(":", "\\:")
+    for i, mark in enumerate(marks):
+        target = {"qmark": "?", "format": "%s", "named": f":p{i}"}[paramstyle]
+        text = text.replace(mark, target, 1)
+    return text
 
 
 def inline_params(query: exp.Expression, params: Sequence[Any]) -> exp.Expression:
@@ -88,16 +186,28 @@ def inline_params(query: exp.Expression, params: Sequence[Any]) -> exp.Expressio
 
 
 def literal(value: Any) -> exp.Expression:
+    """A typed SQL literal for `value`; timestamps keep their type so comparisons stay typed.
+
+    >>> from datetime import datetime, timezone
+    >>> literal(datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)).sql("postgres")
+    "CAST('2026-01-02 03:04:05+00:00' AS TIMESTAMPTZ)"
+    """
     if value is None:
         return exp.null()
     if isinstance(value, bool):
         return exp.Boolean(this=value)
-    if isinstance(value, int | float):
+    if isinstance(value, int | float | Decimal):
         return exp.Literal.number(value)
+    if isinstance(value, datetime):
+        kind = "TIMESTAMPTZ" if value.tzinfo is not None else "TIMESTAMP"
+        return exp.cast(exp.Literal.string(value.isoformat(" ")), exp.DataType.build(kind))
+    if isinstance(value, date):
+        return exp.cast(exp.Literal.string(value.isoformat()), exp.DataType.build("DATE"))
     return exp.Literal.string(str(value))
 
 
 def any_not_null(columns: Sequence[str]) -> exp.Expression:
+    """`c1 IS NOT NULL OR c2 IS NOT NULL ...` over quoted columns."""
     conds: list[exp.Expression] = [exp.Not(this=exp.Is(this=col(c), expression=exp.null()))
                                    for c in columns]
-    return exp.or_(*conds) if len(conds) > 1 else conds[0]
+    return cast(exp.Expression, exp.or_(*conds)) if len(conds) > 1 else conds[0]

@@ -1,0 +1,36 @@
+"""Snowflake: unquoted identifiers fold to upper case.
+
+dlt creates `EVENTS`.`PAYLOAD_SIZE` for its `events`.`payload_size`; the adapter reports them
+back lower-case (`live_name`) and spells every name the upper-case way in queries
+(`prepare`), while a column made out of band as `"mixedCase"` keeps its spelling both ways.
+Importing this module needs no Snowflake library (golden tests build queries offline).
+Snowflake has no read-only session switch: the renderer refuses every non-SELECT, and the
+role should hold only USAGE and SELECT grants (docs/destinations.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from dlt_contract_ops.destinations.base import SqlClientAdapter, data_location
+from dlt_contract_ops.destinations.sql import ParamStyle
+
+#: seconds the connector waits to log in when the credentials set none (its default is 120)
+LOGIN_TIMEOUT = 30
+
+
+class SnowflakeAdapter(SqlClientAdapter):
+    """Snowflake through dlt's client; the connection's database holds the dataset schema,
+    so `INFORMATION_SCHEMA.COLUMNS` is the database's and is filtered on `table_schema`."""
+
+    name: ClassVar[str] = "snowflake"
+    dialect: ClassVar[str] = "snowflake"
+    paramstyle: ClassVar[ParamStyle] = "format"
+
+    @classmethod
+    def from_job_client(cls, job_client: Any) -> SnowflakeAdapter:
+        credentials = job_client.config.credentials
+        query = dict(credentials.query or {})
+        query.setdefault("login_timeout", LOGIN_TIMEOUT)
+        credentials.query = query
+        return cls(job_client.sql_client, location=data_location(job_client.config))

@@ -1,0 +1,245 @@
+"""dlt's `sqlalchemy` destination: SQLite, MySQL/MariaDB and PostgreSQL backends.
+
+One entry point (`sqlalchemy`), one adapter class per backend, picked from the engine's
+dialect when the adapter opens: each declares its own sqlglot dialect and catalog query.
+Every new DBAPI connection is made read-only by an engine `connect` listener, so a
+reconnect inside SQLAlchemy's pool is read-only too, and waits a bounded time to connect.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from datetime import date, datetime, timezone
+from typing import Any, ClassVar
+
+from sqlglot import exp
+
+from dlt_contract_ops.destinations.base import SqlClientAdapter, data_location
+from dlt_contract_ops.destinations.sql import ParamStyle, param
+from dlt_contract_ops.errors import DestinationError, UnsupportedDestinationError
+
+#: seconds a network backend's driver waits for a connection
+CONNECT_TIMEOUT = 10
+
+
+def _session(statement: str) -> Callable[[Any, Any], None]:
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        try:
+            cursor.execute(statement)
+        finally:
+            cursor.close()
+
+    on_connect.__name__ = "read_only_" + re.sub(r"\W+", "_", statement).lower()
+    return on_connect
+
+
+def _bounded_connect(_dialect: Any, _record: Any, _cargs: Any, cparams: dict[str, Any]) -> None:
+    cparams.setdefault("connect_timeout", CONNECT_TIMEOUT)
+
+
+class SqlalchemyAdapter(SqlClientAdapter):
+    """Dispatches to the adapter of the engine's backend (`from_job_client`)."""
+
+    name: ClassVar[str] = "sqlalchemy"
+    dialect: ClassVar[str] = "sqlite"
+    #: SQLAlchemy `text()` binds `:name` on every backend
+    paramstyle: ClassVar[ParamStyle] = "named"
+    #: SQLAlchemy dialect names this class serves
+    backends: ClassVar[tuple[str, ...]] = ()
+    #: listener run on every new DBAPI connection, before any query
+    on_connect: ClassVar[Any] = None
+    network: ClassVar[bool] = True
+
+    @classmethod
+    def from_job_client(cls, job_client: Any) -> SqlClientAdapter:
+        client = job_client.sql_client
+        backend = str(client.dialect_name)
+        for impl in (SQLiteAdapter, MySQLAdapter, SqlaPostgresAdapter):
+            if backend in impl.backends:
+                return impl(client, location=data_location(job_client.config))
+        raise UnsupportedDestinationError(
+            f"The `sqlalchemy` destination's `{backend}` backend is core tier: dlt loads it, "
+            "but the reconciler's sqlalchemy adapter covers sqlite, mysql, mariadb and "
+            "postgresql only. Register an adapter for it in the entry-point group "
+            "`dlt_contract_ops.destinations` (docs/destinations.md)."
+        )
+
+    def _before_open(self) -> None:
+        import sqlalchemy as sa
+
+        engine = self._client.engine  # dlt creates it lazily; listeners go on before connect
+        listener = type(self).on_connect
+        if listener is not None and not sa.event.contains(engine, "connect", listener):
+            sa.event.listen(engine, "connect", listener)
+        if self.network and not sa.event.contains(engine, "do_connect", _bounded_connect):
+            sa.event.listen(engine, "do_connect", _bounded_connect)
+
+    def _execute(self, sql: str, params: Sequence[Any]) -> Sequence[Sequence[Any]] | None:
+        import sqlalchemy as sa
+
+        # a text() object, so dlt does not %-format it; binds are :p0, :p1, ...
+        bound = {f"p{i}": v for i, v in enumerate(params)}
+        return self._client.execute_sql(sa.text(sql), **bound)  # type: ignore[no-any-return]
+
+    def type_mapper(self) -> Any:
+        """dlt's SQLAlchemy type mapper, reading type names through this backend's dialect."""
+        if self._client is None:
+            return super().type_mapper()
+        dialect = self._client.dialect
+        mapper = self._client.capabilities.get_type_mapper(dialect)
+        return SqlaTypeNames(mapper, dialect, self.parse_type)
+
+    def parse_type(self, dialect: Any, db_type: str) -> Any:
+        """A reported type name as a SQLAlchemy type of this dialect, or None."""
+        base = re.sub(r"\s*\(.*$", "", db_type).strip().lower()
+        base = re.sub(r"\s+unsigned$", "", base)
+        names = {k.lower(): v for k, v in getattr(dialect, "ischema_names", {}).items()}
+        sa_type = names.get(base)
+        return sa_type() if isinstance(sa_type, type) else sa_type
+
+
+class SqlaTypeNames:
+    """dlt's SqlalchemyTypeMapper reads SQLAlchemy type objects; detectors have type names.
+
+    `from_destination_type("BIGINT")` parses the name with the backend's dialect first.
+    """
+
+    def __init__(self, mapper: Any, dialect: Any, parse: Callable[[Any, str], Any]) -> None:
+        self._mapper = mapper
+        self._dialect = dialect
+        self._parse = parse
+        self.dbt_to_sct: dict[str, str] = {}
+
+    def from_destination_type(
+        self, db_type: str, precision: int | None = None, scale: int | None = None
+    ) -> dict[str, Any]:
+        sa_type = self._parse(self._dialect, db_type)
+        if sa_type is None:
+            return {}
+        try:
+            return dict(self._mapper.from_destination_type(sa_type, precision, scale))
+        except Exception:  # dlt raises for types it has no mapping for: no judgement
+            return {}
+
+
+class SQLiteAdapter(SqlalchemyAdapter):
+    """SQLite: each dlt dataset is a database file attached under the dataset's name.
+
+    SQLite has no information_schema: one query joins `pragma_table_list` (SQLite 3.37+)
+    with `pragma_table_info`. Sessions run with `PRAGMA query_only = ON`. Timestamps are
+    text (`YYYY-MM-DD HH:MM:SS.ffffff`, UTC) as SQLAlchemy writes them, so timestamp
+    parameters are bound as that text and compare correctly.
+    """
+
+    dialect: ClassVar[str] = "sqlite"
+    backends: ClassVar[tuple[str, ...]] = ("sqlite",)
+    on_connect = staticmethod(_session("PRAGMA query_only = ON"))
+    network: ClassVar[bool] = False
+
+    def _before_open(self) -> None:
+        from dlt.destinations.impl.sqlalchemy.configuration import SqlalchemyCredentials
+
+        credentials = self._client.credentials
+        database = credentials.database
+        # connecting would create a missing file: a reconciler must not
+        if not SqlalchemyCredentials.is_memory_database(database, credentials.query) and not (
+            database and os.path.exists(database)
+        ):
+            raise DestinationError(
+                f"SQLite database file `{database}` does not exist: check `credentials` of "
+                "the sqlalchemy destination, or run the pipeline first."
+            )
+        super()._before_open()
+
+    def metadata_query(self) -> exp.Select:
+        t, p = exp.to_identifier("t"), exp.to_identifier("p")
+        info = exp.Table(
+            this=exp.Anonymous(
+                this="pragma_table_info",
+                expressions=[exp.column("name", t), exp.column("schema", t)],
+            ),
+            alias=exp.TableAlias(this=p),
+        )
+        return (
+            exp.select(
+                exp.alias_(exp.column("name", t), "table_name"),
+                exp.alias_(exp.column("name", p), "column_name"),
+                exp.alias_(exp.column("type", p), "data_type"),
+                exp.alias_(
+                    exp.Case(
+                        ifs=[exp.If(this=exp.column(exp.to_identifier("notnull", quoted=True), p),
+                                    true=exp.Literal.string("NO"))],
+                        default=exp.Literal.string("YES"),
+                    ),
+                    "is_nullable",
+                ),
+            )
+            .from_(exp.Table(this=exp.to_identifier("pragma_table_list"),
+                             alias=exp.TableAlias(this=t)))
+            .join(info, on=exp.true())
+            .where(exp.EQ(this=exp.column("schema", t), expression=param()))
+            .where(exp.EQ(this=exp.column("type", t), expression=exp.Literal.string("table")))
+            .where(exp.Not(this=exp.Like(this=exp.column("name", t),
+                                         expression=exp.Literal.string("sqlite%"))))
+            .order_by(exp.column("name", t), exp.column("cid", p))
+        )
+
+    def adapt_param(self, value: Any) -> Any:
+        if isinstance(value, datetime):
+            if value.tzinfo is not None:
+                value = value.astimezone(timezone.utc).replace(tzinfo=None)
+            return value.strftime("%Y-%m-%d %H:%M:%S.%f")
+        if isinstance(value, date):
+            return value.isoformat()
+        return value
+
+    def coerce_placeholder(self, placeholder: exp.Expression, live_type: str) -> exp.Expression:
+        if live_type == "DATE":  # dates are `YYYY-MM-DD` text: compare dates with dates
+            return exp.Anonymous(this="DATE", expressions=[placeholder])
+        return placeholder
+
+    def parse_type(self, dialect: Any, db_type: str) -> Any:
+        return dialect._resolve_type_affinity(db_type)  # SQLite's own type-name rules
+
+
+class MySQLAdapter(SqlalchemyAdapter):
+    """MySQL and MariaDB: a dataset is a database, `information_schema.columns` filtered on
+    `table_schema`. Sessions run `SET SESSION TRANSACTION READ ONLY`. Types are reported as
+    `COLUMN_TYPE` (`TINYINT(1)`, `DECIMAL(38,9)`): `TINYINT(1)` is how MySQL stores a
+    boolean, which the bare `DATA_TYPE` (`tinyint`) cannot tell from a small integer.
+    """
+
+    dialect: ClassVar[str] = "mysql"
+    backends: ClassVar[tuple[str, ...]] = ("mysql", "mariadb")
+    on_connect = staticmethod(_session("SET SESSION TRANSACTION READ ONLY"))
+
+    def metadata_query(self) -> exp.Select:
+        query = super().metadata_query()
+        query.expressions[2] = exp.column("column_type")
+        return query
+
+    def adapt_param(self, value: Any) -> Any:
+        # DATETIME holds UTC wall time as dlt writes it; a driver would drop the offset
+        if isinstance(value, datetime) and value.tzinfo is not None:
+            return value.astimezone(timezone.utc).replace(tzinfo=None)
+        return value
+
+    def parse_type(self, dialect: Any, db_type: str) -> Any:
+        if re.fullmatch(r"\s*tinyint\s*\(\s*1\s*\)\s*", db_type, flags=re.IGNORECASE):
+            import sqlalchemy as sa
+
+            return sa.Boolean()
+        return super().parse_type(dialect, db_type)
+
+
+class SqlaPostgresAdapter(SqlalchemyAdapter):
+    """PostgreSQL through SQLAlchemy: sessions default to read-only transactions."""
+
+    dialect: ClassVar[str] = "postgres"
+    backends: ClassVar[tuple[str, ...]] = ("postgresql",)
+    on_connect = staticmethod(
+        _session("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    )

@@ -1,0 +1,126 @@
+"""Real destinations for the end-to-end tests: how each one is configured, written to out of
+band (the drift a test makes), and cleaned up. The reconciler itself never writes; these
+helpers do, on purpose, with the backend's own driver."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import require_server
+
+PG_HOST, PG_PORT = "127.0.0.1", 5432
+PG_URL = f"postgresql://postgres:x@{PG_HOST}:{PG_PORT}/test"
+MARIADB_HOST, MARIADB_PORT = "127.0.0.1", 3306
+MARIADB_URL = f"mysql+pymysql://root:@{MARIADB_HOST}:{MARIADB_PORT}/test"
+
+
+def unique(prefix: str) -> str:
+    """A dataset name no other test (or earlier run) uses."""
+    return f"{prefix}_{uuid.uuid4().hex[:10]}"
+
+
+@dataclass
+class Backend:
+    """One destination as the tests drive it.
+
+    `destination` is what a dlt pipeline and `[sources.*.contract_ops]` name; `credentials`
+    goes to secrets.toml under `[destination.<destination>]`; `param` is the driver's
+    placeholder for out-of-band SQL.
+    """
+
+    key: str
+    destination: str
+    credentials: str
+    quote: str = '"'
+    param: str = "%s"
+    sqlite_file: Path | None = None
+
+    def require(self) -> None:
+        if self.key == "postgres":
+            require_server(PG_HOST, PG_PORT, "PostgreSQL")
+        elif self.key == "mariadb":
+            require_server(MARIADB_HOST, MARIADB_PORT, "MariaDB")
+
+    def q(self, *parts: str) -> str:
+        """Quote identifier parts the backend's way (test-side SQL only)."""
+        e = self.quote
+        return ".".join(f"{e}{p.replace(e, e + e)}{e}" for p in parts)
+
+    def _connect(self, dataset: str) -> Any:
+        if self.key == "postgres":
+            import psycopg2
+
+            con = psycopg2.connect(PG_URL)
+            con.autocommit = True
+            return con
+        if self.key == "mariadb":
+            import pymysql
+
+            return pymysql.connect(host=MARIADB_HOST, port=MARIADB_PORT, user="root",
+                                   password="", database="test", autocommit=True)
+        assert self.sqlite_file is not None
+        dataset_file = self.sqlite_file.with_name(
+            f"{self.sqlite_file.stem}__{dataset}{self.sqlite_file.suffix}"
+        )
+        con = sqlite3.connect(self.sqlite_file, isolation_level=None)
+        con.execute("ATTACH DATABASE ? AS " + self.q(dataset), [str(dataset_file)])
+        return con
+
+    def execute(self, dataset: str, statements: Sequence[str | tuple[str, Sequence[Any]]]
+                ) -> list[list[tuple[Any, ...]]]:
+        """Run SQL out of band; returns the rows of each statement."""
+        con = self._connect(dataset)
+        out: list[list[tuple[Any, ...]]] = []
+        try:
+            for stmt in statements:
+                sql, params = (stmt, ()) if isinstance(stmt, str) else stmt
+                cur = con.cursor()
+                cur.execute(sql, tuple(params))
+                out.append(list(cur.fetchall()) if cur.description else [])
+                cur.close()
+            if self.key == "sqlite":
+                con.commit()
+        finally:
+            con.close()
+        return out
+
+    def timestamp(self, moment: datetime) -> Any:
+        """A value the backend stores in a dlt timestamp column for `moment`."""
+        utc = moment.astimezone(timezone.utc)
+        if self.key == "sqlite":  # SQLAlchemy's text format
+            return utc.replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f")
+        if self.key == "mariadb":  # DATETIME: UTC wall time
+            return utc.replace(tzinfo=None)
+        return utc
+
+    def days_ago(self, days: float) -> Any:
+        return self.timestamp(datetime.now(timezone.utc) - timedelta(days=days))
+
+    def drop_dataset(self, dataset: str) -> None:
+        if self.key == "postgres":
+            self.execute(dataset, [f"DROP SCHEMA IF EXISTS {self.q(dataset)} CASCADE"])
+        elif self.key == "mariadb":
+            self.execute(dataset, [f"DROP DATABASE IF EXISTS {self.q(dataset)}"])
+        # sqlite: the files live in the test's tmp_path
+
+    def secrets(self) -> str:
+        return f'[destination.{self.destination}]\ncredentials = "{self.credentials}"\n'
+
+
+def postgres() -> Backend:
+    return Backend("postgres", "postgres", PG_URL)
+
+
+def mariadb() -> Backend:
+    return Backend("mariadb", "sqlalchemy", MARIADB_URL, quote="`")
+
+
+def sqlite(folder: Path) -> Backend:
+    db = folder / "warehouse.db"
+    return Backend("sqlite", "sqlalchemy", f"sqlite:///{db}", param="?", sqlite_file=db)

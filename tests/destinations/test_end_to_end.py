@@ -1,0 +1,125 @@
+"""Additive, removal, missing and type drift end to end on PostgreSQL, SQLite and MariaDB:
+a real dlt pipeline loads, drift is made out of band with SQL, the CLI reports it, and each
+reproduce query runs as pasted on the destination it was printed for."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from tests.destinations import scenario
+from tests.destinations.servers import Backend, mariadb, postgres, sqlite, unique
+from tests.projects import Project
+
+BACKENDS = ["postgres", "sqlite", "mariadb"]
+
+#: how each backend reports the BIGINT column added out of band, and the retyped `rank`
+ADDED_TYPE = {"postgres": "BIGINT", "sqlite": "BIGINT", "mariadb": "BIGINT(20)"}
+RANK_TYPE = {"postgres": "TEXT", "sqlite": "TEXT", "mariadb": "VARCHAR(20)"}
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    b = {"postgres": postgres, "mariadb": mariadb}.get(request.param)
+    chosen = b() if b else sqlite(tmp_path)
+    chosen.require()
+    return chosen
+
+
+@pytest.fixture
+def drifted(project: Project, backend: Backend) -> Iterator[tuple[Project, Backend, str]]:
+    dataset = unique("co_e2e")
+    scenario.setup(project, backend, dataset)
+    try:
+        scenario.make_history_and_drift(project, backend, dataset)
+        yield project, backend, dataset
+    finally:
+        backend.drop_dataset(dataset)
+
+
+def test_all_four_drift_kinds_are_reported(drifted: tuple[Project, Backend, str]) -> None:
+    project, backend, dataset = drifted
+    code, doc, stderr = scenario.reconcile_json(
+        project, "-s", "telemetry", "--include-removal", "--dry-run"
+    )
+    assert code == 0, stderr
+    assert [r["error"] for r in doc["results"]] == [None] * len(doc["results"])
+    assert {r["dataset"] for r in doc["results"]} == {dataset}
+    found = scenario.by_kind(doc, "telemetry")
+    assert sorted(found) == [
+        ("additive", "events"),
+        ("missing", "events"),
+        ("removal", "events"),
+        ("removal", "readings"),
+        ("type", "events"),
+    ]
+
+    added = found[("additive", "events")]
+    assert added["columns"] == ["payload_size"]
+    assert added["column_types"] == {"payload_size": ADDED_TYPE[backend.key]}
+    values = added["samples"]["payload_size"]
+    assert len(values) == 5
+    assert set(values) <= {i * 7 for i in [*range(20), *range(100, 110)]}
+    # first seen = the oldest load that carries a value: the backdated one, 3 days ago
+    first_seen = datetime.fromisoformat(added["first_seen"]).timestamp()
+    assert abs(first_seen - (time.time() - 3 * 86400)) < 600
+
+    dark = found[("removal", "events")]  # windowed on _dlt_load_id
+    assert dark["columns"] == ["actor_login"]
+    assert dark["coverage"]["actor_login"] == {"baseline": 0.8, "recent": 0.0}
+    dark_ts = found[("removal", "readings")]  # windowed on the loaded_at timestamp
+    assert dark_ts["columns"] == ["sensor"]
+    assert dark_ts["coverage"]["sensor"] == {"baseline": 1.0, "recent": 0.0}
+
+    assert found[("missing", "events")]["columns"] == ["score"]
+    retyped = found[("type", "events")]
+    assert retyped["columns"] == ["rank"]
+    assert retyped["column_types"] == {"rank": RANK_TYPE[backend.key]}
+    assert retyped["expected_types"] == {"rank": "bigint"}
+
+
+def test_reproduce_queries_run_as_pasted(drifted: tuple[Project, Backend, str]) -> None:
+    project, backend, dataset = drifted
+    code, doc, stderr = scenario.reconcile_json(
+        project, "-s", "telemetry", "--include-removal", "--dry-run"
+    )
+    assert code == 0, stderr
+    found = scenario.by_kind(doc, "telemetry")
+    removal_sql = [found[("removal", r)]["reproduce"] for r in ("events", "readings")]
+    added_sql = found[("additive", "events")]["reproduce"]
+    quote = backend.quote
+    assert all(f"{quote}{dataset}{quote}" in sql for sql in [*removal_sql, added_sql])
+
+    events_cov, readings_cov, added_rows = backend.execute(
+        dataset, [*removal_sql, added_sql]
+    )
+    # (window, rows, non-null of the dark column)
+    assert sorted((w, int(n), int(c)) for w, n, c in events_cov) == [
+        ("baseline", 20, 16), ("recent", 10, 0)
+    ]
+    assert sorted((w, int(n), int(c)) for w, n, c in readings_cov) == [
+        ("baseline", 20, 20), ("recent", 10, 0)
+    ]
+    assert len(added_rows) == 5
+    assert all(row[0] is not None for row in added_rows)
+
+
+def test_clean_dataset_reports_nothing(project: Project, backend: Backend) -> None:
+    dataset = unique("co_clean")
+    scenario.setup(project, backend, dataset)
+    try:
+        scenario.load(project, dataset, backend, n=10)
+        code, doc, stderr = scenario.reconcile_json(
+            project, "-s", "telemetry", "--include-removal", "--dry-run"
+        )
+    finally:
+        backend.drop_dataset(dataset)
+    assert code == 0, stderr
+    assert [(r["detector"], r["findings"], r["error"]) for r in doc["results"]] == [
+        (r["detector"], [], None) for r in doc["results"]
+    ]
+    assert {r["detector"] for r in doc["results"]} >= {"additive", "removal"}
