@@ -39,7 +39,7 @@ def run_missing(ctx: SourceContext, emitter: Emitter) -> ReconcileResult:
 def run_type(ctx: SourceContext, emitter: Emitter) -> ReconcileResult:
     started = time.perf_counter()
     findings: list[DriftFinding] = []
-    read = type_reader(ctx.target.destination.capabilities().get_type_mapper())
+    read = type_reader(ctx.adapter.type_mapper())  # the live engine's dialect (sqlalchemy)
     for expected, live in ctx.present_tables():
         drift = detect_type(expected, live, read)
         if drift is None:
