@@ -44,6 +44,17 @@ def _fail(exc: Exception) -> None:
     sys.exit(EXIT_USAGE)
 
 
+def _shown(path: Any) -> str:
+    """`path` relative to the current directory when it is below it."""
+    import os
+
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return str(path)
+    return str(path) if rel.startswith("..") else rel
+
+
 def _emit(report: Any, fmt: str, locations: Any = None) -> None:
     from dlt_contract_ops.contracts.render import render
 
@@ -78,7 +89,7 @@ def snapshot(source: str, version: str, out: str, force: bool, project_dir: str 
     click.echo(f"Contract snapshot `{result.source}` {result.version}:")
     for f in result.files:
         digest = f"  {f.content_hash[:19]}" if f.content_hash else ""
-        click.echo(f"  {f.status:<9} {f.path}{digest}")
+        click.echo(f"  {f.status:<9} {_shown(f.path)}{digest}")
     for note in result.notes:
         click.echo(f"  ! {note}")
 
