@@ -1,0 +1,157 @@
+"""Real loopback HTTP servers for sink tests: a Sentry envelope endpoint and a webhook
+receiver. Each answers with a scripted sequence of statuses and records what it received."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import socket
+import threading
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Received:
+    """One request as the server saw it."""
+
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    at: float
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b"{}"
+
+
+class Receiver:
+    """A ThreadingHTTPServer on 127.0.0.1 with a free port.
+
+    `replies` is consumed one per request; when it runs out, `default` answers.
+    """
+
+    def __init__(self, replies: list[Reply] | None = None, default: Reply | None = None) -> None:
+        self.replies = list(replies or [])
+        self.default = default or Reply()
+        self.requests: list[Received] = []
+        self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                with receiver._lock:
+                    receiver.requests.append(
+                        Received(self.path, dict(self.headers.items()), body, time.monotonic())
+                    )
+                    reply = receiver.replies.pop(0) if receiver.replies else receiver.default
+                    receiver._arrived.notify_all()
+                self.send_response(reply.status)
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(reply.body)))
+                self.end_headers()
+                self.wfile.write(reply.body)
+
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Receiver:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def wait_for(self, count: int, timeout: float = 10.0) -> list[Received]:
+        """Block until `count` requests arrived (or timeout); return what arrived."""
+        deadline = time.monotonic() + timeout
+        with self._arrived:
+            while len(self.requests) < count and time.monotonic() < deadline:
+                self._arrived.wait(max(0.0, deadline - time.monotonic()))
+            return list(self.requests)
+
+
+def free_port() -> int:
+    """A port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+# -- Sentry envelopes ----------------------------------------------------------------------
+
+
+def _decode_body(req: Received) -> bytes:
+    encoding = req.headers.get("Content-Encoding", "").lower()
+    if encoding == "gzip":
+        return gzip.decompress(req.body)
+    if encoding == "deflate":
+        return zlib.decompress(req.body)
+    if encoding == "br":
+        import brotli  # type: ignore[import-not-found]
+
+        return bytes(brotli.decompress(req.body))
+    return req.body
+
+
+def parse_envelope(raw: bytes) -> tuple[dict[str, Any], list[tuple[dict[str, Any], Any]]]:
+    """(envelope header, [(item header, item payload)]) of a Sentry envelope.
+
+    The wire format: a JSON header line, then per item a JSON header line and a payload whose
+    length is the header's `length` or runs to the next newline.
+    """
+    header_line, _, rest = raw.partition(b"\n")
+    header = json.loads(header_line)
+    items: list[tuple[dict[str, Any], Any]] = []
+    while rest.strip():
+        item_line, _, rest = rest.partition(b"\n")
+        item_header = json.loads(item_line)
+        length = item_header.get("length")
+        if length is None:
+            payload, _, rest = rest.partition(b"\n")
+        else:
+            payload, rest = rest[:length], rest[length:]
+            rest = rest[1:] if rest.startswith(b"\n") else rest
+        content: Any = payload
+        if item_header.get("type") in ("event", "transaction", "client_report"):
+            content = json.loads(payload)
+        items.append((item_header, content))
+    return header, items
+
+
+def events(receiver: Receiver) -> Iterator[dict[str, Any]]:
+    """Every event payload the Sentry receiver got, in arrival order."""
+    for req in receiver.requests:
+        _header, items = parse_envelope(_decode_body(req))
+        for item_header, payload in items:
+            if item_header.get("type") == "event":
+                yield payload
+
+
+def dsn(receiver_or_port: Receiver | int, project: int = 42) -> str:
+    port = receiver_or_port.port if isinstance(receiver_or_port, Receiver) else receiver_or_port
+    return f"http://publickey@127.0.0.1:{port}/{project}"

@@ -1,0 +1,185 @@
+"""Fan-out: isolation, fallback, `alert_sinks = []`, dry run and bounded flush."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import pytest
+
+from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.sinks.base import AlertSink, ErrorEvent
+from dlt_contract_ops.sinks.emitter import Emitter
+from dlt_contract_ops.sinks.logging_sink import LoggingSink
+from tests.sinks.conftest import make_error, make_finding
+from tests.sinks.servers import Receiver
+
+
+class Recording:
+    """A sink that keeps what it got (a real AlertSink, in process)."""
+
+    def __init__(self) -> None:
+        self.drift: list[DriftFinding] = []
+        self.errors: list[ErrorEvent] = []
+        self.flushed: list[float] = []
+        self.closed = False
+
+    def emit_drift(self, finding: DriftFinding) -> None:
+        self.drift.append(finding)
+
+    def emit_error(self, event: ErrorEvent) -> None:
+        self.errors.append(event)
+
+    def flush(self, timeout: float) -> None:
+        self.flushed.append(timeout)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class Raising(Recording):
+    def emit_drift(self, finding: DriftFinding) -> None:
+        raise ConnectionError("alert backend down")
+
+    def emit_error(self, event: ErrorEvent) -> None:
+        raise ConnectionError("alert backend down")
+
+    def flush(self, timeout: float) -> None:
+        raise ConnectionError("cannot flush")
+
+
+class Hanging(Recording):
+    """Ignores its flush timeout: the emitter must bound it anyway."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = threading.Event()
+
+    def flush(self, timeout: float) -> None:
+        self.release.wait(30)
+
+
+def _alerts(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name == "dlt_contract_ops.alerts"]
+
+
+def test_every_sink_gets_every_event_and_a_raising_one_starves_nobody(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    first, broken, last = Recording(), Raising(), Recording()
+    emitter = Emitter([("first", first), ("broken", broken), ("last", last)])
+    findings = [make_finding(), make_finding(resource="events", columns=["x"])]
+    with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
+        for f in findings:
+            emitter.drift(f)
+        emitter.error(make_error())
+        emitter.flush(1.0)
+    for sink in (first, last):
+        assert sink.drift == findings
+        assert [e.message for e in sink.errors] == [make_error().message]
+        assert sink.flushed == [1.0]
+        assert sink.closed
+    warnings = [r.getMessage() for r in caplog.records if r.name == "dlt_contract_ops"]
+    assert sum("alert sink 'broken' failed on a drift event: ConnectionError" in w
+               for w in warnings) == 2
+    assert any("alert sink 'broken' failed on an error event" in w for w in warnings)
+    assert any("alert sink 'broken' failed to flush" in w for w in warnings)
+    assert _alerts(caplog) == []  # one sink worked: no fallback
+
+
+def test_event_every_sink_raised_on_goes_to_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    emitter = Emitter([("a", Raising()), ("b", Raising())])
+    with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
+        emitter.drift(make_finding())
+    assert [r.levelno for r in _alerts(caplog)] == [logging.WARNING]
+    assert "every alert sink failed on a drift event" in caplog.text
+
+
+def test_every_configured_sink_dropped_falls_back_to_logging(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
+        emitter = Emitter.from_names(
+            ["sentri", "webhook"], {"sentri": {}, "webhook": {"url": "not a url"}}, dedup=False
+        )
+        emitter.drift(make_finding())
+    assert [name for name, _ in emitter.sinks] == ["logging"]
+    text = caplog.text
+    assert "alert sink 'sentri' dropped for this run: Unknown alert sink 'sentri'." in text
+    assert "Did you mean 'sentry'?" in text
+    assert "alert sink 'webhook' dropped for this run" in text
+    assert "falling back to 'logging'" in text
+    assert len(_alerts(caplog)) == 1
+
+
+def test_a_dropped_sink_leaves_the_others(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
+        emitter = Emitter.from_names(["logging", "sentry"], {"sentry": {}}, dedup=False)
+    assert [name for name, _ in emitter.sinks] == ["logging"]
+    assert "alert sink 'sentry' dropped for this run" in caplog.text
+    assert "falling back" not in caplog.text
+
+
+def test_empty_alert_sinks_disables_emission(caplog: pytest.LogCaptureFixture) -> None:
+    emitter = Emitter.from_names([], dedup=False)
+    with caplog.at_level(logging.DEBUG, logger="dlt_contract_ops"):
+        emitter.drift(make_finding())
+        emitter.error(make_error())
+        emitter.flush()
+    assert emitter.sinks == []
+    assert _alerts(caplog) == []
+    assert "alert emission disabled (alert_sinks = [])" in caplog.text
+    assert "falling back" not in caplog.text
+
+
+def test_dry_run_suppresses_drift_and_error_events(caplog: pytest.LogCaptureFixture) -> None:
+    with Receiver() as hook:
+        emitter = Emitter.from_names(
+            ["webhook", "logging"], {"webhook": {"url": hook.url}}, dry_run=True, dedup=False
+        )
+        with caplog.at_level(logging.DEBUG, logger="dlt_contract_ops"):
+            emitter.drift(make_finding())
+            emitter.error(make_error())
+            emitter.flush()
+        assert emitter.sinks == []  # not even loaded
+        assert hook.requests == []
+    assert _alerts(caplog) == []
+    assert "alert emission suppressed (dry run)" in caplog.text
+
+
+def test_dry_run_with_given_sinks_sends_nothing() -> None:
+    sink = Recording()
+    emitter = Emitter([("r", sink)], dry_run=True)
+    emitter.drift(make_finding())
+    emitter.error(make_error())
+    assert (sink.drift, sink.errors) == ([], [])
+
+
+def test_flush_is_bounded_even_when_a_sink_ignores_its_timeout(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    hanging, fine = Hanging(), Recording()
+    emitter = Emitter([("hanging", hanging), ("fine", fine)])
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
+        emitter.flush(0.5)
+    elapsed = time.monotonic() - started
+    hanging.release.set()
+    assert elapsed < 2.0
+    assert fine.flushed == [0.5]
+    assert fine.closed
+    assert "alert sink 'hanging' did not flush within 0.5s" in caplog.text
+
+
+def test_flush_runs_once() -> None:
+    sink = Recording()
+    emitter = Emitter([("r", sink)])
+    emitter.flush(1.0)
+    emitter.flush(1.0)
+    assert sink.flushed == [1.0]
+
+
+def test_in_process_sinks_satisfy_the_protocol() -> None:
+    for cls in (Recording, Raising, Hanging, LoggingSink):
+        assert isinstance(cls(), AlertSink)

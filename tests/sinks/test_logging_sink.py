@@ -1,0 +1,110 @@
+"""The logging sink's exact lines, and the reconciler's own WARNING line for errors."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from dlt_contract_ops.sinks.emitter import Emitter
+from dlt_contract_ops.sinks.logging_sink import LoggingSink, drift_line, error_line, where
+from tests.sinks.conftest import make_error, make_finding
+
+
+@pytest.mark.parametrize(
+    ("parts", "expected"),
+    [
+        (("pipe", "src", "res"), "pipe.src.res"),
+        ((None, "src", "res"), "src.res"),
+        (("pipe", "src", None), "pipe.src"),
+        # a part that is not a plain token is JSON-quoted, so the dots stay unambiguous
+        (("pipe", "src", "Order Items"), 'pipe.src."Order Items"'),
+        (("pipe", "src", "a.b"), 'pipe.src."a.b"'),
+        (("pipe", "src", 'say "hi"'), 'pipe.src."say \\"hi\\""'),
+        (("pipe", "src", "größe"), "pipe.src.größe"),
+        (("pipe", "src", "ip-address"), "pipe.src.ip-address"),
+    ],
+)
+def test_where(parts: tuple[str | None, str | None, str | None], expected: str) -> None:
+    assert where(*parts) == expected
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        (
+            {},
+            'schema drift kind=additive at=shop_pipeline.shop."Order Items" '
+            'columns=["payload_size", "Straße-Nr"] | reproduce: SELECT "payload_size", '
+            '"Straße-Nr" FROM "shop_raw"."order_items" LIMIT 5',
+        ),
+        (
+            {"drift_type": "removal", "pipeline": None, "resource": "events", "reproduce": None,
+             "columns": ["actor_login"]},
+            'schema drift kind=removal at=shop.events columns=["actor_login"]',
+        ),
+        (
+            # a multi-line reproduce stays one log line
+            {"resource": "events", "columns": ["a"], "reproduce": "SELECT a\nFROM t\r\nLIMIT 5"},
+            'schema drift kind=additive at=shop_pipeline.shop.events columns=["a"] '
+            "| reproduce: SELECT a FROM t LIMIT 5",
+        ),
+    ],
+)
+def test_drift_line(overrides: dict[str, object], expected: str) -> None:
+    assert drift_line(make_finding(**overrides)) == expected
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        (
+            {},
+            'reconciler error detector=additive at=shop_pipeline.shop."Order Items": '
+            "sample query for `order_items` failed: relation does not exist",
+        ),
+        (
+            {"detector": None, "resource": None, "pipeline": None, "message": "boom\nbang"},
+            "reconciler error at=shop: boom bang",
+        ),
+    ],
+)
+def test_error_line(overrides: dict[str, object], expected: str) -> None:
+    assert error_line(make_error(**overrides)) == expected
+
+
+def test_drift_is_one_warning(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.DEBUG, logger="dlt_contract_ops"):
+        LoggingSink().emit_drift(make_finding())
+    [record] = caplog.records
+    assert (record.name, record.levelno) == ("dlt_contract_ops.alerts", logging.WARNING)
+    assert record.getMessage() == drift_line(make_finding())
+    assert record.exc_info is None
+
+
+def test_error_is_one_error_with_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    event = make_error()
+    with caplog.at_level(logging.DEBUG, logger="dlt_contract_ops"):
+        LoggingSink().emit_error(event)
+    [record] = caplog.records
+    assert (record.name, record.levelno) == ("dlt_contract_ops.alerts", logging.ERROR)
+    assert record.getMessage() == error_line(event)
+    assert record.exc_info is not None
+    assert record.exc_info[1] is event.exception
+    assert "Traceback" in caplog.text
+    assert "RuntimeError" in caplog.text
+
+
+def test_reconciler_line_is_a_warning_without_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    """The sink owns the ERROR; the reconciler's own line must not trip an ERROR bridge."""
+    event = make_error()
+    emitter = Emitter([("logging", LoggingSink())])
+    with caplog.at_level(logging.DEBUG, logger="dlt_contract_ops"):
+        emitter.error(event)
+    own = [r for r in caplog.records if r.name == "dlt_contract_ops"]
+    sink = [r for r in caplog.records if r.name == "dlt_contract_ops.alerts"]
+    assert [r.levelno for r in own] == [logging.WARNING]
+    assert own[0].exc_info is None
+    assert own[0].getMessage() == f"{error_line(event)} [reported to alert sinks: logging]"
+    assert [r.levelno for r in sink] == [logging.ERROR]
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == sink

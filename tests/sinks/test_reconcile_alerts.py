@@ -1,0 +1,165 @@
+"""`dlt-contract-ops reconcile` end to end with real sinks: a real dlt pipeline in DuckDB, a
+loopback webhook receiver and Sentry endpoint, dedup across runs, dry run, no sinks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from typing import Any
+
+from tests.projects import Project
+from tests.sinks.app_project import CONFIG, add_column
+from tests.sinks.servers import Receiver, dsn, events, free_port
+
+ALERT_LINE = (
+    "|[WARNING]|dlt_contract_ops.alerts|schema drift kind=additive at=app_pipeline.app.events"
+)
+
+
+def _configure(project: Project, sinks: str, extra: str = "", secrets: str = "") -> None:
+    project.config(CONFIG + f"\n[contract_ops]\nalert_sinks = {sinks}\n" + extra)
+    if secrets:
+        project.secrets(secrets)
+
+
+def _webhook(project: Project, url: str, sinks: str = '["webhook"]', extra: str = "") -> None:
+    _configure(
+        project,
+        sinks,
+        "[contract_ops.alert_sink.webhook]\ntimeout = 2\nretries = 1\nbackoff = 0.05\n" + extra,
+        f'[contract_ops.alert_sink.webhook]\nurl = "{url}"\n',
+    )
+
+
+def _findings(proc: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    doc = json.loads(proc.stdout)
+    return [f for r in doc["results"] for f in r["findings"]]
+
+
+def test_dedup_across_runs(app_project: Project) -> None:
+    with Receiver() as hook:
+        _webhook(app_project, hook.url + "/hook")
+        first = _findings(app_project.cli("reconcile", "--all", "--format", "json"))
+        assert [(f["columns"], f["alert"]) for f in first] == [(["payload size"], "new")]
+        [sent] = hook.requests
+        assert sent.json()["finding"]["columns"] == ["payload size"]
+        assert sent.json()["finding"]["samples"] == {"payload size": [500, 501, 502, 503, 504]}
+
+        # the hourly cron runs again: the finding is still reported, marked, not sent
+        second = _findings(app_project.cli("reconcile", "--all", "--format", "json"))
+        assert [(f["columns"], f["alert"]) for f in second] == [(["payload size"], "repeat")]
+        text = app_project.cli("reconcile", "--all")
+        assert "  • events: additive drift (1 column(s)) [repeat]" in text.stdout
+        assert "Columns: payload size" in text.stdout
+        assert len(hook.requests) == 1
+
+        # --no-dedup sends it once more and claims nothing about history
+        forced = _findings(app_project.cli("reconcile", "--all", "--format", "json", "--no-dedup"))
+        assert [("alert" in f) for f in forced] == [False]
+        assert len(hook.requests) == 2
+
+        # drift that changes the column set is a new alert
+        add_column(app_project.root, "Ünïcode col")
+        third = _findings(app_project.cli("reconcile", "--all", "--format", "json"))
+        assert [(f["columns"], f["alert"]) for f in third] == [
+            (["payload size", "Ünïcode col"], "new")
+        ]
+        assert hook.requests[-1].json()["finding"]["columns"] == ["payload size", "Ünïcode col"]
+        assert len(hook.requests) == 3
+
+
+def test_realert_after(app_project: Project) -> None:
+    with Receiver() as hook:
+        _webhook(app_project, hook.url, extra='\n[contract_ops.dedup]\nrealert_after = "1s"\n')
+        assert app_project.cli("reconcile", "--all").returncode == 0
+        time.sleep(1.2)
+        again = _findings(app_project.cli("reconcile", "--all", "--format", "json"))
+        assert [f["alert"] for f in again] == ["new"]
+        assert len(hook.requests) == 2
+
+
+def test_dedup_disabled_in_config(app_project: Project) -> None:
+    with Receiver() as hook:
+        _webhook(app_project, hook.url, extra="\n[contract_ops.dedup]\nenabled = false\n")
+        for _ in range(2):
+            assert app_project.cli("reconcile", "--all").returncode == 0
+        assert len(hook.requests) == 2
+
+
+def test_dry_run_sends_nothing_and_leaves_the_state(app_project: Project) -> None:
+    broken = '[sources.broken.contract_ops]\nref = "pipelines.nope:src"\n'
+    with Receiver() as hook:
+        _webhook(app_project, hook.url, extra=broken)
+        dry = app_project.cli("reconcile", "--all", "--dry-run", "--format", "json")
+        assert dry.returncode == 1  # the broken source is a reconciler error
+        findings = [f for r in json.loads(dry.stdout)["results"] for f in r["findings"]]
+        assert [f["alert"] for f in findings] == ["new"]  # what a real run would do
+        assert hook.requests == []  # neither the drift nor the error event
+        assert "dlt_contract_ops.alerts" not in dry.stderr
+        assert "alert emission suppressed (dry run)" in dry.stderr
+
+        real = app_project.cli("reconcile", "--all", "--format", "json")
+        assert real.returncode == 1
+        kinds = sorted(r.json()["type"] for r in hook.requests)
+        assert kinds == ["reconciler_error", "schema_drift"]
+        error = next(r.json() for r in hook.requests if r.json()["type"] == "reconciler_error")
+        assert error["error"]["source"] == "broken"
+        assert "pipelines.nope" in error["error"]["message"]
+
+
+def test_empty_alert_sinks_disables_emission(app_project: Project) -> None:
+    _configure(app_project, "[]")
+    proc = app_project.cli("reconcile", "--all")
+    assert proc.returncode == 0, proc.stderr
+    assert "  • events: additive drift (1 column(s)) [new]" in proc.stdout
+    assert "dlt_contract_ops.alerts" not in proc.stderr
+    assert "falling back" not in proc.stderr
+
+
+def test_default_logging_sink_line(app_project: Project) -> None:
+    _configure(app_project, '["logging"]')
+    proc = app_project.cli("reconcile", "--all")
+    assert proc.returncode == 0, proc.stderr
+    [line] = [ln for ln in proc.stderr.splitlines() if "dlt_contract_ops.alerts" in ln]
+    assert ALERT_LINE in line
+    assert line.endswith('columns=["payload size"] | reproduce: ' + line.split("reproduce: ")[1])
+    assert 'SELECT "payload size"' in line
+
+
+def test_an_unreachable_sink_starves_no_other_and_is_bounded(app_project: Project) -> None:
+    _webhook(app_project, f"http://127.0.0.1:{free_port()}/hook", sinks='["webhook", "logging"]')
+    started = time.monotonic()
+    proc = app_project.cli("reconcile", "--all")
+    assert time.monotonic() - started < 30
+    assert proc.returncode == 0, proc.stderr
+    assert ALERT_LINE in proc.stderr
+    assert "alert sink 'webhook': POST to http://127.0.0.1:" in proc.stderr
+
+
+def test_unknown_sink_falls_back_to_logging_with_a_hint(app_project: Project) -> None:
+    _configure(app_project, '["sentri"]')
+    proc = app_project.cli("reconcile", "--all")
+    assert proc.returncode == 0, proc.stderr
+    assert "Unknown alert sink 'sentri'. Did you mean 'sentry'?" in proc.stderr
+    assert "falling back to 'logging'" in proc.stderr
+    assert ALERT_LINE in proc.stderr
+
+
+def test_sentry_end_to_end(app_project: Project) -> None:
+    with Receiver() as sentry:
+        _configure(
+            app_project,
+            '["sentry"]',
+            '[contract_ops.alert_sink.sentry]\nenvironment = "ci"\n',
+            f'[contract_ops.alert_sink.sentry]\ndsn = "{dsn(sentry)}"\n',
+        )
+        proc = app_project.cli("reconcile", "--all")
+        assert proc.returncode == 0, proc.stderr
+        sentry.wait_for(1)
+        [event] = list(events(sentry))
+    assert event["fingerprint"] == ["schema-drift", "app_pipeline", "app", "events"]
+    assert event["tags"]["drift_type"] == "additive"
+    assert event["environment"] == "ci"
+    assert event["contexts"]["schema_drift"]["columns"] == ["payload size"]
