@@ -18,6 +18,15 @@ from dlt_contract_ops.errors import SourceConfigMissingError, SourceImportError
 
 
 @dataclass(frozen=True)
+class ModelledResource:
+    """A resource with a model, as declared: the raw table name, not yet normalized."""
+
+    resource: str
+    table_name: str
+    write_disposition: str
+
+
+@dataclass(frozen=True)
 class BuiltSource:
     """A source built once for a run: its schema naming and the model of each resource."""
 
@@ -27,6 +36,31 @@ class BuiltSource:
     tables: tuple[ExpectedTable, ...]
     models: dict[str, type[Any]] = field(default_factory=dict)  # resource name -> model
     notes: tuple[str, ...] = ()
+    resources: tuple[ModelledResource, ...] = ()
+
+    def for_destination(self, capabilities: Any) -> BuiltSource:
+        """The source named as dlt names it when loading into a destination with these
+        capabilities: dlt shortens identifiers longer than the destination allows (PostgreSQL:
+        63), so a long field lands under a shortened name with a hash tag.
+
+        Returns `self` when the destination imposes no shorter limit.
+        """
+        limits = [
+            getattr(capabilities, "max_identifier_length", None),
+            getattr(capabilities, "max_column_identifier_length", None),
+        ]
+        max_length = min((n for n in limits if n), default=None)
+        if not max_length or getattr(self.naming, "max_length", None) == max_length:
+            return self
+        naming = type(self.naming)(max_length=max_length)
+        tables = [
+            expected_table(
+                r.resource, r.table_name, self.models[r.resource], naming, r.write_disposition
+            )
+            for r in self.resources
+        ]
+        merged, _ = _merge_shared_tables(tables)
+        return replace(self, naming=naming, tables=merged)
 
 
 def _under(path: str | None, directory: str) -> bool:
@@ -170,6 +204,7 @@ def build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
 
     tables: list[ExpectedTable] = []
     models: dict[str, type[Any]] = {}
+    modelled: list[ModelledResource] = []
     notes: list[str] = []
     for res_name, resource in resources.items():
         model = resource._hints.get("original_columns") if resource._hints else None
@@ -185,10 +220,12 @@ def build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
         disposition = resource.write_disposition
         if isinstance(disposition, dict):
             disposition = disposition.get("disposition", "append")
+        spec = ModelledResource(res_name, str(table_name), str(disposition))
         tables.append(
-            expected_table(res_name, str(table_name), model, schema.naming, str(disposition))
+            expected_table(res_name, spec.table_name, model, schema.naming, spec.write_disposition)
         )
         models[res_name] = model
+        modelled.append(spec)
     merged, merge_notes = _merge_shared_tables(tables)
     return BuiltSource(
         name=name,
@@ -197,6 +234,7 @@ def build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
         tables=merged,
         models=models,
         notes=tuple(notes + merge_notes),
+        resources=tuple(modelled),
     )
 
 
