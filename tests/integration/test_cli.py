@@ -178,3 +178,24 @@ def test_config_errors_exit_2(shop_project: Project, anchor: str, typo: str, mes
     assert proc.returncode == 2, (proc.stdout, proc.stderr)
     assert message in proc.stdout + proc.stderr
     assert "Did you mean" in proc.stdout + proc.stderr
+
+
+def test_unreachable_destination_is_a_source_error_and_creates_nothing(
+    shop_project: Project,
+) -> None:
+    config = shop_project.root / ".dlt" / "config.toml"
+    config.write_text(
+        config.read_text()
+        + '\n[sources.ghost.contract_ops]\nref = "pipelines.shop:shop"\n'
+        + 'pipeline_name = "ghost_pipe"\ndestination = "duckdb"\ndataset_name = "ghost_raw"\n'
+    )
+    proc = shop_project.cli("reconcile", "--all", "--format", "json", "--dry-run")
+    assert proc.returncode == 1, proc.stderr
+    results = _json(proc)["results"]
+    (ghost,) = [r for r in results if r["source"] == "ghost"]
+    assert "`duckdb`" in ghost["error"]
+    assert "ghost_pipe.duckdb" in ghost["error"]
+    # the others are still reported
+    assert len(_results(_json(proc))["shop"]["findings"]) == 2
+    # read-only: reconciling never creates the database it could not find
+    assert not (shop_project.root / "ghost_pipe.duckdb").exists()
