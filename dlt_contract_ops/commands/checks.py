@@ -172,8 +172,12 @@ def check_source(report: Report, name: str, project: ProjectSettings, project_di
 def check_sinks(report: Report, project: ProjectSettings) -> None:
     """`alert_sink_registered`: names registered, options construct the sink."""
     from dlt_contract_ops.registry import SINK_GROUP, closest, registered
-    from dlt_contract_ops.sinks.loader import load_sink, unknown_sink_message
-    from dlt_contract_ops.sinks.options import configured_sink_tables
+    from dlt_contract_ops.sinks.loader import SinkOptionsError, load_sink, unknown_sink_message
+    from dlt_contract_ops.sinks.options import (
+        SinkOptionError,
+        configured_sink_tables,
+        read_sink_options,
+    )
 
     known = registered(SINK_GROUP)
     report.sinks = list(project.alert_sinks)
@@ -183,10 +187,19 @@ def check_sinks(report: Report, project: ProjectSettings) -> None:
             report.add("alert_sink_registered", f"{list_key}[{i}]", unknown_sink_message(name),
                        _locate_or_default(list_key))
             continue
+        table = f"{SINK_SECTION}.{name}"
         try:
             sink = load_sink(name)
+        except SinkOptionsError as exc:
+            for p in exc.problems:
+                report.add("alert_sink_registered", f"{table}.{p.option}", p.message, p.origin)
+            continue
+        except SinkOptionError as exc:
+            set_at = read_sink_options(name).get(exc.option)
+            report.add("alert_sink_registered", f"{table}.{exc.option}", str(exc),
+                       set_at.origin if set_at else None)
+            continue
         except ContractOpsError as exc:
-            table = f"{SINK_SECTION}.{name}"
             report.add("alert_sink_registered", table, str(exc),
                        _locate_or_default(table, _locate_or_default(list_key)))
             continue

@@ -141,7 +141,7 @@ class Emitter:
                 return
         if self.dry_run:
             return
-        self._fan_out("drift", lambda sink: sink.emit_drift(finding))
+        self._fan_out("a drift event", lambda sink: sink.emit_drift(finding))
 
     def error(self, event: ErrorEvent) -> None:
         """Hand a reconciler error to every sink (never deduplicated)."""
@@ -156,7 +156,7 @@ class Emitter:
         log.warning("%s [%s]", error_line(event), fate)
         if self.dry_run:
             return
-        self._fan_out("error", lambda sink: sink.emit_error(event))
+        self._fan_out("an error event", lambda sink: sink.emit_error(event))
 
     def _fan_out(self, kind: str, call: Any) -> None:
         failed = 0
@@ -166,7 +166,7 @@ class Emitter:
             except Exception as exc:
                 failed += 1
                 log.warning(
-                    "alert sink '%s' failed on a %s event: %s: %s",
+                    "alert sink '%s' failed on %s: %s: %s",
                     name,
                     kind,
                     type(exc).__name__,
@@ -175,7 +175,7 @@ class Emitter:
         if self.sinks and failed == len(self.sinks):
             if any(isinstance(s, LoggingSink) for _, s in self.sinks):
                 return  # the logging sink itself failed: nothing better to fall back to
-            log.warning("every alert sink failed on a %s event: logging it instead", kind)
+            log.warning("every alert sink failed on %s: logging it instead", kind)
             if self._fallback is None:
                 self._fallback = LoggingSink()
             try:

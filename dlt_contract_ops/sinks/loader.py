@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import inspect
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from dlt_contract_ops.errors import AlertSinkError
@@ -17,6 +18,23 @@ from dlt_contract_ops.sinks.options import (
     read_sink_options,
     table_name,
 )
+
+
+@dataclass(frozen=True)
+class OptionProblem:
+    """One wrong option: which, where it is set (or "(not set)"), and what to do."""
+
+    option: str
+    origin: str
+    message: str
+
+
+class SinkOptionsError(AlertSinkError):
+    """Options that are unknown, missing or secrets outside secrets.toml; all of them."""
+
+    def __init__(self, problems: list[OptionProblem]) -> None:
+        super().__init__(" ".join(p.message for p in problems))
+        self.problems = problems
 
 
 def unknown_sink_message(name: str) -> str:
@@ -72,33 +90,33 @@ def _check_options(name: str, factory: Any, options: Mapping[str, OptionValue]) 
     """Unknown, missing and misplaced-secret options, each named with its file."""
     accepted, required, var_kw = _parameters(factory)
     secret = frozenset(getattr(factory, "secret_options", ()) or ())
-    problems: list[str] = []
+    problems: list[OptionProblem] = []
     if not var_kw:
         for key, opt in sorted(options.items()):
             if key not in accepted:
                 close = difflib.get_close_matches(key, sorted(accepted), n=1)
                 hint = f" Did you mean `{close[0]}`?" if close else ""
-                problems.append(
+                problems.append(OptionProblem(key, opt.origin, (
                     f"Unknown option `{key}` for alert sink '{name}' in `{table_name(name)}` "
                     f"({opt.origin}).{hint} Known options: {', '.join(sorted(accepted)) or 'none'}."
-                )
+                )))
     for key in sorted(secret & set(options)):
         opt = options[key]
         if not opt.secret:
-            problems.append(
+            problems.append(OptionProblem(key, opt.origin, (
                 f"Option `{key}` of alert sink '{name}' is a secret but is set in {opt.origin}: "
                 f"move it to `{table_name(name)}` in .dlt/secrets.toml (or the environment "
                 f"variable `{env_name(f'contract_ops.alert_sink.{name}.{key}')}`)."
-            )
+            )))
     for key in sorted(required - set(options)):
         where = ".dlt/secrets.toml" if key in secret else ".dlt/config.toml"
-        problems.append(
+        problems.append(OptionProblem(key, "(not set)", (
             f"Alert sink '{name}' needs option `{key}`: set it in `{table_name(name)}` in "
             f"{where} (or the environment variable "
             f"`{env_name(f'contract_ops.alert_sink.{name}.{key}')}`)."
-        )
+        )))
     if problems:
-        raise AlertSinkError(" ".join(problems))
+        raise SinkOptionsError(problems)
 
 
 def construct(name: str, factory: Any, options: Mapping[str, Any]) -> AlertSink:

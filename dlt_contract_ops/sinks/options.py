@@ -30,6 +30,15 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 SINK_SECTION = "contract_ops.alert_sink"
 
 
+class SinkOptionError(AlertSinkError):
+    """One option of one sink has a value the sink cannot use."""
+
+    def __init__(self, message: str, sink: str, option: str) -> None:
+        super().__init__(message)
+        self.sink = sink
+        self.option = option
+
+
 @dataclass(frozen=True)
 class OptionValue:
     """One option of one sink: its value, where it was set, and whether that place holds
@@ -191,9 +200,11 @@ def as_bool(value: Any, sink: str, option: str) -> bool:
         return value
     if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
         return value.strip().lower() in _TRUE
-    raise AlertSinkError(
+    raise SinkOptionError(
         f"Option `{option}` of alert sink '{sink}' must be true or false, got {value!r} "
-        f"(in `{table_name(sink)}`)."
+        f"(in `{table_name(sink)}`).",
+        sink,
+        option,
     )
 
 
@@ -203,9 +214,11 @@ def as_number(value: Any, sink: str, option: str, *, minimum: float = 0.0) -> fl
         with contextlib.suppress(ValueError):
             value = float(value)
     if isinstance(value, bool) or not isinstance(value, int | float) or value < minimum:
-        raise AlertSinkError(
+        raise SinkOptionError(
             f"Option `{option}` of alert sink '{sink}' must be a number >= {minimum:g}, got "
-            f"{value!r} (in `{table_name(sink)}`)."
+            f"{value!r} (in `{table_name(sink)}`).",
+            sink,
+            option,
         )
     return float(value)
 
@@ -213,9 +226,11 @@ def as_number(value: Any, sink: str, option: str, *, minimum: float = 0.0) -> fl
 def as_text(value: Any, sink: str, option: str) -> str:
     """`value` as a non-empty string."""
     if not isinstance(value, str) or not value.strip():
-        raise AlertSinkError(
+        raise SinkOptionError(
             f"Option `{option}` of alert sink '{sink}' must be a non-empty string, got "
-            f"{value!r} (in `{table_name(sink)}`)."
+            f"{value!r} (in `{table_name(sink)}`).",
+            sink,
+            option,
         )
     return value.strip()
 
@@ -224,8 +239,10 @@ def as_choice(value: Any, sink: str, option: str, choices: tuple[str, ...]) -> s
     """`value` as one of `choices`."""
     text = as_text(value, sink, option)
     if text not in choices:
-        raise AlertSinkError(
+        raise SinkOptionError(
             f"Option `{option}` of alert sink '{sink}' must be one of "
-            f"{', '.join(repr(c) for c in choices)}, got {value!r} (in `{table_name(sink)}`)."
+            f"{', '.join(repr(c) for c in choices)}, got {value!r} (in `{table_name(sink)}`).",
+            sink,
+            option,
         )
     return text

@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 from dlt_contract_ops.errors import AlertSinkError
 from dlt_contract_ops.findings import DriftFinding
 from dlt_contract_ops.sinks.base import ErrorEvent
-from dlt_contract_ops.sinks.options import as_bool, as_text
+from dlt_contract_ops.sinks.options import SinkOptionError, as_bool, as_text
 from dlt_contract_ops.sinks.payloads import drift_summary, error_summary
 
 log = logging.getLogger("dlt_contract_ops.sinks.sentry")
@@ -104,9 +104,11 @@ class SentrySink:
         try:
             parsed = Dsn(self.dsn)
         except BadDsn as exc:
-            raise AlertSinkError(
+            raise SinkOptionError(
                 f"Option `dsn` of alert sink '{NAME}' is not a Sentry DSN ({exc}); copy it from "
-                "the Sentry project's Client Keys page."
+                "the Sentry project's Client Keys page.",
+                NAME,
+                "dsn",
             ) from exc
         self.environment = as_text(environment, NAME, "environment") if environment else None
         self.send_samples = as_bool(send_samples, NAME, "send_samples")

@@ -29,11 +29,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from dlt_contract_ops.errors import AlertSinkError
 from dlt_contract_ops.findings import DriftFinding
 from dlt_contract_ops.sinks import payloads
 from dlt_contract_ops.sinks.base import ErrorEvent
-from dlt_contract_ops.sinks.options import as_bool, as_choice, as_number, as_text
+from dlt_contract_ops.sinks.options import (
+    SinkOptionError,
+    as_bool,
+    as_choice,
+    as_number,
+    as_text,
+)
 
 log = logging.getLogger("dlt_contract_ops.sinks.webhook")
 
@@ -99,9 +104,11 @@ class WebhookSink:
         self.url = as_text(url, NAME, "url")
         scheme = urllib.parse.urlsplit(self.url).scheme
         if scheme not in ("http", "https"):
-            raise AlertSinkError(
+            raise SinkOptionError(
                 f"Option `url` of alert sink '{NAME}' must be an http(s) URL, got scheme "
-                f"{scheme!r}."
+                f"{scheme!r}.",
+                NAME,
+                "url",
             )
         self.format = as_choice(format, NAME, "format", ("json", "slack"))
         self.timeout = as_number(timeout, NAME, "timeout", minimum=0.001)
@@ -113,8 +120,10 @@ class WebhookSink:
             isinstance(headers, Mapping)
             and all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())
         ):
-            raise AlertSinkError(
-                f"Option `headers` of alert sink '{NAME}' must be a table of strings."
+            raise SinkOptionError(
+                f"Option `headers` of alert sink '{NAME}' must be a table of strings.",
+                NAME,
+                "headers",
             )
         self.headers = dict(headers or {})
         self._broken: str | None = None
