@@ -80,7 +80,7 @@ def field_semantics(model: type[Any], field_name: str) -> Semantics | None:
     return found[0] if found else None
 
 
-def _field_columns(model: type[Any], naming: Any) -> dict[str, tuple[str, ...]]:
+def field_columns(model: type[Any], naming: Any) -> dict[str, tuple[str, ...]]:
     """field name -> the landed column names its values go to.
 
     The rule is dlt's (the column is `alias or name`, normalized with the schema's naming)
@@ -162,7 +162,7 @@ def contract_from_model(
 ) -> ResourceContract:
     """The contract `model` declares for `table` (a resource's `ExpectedTable` from
     discovery), with `naming` the source schema's dlt naming convention."""
-    columns = _field_columns(model, naming)
+    columns = field_columns(model, naming)
     owner = {c: f for f, names in columns.items() for c in names}
     contract_columns = tuple(
         _column(model, owner.get(col.name), col, naming) for col in table.columns

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dlt_contract_ops.contracts.errors import SnapshotError
-from dlt_contract_ops.contracts.extract import contract_from_model
+from dlt_contract_ops.contracts.extract import contract_from_model, field_columns
 from dlt_contract_ops.contracts.gate import (
     GateReport,
     Waiver,
@@ -22,7 +22,7 @@ from dlt_contract_ops.contracts.gate import (
     first_release,
     unused_waivers,
 )
-from dlt_contract_ops.contracts.model import Release, Version
+from dlt_contract_ops.contracts.model import Release, ResourceContract, Version
 from dlt_contract_ops.contracts.render import Locations
 from dlt_contract_ops.contracts.rules import Perspective
 from dlt_contract_ops.contracts.store import (
@@ -40,7 +40,7 @@ from dlt_contract_ops.contracts.store import (
 class CurrentContracts:
     """The contracts the source's models declare right now, and where each is declared."""
 
-    resources: tuple[Any, ...]  # ResourceContract
+    resources: tuple[ResourceContract, ...]
     locations: Locations
     notes: tuple[str, ...]
 
@@ -56,9 +56,9 @@ def _relative(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def _locations(model: type[Any], resource: str, columns: dict[str, str]) -> dict[
-    tuple[str, str | None], tuple[str, int]
-]:
+def _locations(
+    model: type[Any], resource: str, columns: dict[str, tuple[str, ...]]
+) -> dict[tuple[str, str | None], tuple[str, int]]:
     """Where `model` and its fields are written, for CI annotations; empty when unknown."""
     try:
         file = inspect.getsourcefile(model)
@@ -69,12 +69,11 @@ def _locations(model: type[Any], resource: str, columns: dict[str, str]) -> dict
         return {}
     where = _relative(file)
     out: dict[tuple[str, str | None], tuple[str, int]] = {(resource, None): (where, start)}
-    for field_name, column in columns.items():
+    for field_name, names in columns.items():
         pattern = re.compile(rf"^\s+{re.escape(field_name)}\s*:")
-        for offset, text in enumerate(lines):
-            if pattern.match(text):
-                out[(resource, column)] = (where, start + offset)
-                break
+        line = next((i for i, text in enumerate(lines) if pattern.match(text)), None)
+        if line is not None:
+            out.update({(resource, name): (where, start + line) for name in names})
     return out
 
 
@@ -92,11 +91,7 @@ def current_contracts(source: str, project_dir: str | os.PathLike[str] | None) -
         model = built.models[table.resource]
         contract = contract_from_model(source, table, model, built.naming)
         resources.append(contract)
-        field_columns = {
-            name: built.naming.normalize_path(info.alias or name)
-            for name, info in model.model_fields.items()
-        }
-        locations.update(_locations(model, table.resource, field_columns))
+        locations.update(_locations(model, table.resource, field_columns(model, built.naming)))
     if not resources:
         raise SnapshotError(
             f"Source `{source}` has no resource with a Pydantic model (`columns=Model`), so it "
