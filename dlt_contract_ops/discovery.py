@@ -100,23 +100,27 @@ def _import_module(module_name: str, project_dir: str) -> Any:
     return importlib.import_module(module_name)
 
 
-def _missing_keys(traces: Any) -> list[str]:
-    """The dotted TOML key of every unresolved field in dlt's lookup traces.
+def _missing_keys(
+    traces: Any, secret_fields: set[str], inherited_secret: bool = False
+) -> list[tuple[str, bool]]:
+    """(dotted TOML key, is it a secret) of every unresolved field in dlt's lookup traces.
 
     A trace's own `key` is provider-specific (the environment provider reports
     `SOURCES__X__API_TOKEN`), so the key is rebuilt from the trace's sections and the field.
-    Embedded configurations (credentials) carry nested traces.
+    Embedded configurations (credentials) carry nested traces; their fields belong where
+    the embedding field does (a secret's parts go to secrets.toml).
     """
     from dlt.common.configuration.exceptions import LookupTraces
 
-    keys: list[str] = []
+    keys: list[tuple[str, bool]] = []
     for field_name, field_traces in traces.items():
         first = field_traces[0] if field_traces else None
+        secret = inherited_secret or field_name in secret_fields
         if isinstance(first, LookupTraces):
-            keys += _missing_keys(first.traces)
+            keys += _missing_keys(first.traces, set(), secret)
             continue
         sections = [s for s in (getattr(first, "sections", None) or []) if s]
-        keys.append(".".join([*sections, field_name]))
+        keys.append((".".join([*sections, field_name]), secret))
     return keys
 
 
@@ -131,14 +135,13 @@ def _secret_fields(exc: Exception) -> set[str]:
 
 
 def _missing_config_message(source: str, exc: Exception) -> str:
-    keys = _missing_keys(getattr(exc, "traces", {}) or {})
+    keys = _missing_keys(getattr(exc, "traces", {}) or {}, _secret_fields(exc))
     if not keys:
         return f"Source `{source}` needs configuration that is not set: {exc}"
-    secrets = _secret_fields(exc)
-    shown = ", ".join(f"`{k}`" for k in keys)
-    first = keys[0]
+    shown = ", ".join(f"`{k}`" for k, _ in keys)
+    first, secret = keys[0]
     section, _, key = first.rpartition(".")
-    toml = "secrets.toml" if key in secrets else "config.toml"
+    toml = "secrets.toml" if secret else "config.toml"
     env = "__".join(first.upper().split("."))
     return (
         f"Source `{source}` cannot be built: missing configuration {shown}. Set `{key}` in "

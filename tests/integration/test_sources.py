@@ -333,3 +333,43 @@ def test_a_ref_into_an_installed_package_evicts_nothing(project: Project) -> Non
     )
     assert proc.returncode == 0, proc.stderr
     assert "error: Calling `dlt.sources.rest_api:rest_api_source`" in proc.stdout
+
+
+CREDENTIALS_SOURCE = """
+import dlt
+from dlt.sources.credentials import ConnectionStringCredentials
+from pydantic import BaseModel
+
+
+class Row(BaseModel):
+    id: int
+
+
+@dlt.source(name="crm")
+def crm(
+    credentials: ConnectionStringCredentials = dlt.secrets.value,
+    page_size: int = dlt.config.value,
+):
+    return dlt.resource([{"id": 1}], name="rows", columns=Row)
+"""
+
+
+def test_missing_credentials_and_config_value_say_which_file(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.module("pipes.crm", CREDENTIALS_SOURCE)
+    project.source("crm", "pipes.crm:crm", dataset_name="crm_data")
+    result = reconcile_source("crm", dry_run=True, project_dir=project.root)
+    assert result.error is not None
+    # every missing key is listed; the parts of a secret belong in secrets.toml
+    assert "`sources.crm.crm.credentials.drivername`" in result.error
+    assert "`sources.crm.crm.page_size`" in result.error
+    assert "`[sources.crm.crm.credentials]` table of .dlt/secrets.toml" in result.error
+
+    monkeypatch.setenv("SOURCES__CRM__CRM__CREDENTIALS", "postgresql://u:p@localhost/db")
+    result = reconcile_source("crm", dry_run=True, project_dir=project.root)
+    assert result.error is not None
+    assert "credentials" not in result.error
+    # a plain config value belongs in config.toml
+    assert "Set `page_size` in the `[sources.crm.crm]` table of .dlt/config.toml" in result.error
+    assert "`SOURCES__CRM__CRM__PAGE_SIZE`" in result.error
