@@ -163,7 +163,7 @@ def compare_types(old: ColumnContract, new: ColumnContract) -> TypeRelation:
     narrowed (some old values may not fit) or changed (another data type).
 
     >>> compare_types(ColumnContract("x", "bigint", False, precision=32),
-    ...               ColumnContract("x", "bigint", False)).__str__()
+    ...               ColumnContract("x", "bigint", False))
     'widened'
     """
     if old.type != new.type:
