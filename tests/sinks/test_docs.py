@@ -37,9 +37,7 @@ def test_option_tables_match_the_constructors(heading: str, cls: type) -> None:
         m = ROW.match(line)
         if m:
             documented[m.group(1)] = m.group(2).strip()
-    params = {
-        name: p for name, p in inspect.signature(cls).parameters.items()
-    }
+    params = dict(inspect.signature(cls).parameters.items())
     assert set(documented) == set(params)
     for name, p in params.items():
         if p.default is inspect.Parameter.empty:
