@@ -47,7 +47,7 @@ def test_option_tables_match_the_constructors(heading: str, cls: type) -> None:
         else:
             shown = f'"{p.default}"' if isinstance(p.default, str) else str(p.default).lower()
             assert documented[name] == f"`{shown}`", name
-        secret = getattr(cls, "secret_options", frozenset())
+        secret: frozenset[str] = getattr(cls, "secret_options", frozenset())
         assert ("**secret**" in documented[name]) == (name in secret), name
 
 
