@@ -8,6 +8,7 @@ only from `destinations.sql`, whose renderer refuses anything but a SELECT.
 
 from __future__ import annotations
 
+import re
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -34,6 +35,8 @@ __all__ = ["DestinationAdapter", "QueryKind", "SqlClientAdapter", "TimeAxis", "c
 QueryKind = Literal["metadata", "sample", "coverage", "partition"]
 
 _A = TypeVar("_A", bound="SqlClientAdapter")
+#: what an unquoted identifier may hold on every SQL destination dlt supports
+_PLAIN_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_$]*")
 _COMPARISONS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.NEQ)
 
 
@@ -202,6 +205,11 @@ class SqlClientAdapter:
             self._opened = False
             self._client.close_connection()
 
+    @property
+    def sql_client(self) -> Any:
+        """dlt's SQL client the adapter runs on (None when built `offline`)."""
+        return self._client
+
     # -- naming -------------------------------------------------------------------------
     @property
     def dataset(self) -> str:
@@ -229,12 +237,20 @@ class SqlClientAdapter:
         return name.lower()
 
     def to_live(self, name: str) -> str:
-        """The destination's spelling of a dlt-side `name` (inverse of `live_name`): dlt's
-        casefolding, unless that would not read back as `name` (a mixed-case column made
-        out of band). Names the last metadata query reported are looked up exactly instead.
+        """The destination's spelling of a dlt-side `name` (inverse of `live_name`).
+
+        Names the last metadata query reported are looked up exactly (`prepare`, `table`);
+        this is the rule for the others: dlt's casefolding for a plain identifier
+        (`payload_size` -> `PAYLOAD_SIZE` on Snowflake), the name as it is when folding would
+        not read back as it (`userId`) or when only a quoted identifier can hold it
+        (`ip-address`, `größe`): such a column was made out of band, quoted.
         """
         folded = self.casefold(name)
-        return folded if self.live_name(folded) == name else name
+        if folded == name:
+            return name
+        if self.live_name(folded) == name and _PLAIN_IDENTIFIER.fullmatch(name):
+            return folded
+        return name
 
     def table(self, name: str) -> exp.Table:
         live = self._live_tables.get(name) or self.to_live(name)
@@ -351,12 +367,17 @@ class SqlClientAdapter:
         """The query in this destination's dialect, as it would run (placeholders as `?`)."""
         return render(self.prepare(query), self.dialect)
 
+    def driver_sql(self, query: exp.Expression, n_params: int, kind: QueryKind) -> str:
+        """The exact text `run` sends to the driver: prepared, checked, placeholders in
+        the driver's paramstyle. Golden tests pin it for destinations that cannot run here."""
+        prepared = query if kind == "metadata" else self.prepare(query)
+        return render_bound(prepared, self.dialect, self.paramstyle, n_params)
+
     def run(
         self, query: exp.Expression, params: Sequence[Any], kind: QueryKind
     ) -> list[tuple[Any, ...]]:
-        prepared = query if kind == "metadata" else self.prepare(query)
         # refuses non-SELECT before a connection is even opened
-        sql = render_bound(prepared, self.dialect, self.paramstyle, len(params))
+        sql = self.driver_sql(query, len(params), kind)
         values = [self.adapt_param(p) for p in params]
         self._ensure_open()
         started = time.perf_counter()

@@ -12,7 +12,7 @@ import secrets
 from collections.abc import Sequence
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Literal, cast
+from typing import Any, ClassVar, Literal, cast
 
 from sqlglot import exp
 from sqlglot.dialects.bigquery import BigQuery
@@ -60,8 +60,13 @@ class _BigQueryDialect(BigQuery):
     """BigQuery, with quoted identifiers escaped the way BigQuery's lexer reads them.
 
     sqlglot doubles a backtick inside a quoted identifier; BigQuery takes a backslash escape
-    (`` `a\\`b` ``), as dlt's own `escape_bigquery_identifier` writes it.
+    (`` `a\\`b` ``), as dlt's own `escape_bigquery_identifier` writes it. The tokenizer
+    reads that escape back, so rendered text parses again.
     """
+
+    # sqlglot declares Tokenizer as a class attribute; mypy cannot see it as a base class
+    class Tokenizer(BigQuery.Tokenizer):  # type: ignore[valid-type,misc]
+        IDENTIFIER_ESCAPES: ClassVar[list[str]] = ["\\"]
 
     # sqlglot declares Generator as a class attribute; mypy cannot see it as a base class
     class Generator(BigQuery.Generator):  # type: ignore[valid-type,misc]
@@ -73,6 +78,12 @@ class _BigQueryDialect(BigQuery):
 
 
 _DIALECTS: dict[str, Any] = {"bigquery": _BigQueryDialect()}
+
+
+def dialect_for(name: str) -> Any:
+    """The sqlglot dialect (name or instance) SQL for destination dialect `name` renders
+    with; parse rendered text with it to read it back."""
+    return _DIALECTS.get(name, name)
 
 
 def ident(name: str) -> exp.Identifier:
@@ -130,7 +141,7 @@ def render(query: exp.Expression, dialect: str) -> str:
     dlt_contract_ops.errors.UnsafeQueryError: Refusing to run a Delete statement: ...
     """
     check_read_only(query)
-    return str(query.sql(dialect=_DIALECTS.get(dialect, dialect)))
+    return str(query.sql(dialect=dialect_for(dialect)))
 
 
 def render_bound(

@@ -94,6 +94,8 @@ def retype_rank(backend: Backend, table: str) -> list[str]:
         return [f"ALTER TABLE {table} ALTER COLUMN rank TYPE text USING rank::text"]
     if backend.key == "mariadb":
         return [f"ALTER TABLE {table} MODIFY `rank` VARCHAR(20)"]
+    if backend.key == "duckdb":
+        return [f"ALTER TABLE {table} ALTER rank TYPE VARCHAR"]
     # SQLite cannot change a column's type: drop and re-add it
     return [f"ALTER TABLE {table} DROP COLUMN rank", f"ALTER TABLE {table} ADD COLUMN rank TEXT"]
 

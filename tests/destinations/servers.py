@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import sqlite3
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -40,6 +41,7 @@ class Backend:
     quote: str = '"'
     param: str = "%s"
     sqlite_file: Path | None = None
+    duckdb_file: Path | None = None
 
     def require(self) -> None:
         if self.key == "postgres":
@@ -64,6 +66,11 @@ class Backend:
 
             return pymysql.connect(host=MARIADB_HOST, port=MARIADB_PORT, user="root",
                                    password="", database="test", autocommit=True)
+        if self.key == "duckdb":
+            import duckdb as duckdb_lib
+
+            assert self.duckdb_file is not None
+            return duckdb_lib.connect(str(self.duckdb_file))
         assert self.sqlite_file is not None
         dataset_file = self.sqlite_file.with_name(
             f"{self.sqlite_file.stem}__{dataset}{self.sqlite_file.suffix}"
@@ -84,7 +91,7 @@ class Backend:
                 cur.execute(sql, tuple(params))
                 out.append(list(cur.fetchall()) if cur.description else [])
                 cur.close()
-            if self.key == "sqlite":
+            if self.key in ("sqlite", "duckdb"):
                 con.commit()
         finally:
             con.close()
@@ -121,6 +128,38 @@ def mariadb() -> Backend:
     return Backend("mariadb", "sqlalchemy", MARIADB_URL, quote="`")
 
 
+def duckdb(folder: Path) -> Backend:
+    # named unlike any dataset: a DuckDB file named like its dataset breaks loads
+    db = folder / "warehouse_store.duckdb"
+    return Backend("duckdb", "duckdb", str(db), param="?", duckdb_file=db)
+
+
+def make(key: str, folder: Path) -> Backend:
+    """The backend called `key`, its server required (skip on a laptop, fail under CI)."""
+    chosen = {"postgres": postgres, "mariadb": mariadb}.get(key)
+    backend = chosen() if chosen else {"sqlite": sqlite, "duckdb": duckdb}[key](folder)
+    backend.require()
+    return backend
+
+
 def sqlite(folder: Path) -> Backend:
     db = folder / "warehouse.db"
     return Backend("sqlite", "sqlalchemy", f"sqlite:///{db}", param="?", sqlite_file=db)
+
+
+@contextmanager
+def open_adapter_for(project_root: Path, backend: Backend, dataset: str) -> Iterator[Any]:
+    """The reconciler's own adapter for `dataset`, opened in-process through dlt's config
+    chain from the project's `.dlt/` (what `reconcile` does for each source)."""
+    from dlt.common.schema import Schema
+
+    from dlt_contract_ops.config import project_context
+    from dlt_contract_ops.destinations.connect import open_adapter, resolve_target
+
+    with project_context(project_root) as root:
+        target = resolve_target("t", "telemetry_pipe", backend.destination, dataset, root)
+        adapter = open_adapter(target, Schema("telemetry"))
+        try:
+            yield adapter
+        finally:
+            adapter.close()

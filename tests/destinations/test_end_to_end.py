@@ -1,4 +1,4 @@
-"""Additive, removal, missing and type drift end to end on PostgreSQL, SQLite and MariaDB:
+"""Additive, removal, missing and type drift end to end on DuckDB, PostgreSQL, SQLite, MariaDB:
 a real dlt pipeline loads, drift is made out of band with SQL, the CLI reports it, and each
 reproduce query runs as pasted on the destination it was printed for."""
 
@@ -12,22 +12,20 @@ from pathlib import Path
 import pytest
 
 from tests.destinations import scenario
-from tests.destinations.servers import Backend, mariadb, postgres, sqlite, unique
+from tests.destinations.servers import Backend, make, unique
 from tests.projects import Project
 
-BACKENDS = ["postgres", "sqlite", "mariadb"]
+BACKENDS = ["duckdb", "postgres", "sqlite", "mariadb"]
 
 #: how each backend reports the BIGINT column added out of band, and the retyped `rank`
-ADDED_TYPE = {"postgres": "BIGINT", "sqlite": "BIGINT", "mariadb": "BIGINT(20)"}
-RANK_TYPE = {"postgres": "TEXT", "sqlite": "TEXT", "mariadb": "VARCHAR(20)"}
+ADDED_TYPE = {"duckdb": "BIGINT", "postgres": "BIGINT", "sqlite": "BIGINT",
+              "mariadb": "BIGINT(20)"}
+RANK_TYPE = {"duckdb": "VARCHAR", "postgres": "TEXT", "sqlite": "TEXT", "mariadb": "VARCHAR(20)"}
 
 
 @pytest.fixture(params=BACKENDS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    b = {"postgres": postgres, "mariadb": mariadb}.get(request.param)
-    chosen = b() if b else sqlite(tmp_path)
-    chosen.require()
-    return chosen
+    return make(request.param, tmp_path)
 
 
 @pytest.fixture

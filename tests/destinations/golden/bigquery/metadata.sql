@@ -1,0 +1,1 @@
+SELECT table_name, column_name, data_type, is_nullable, is_partitioning_column FROM `acme-analytics-42`.`raw_events`.INFORMATION_SCHEMA.COLUMNS WHERE is_system_defined = 'NO' ORDER BY table_name, ordinal_position

@@ -1,0 +1,1 @@
+SELECT CASE WHEN `loaded_at` >= CAST('2026-07-16 12:00:00+00:00' AS TIMESTAMP) THEN 'recent' ELSE 'baseline' END AS `window`, COUNT(*) AS `rows`, COUNT(`actor_login`) AS `actor_login non-null` FROM `acme-analytics-42`.`raw_events`.`events` WHERE `loaded_at` >= CAST('2026-07-09 12:00:00+00:00' AS TIMESTAMP) GROUP BY 1

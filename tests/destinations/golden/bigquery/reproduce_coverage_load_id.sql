@@ -1,0 +1,1 @@
+SELECT CASE WHEN `_dlt_load_id` >= '1784203200.0000000' THEN 'recent' ELSE 'baseline' END AS `window`, COUNT(*) AS `rows`, COUNT(`actor_login`) AS `actor_login non-null` FROM `acme-analytics-42`.`raw_events`.`events` WHERE `_dlt_load_id` >= '1783598400.0000000' GROUP BY 1

@@ -1,0 +1,1 @@
+SELECT `payload_size`, `actor_login`, MIN(`loaded_at`) OVER () AS `_co_first_seen` FROM `acme-analytics-42`.`raw_events`.`events` WHERE NOT `payload_size` IS NULL OR NOT `actor_login` IS NULL ORDER BY `loaded_at` DESC LIMIT 50

@@ -1,0 +1,1 @@
+SELECT `Weird "Name"`, `ip-address`, `größe`, `userId`, `back\`tick\\slash` FROM `acme-analytics-42`.`raw_events`.`OrderItems` WHERE NOT `Weird "Name"` IS NULL OR NOT `ip-address` IS NULL OR NOT `größe` IS NULL OR NOT `userId` IS NULL OR NOT `back\`tick\\slash` IS NULL LIMIT 50

@@ -1,0 +1,1 @@
+SELECT SUM("_co_recent"), COUNT(*) - SUM("_co_recent"), COUNT(CASE WHEN "_co_recent" = 1 THEN "ACTOR_LOGIN" END), COUNT(CASE WHEN "_co_recent" = 0 THEN "ACTOR_LOGIN" END) FROM (SELECT CASE WHEN "_DLT_LOAD_ID" >= %s THEN 1 ELSE 0 END AS "_co_recent", "ACTOR_LOGIN" FROM "RAW_EVENTS"."EVENTS" WHERE "_DLT_LOAD_ID" >= %s) AS s
