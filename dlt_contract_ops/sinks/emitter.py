@@ -36,6 +36,7 @@ from dlt_contract_ops.sinks.statefile import StateFileError
 log = logging.getLogger("dlt_contract_ops")
 
 DEFAULT_FLUSH_TIMEOUT = 5.0
+SINK_SHARE = 0.9
 
 __all__ = ["DEFAULT_FLUSH_TIMEOUT", "Emitter", "load_sink"]
 
@@ -194,11 +195,14 @@ class Emitter:
             return
         self._closed = True
         deadline = time.monotonic() + timeout
+        # sinks get a little less than the whole budget, so one that honours its timeout is
+        # done (and has logged its own warning) before the emitter gives up on it
+        sink_timeout = timeout * SINK_SHARE
         threads: list[tuple[str, threading.Thread]] = []
         for name, sink in self.sinks:
             thread = threading.Thread(
                 target=self._flush_one,
-                args=(name, sink, timeout),
+                args=(name, sink, sink_timeout),
                 name=f"dlt-contract-ops-flush-{name}",
                 daemon=True,
             )
