@@ -64,8 +64,7 @@ class _BigQueryDialect(BigQuery):
     reads that escape back, so rendered text parses again.
     """
 
-    # sqlglot declares Tokenizer as a class attribute; mypy cannot see it as a base class
-    class Tokenizer(BigQuery.Tokenizer):  # type: ignore[valid-type,misc]
+    class Tokenizer(BigQuery.Tokenizer):
         IDENTIFIER_ESCAPES: ClassVar[list[str]] = ["\\"]
 
     # sqlglot declares Generator as a class attribute; mypy cannot see it as a base class
