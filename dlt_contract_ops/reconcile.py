@@ -49,31 +49,18 @@ def _sweep(
     project_dir: str | os.PathLike[str] | None,
     dry_run: bool,
     alert_sinks: Sequence[str] | None,
+    dedup: bool = True,
 ) -> Iterator[Sweep]:
     with project_context(project_dir) as pdir:
         project = load_project_settings()
         names = tuple(alert_sinks) if alert_sinks is not None else project.alert_sinks
-        emitter = Emitter.from_names(names, sink_options(), dry_run=dry_run)
+        emitter = Emitter.from_names(names, dry_run=dry_run, dedup=dedup)
         sweep = Sweep(project, pdir, emitter)
         try:
             yield sweep
         finally:
             sweep.close()
             emitter.flush()
-
-
-def sink_options() -> dict[str, dict[str, Any]]:
-    """`[contract_ops.alert_sink.<name>]` tables, config and secrets merged."""
-    import dlt
-
-    out: dict[str, dict[str, Any]] = {}
-    for accessor in (dlt.config, dlt.secrets):
-        value = accessor.get("contract_ops.alert_sink")
-        if isinstance(value, dict):
-            for name, opts in value.items():
-                if isinstance(opts, dict):
-                    out.setdefault(name, {}).update(opts)
-    return out
 
 
 def _error_result(
@@ -84,7 +71,7 @@ def _error_result(
     emitter.error(ErrorEvent(source=name, message=message, detector=detector, exception=exc))
     return ReconcileResult(
         source=name,
-        detector=detector,  # type: ignore[arg-type]
+        detector=detector,
         error=message,
         error_kind=kind,
         duration_s=round(time.perf_counter() - started, 4),
@@ -139,6 +126,7 @@ def run(
     project_dir: str | os.PathLike[str] | None = None,
     alert_sinks: Sequence[str] | None = None,
     removal: Mapping[str, Any] | None = None,
+    dedup: bool = True,
 ) -> list[ReconcileResult]:
     """Run `detectors` over `sources` (every declared source when None) in one sweep.
 
@@ -151,7 +139,7 @@ def run(
         raise ConfigError(
             f"Unknown detector(s) {unknown}; choose from {', '.join(ALL_DETECTORS)}."
         )
-    with _sweep(project_dir, dry_run, alert_sinks) as sweep:
+    with _sweep(project_dir, dry_run, alert_sinks, dedup) as sweep:
         names = list(sources) if sources is not None else declared_sources()
         results: list[ReconcileResult] = []
         for name in names:
