@@ -323,3 +323,20 @@ def test_host_sentry_is_untouched(tmp_path: Any) -> None:
     ]
     assert all(r.path == "/api/2/envelope/" for r in ours.requests)
     assert all(r.path == "/api/1/envelope/" for r in host.requests)
+
+
+def test_no_sink_module_imports_sentry_sdk() -> None:
+    proc = _run(
+        """
+        import importlib, pkgutil, sys
+        import dlt_contract_ops.commands, dlt_contract_ops.sinks
+        for pkg in (dlt_contract_ops.sinks, dlt_contract_ops.commands):
+            for mod in pkgutil.iter_modules(pkg.__path__):
+                importlib.import_module(f"{pkg.__name__}.{mod.name}")
+        from dlt_contract_ops.sinks.loader import load_factory
+        load_factory("sentry")  # the entry point itself is importable without the SDK loaded
+        print(sorted(m for m in sys.modules if m.split(".")[0] == "sentry_sdk"))
+        """
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
