@@ -122,6 +122,8 @@ class Sweep:
             settings.dataset_name,
             self.project_dir,
         )
+        # dlt shortens identifiers to the destination's limit (PostgreSQL: 63 characters)
+        built = built.for_destination(target.destination.capabilities())
         adapter = open_adapter(target, schema)
         self.adapters.append(adapter)
         key = (target.destination_type, str(getattr(adapter, "location", "")), adapter.dataset)

@@ -11,39 +11,63 @@ from sqlglot import exp
 from dlt_contract_ops.core.columns import TimeAxis
 from dlt_contract_ops.destinations.sql import any_not_null, col
 
-SAMPLE_ROWS = 50
-"""Rows the sample query reads to find up to 5 non-NULL values per drifted column."""
 SAMPLES_PER_COLUMN = 5
+"""Sample values a finding carries per drifted column."""
 
 FIRST_SEEN_ALIAS = "_co_first_seen"
+_RANK_PREFIX = "_co_rank_"
+
+
+def _is_null_last(column: str) -> exp.Expression:
+    """0 for a value, 1 for NULL: sorts a column's non-NULL rows first, in any dialect."""
+    return exp.Case(
+        ifs=[exp.If(this=exp.Is(this=col(column), expression=exp.null()),
+                    true=exp.Literal.number(1))],
+        default=exp.Literal.number(0),
+    )
 
 
 def sample_query(
-    table: exp.Table, columns: Sequence[str], axis: TimeAxis | None, limit: int = SAMPLE_ROWS
+    table: exp.Table,
+    columns: Sequence[str],
+    axis: TimeAxis | None,
+    per_column: int = SAMPLES_PER_COLUMN,
 ) -> exp.Select:
-    """Recent rows where any drifted column holds a value, plus when one first did.
+    """The newest `per_column` non-NULL rows of each drifted column, and when one first held
+    a value: ONE query per drifted table.
 
-    One query per drifted table: `MIN(axis) OVER ()` is evaluated over every matching row
-    before the LIMIT applies, so `first_seen` is exact while only `limit` rows travel.
+    Each column gets its own `ROW_NUMBER()` (non-NULL rows first, newest first), so a sparse
+    column still finds its values beside a busy one. `MIN(axis) OVER ()` runs over every row
+    where any drifted column holds a value, so `first_seen` is exact. Result columns: the
+    drifted columns, then (with an axis) the axis value and `first_seen`, newest row first.
+    This same query is the finding's `reproduce`: pasted, it returns the rows the samples
+    came from.
     """
-    select: list[exp.Expression] = [col(c) for c in columns]
-    q = exp.select(*select).from_(table).where(any_not_null(columns))
+    inner: list[exp.Expression] = [col(c) for c in columns]
+    outer: list[exp.Expression] = [col(c) for c in columns]
     if axis is not None:
-        first = exp.Window(this=exp.Min(this=col(axis.column)))
-        q = q.select(exp.alias_(first, FIRST_SEEN_ALIAS, quoted=True))
+        inner.append(col(axis.column))
+        inner.append(exp.alias_(exp.Window(this=exp.Min(this=col(axis.column))),
+                                FIRST_SEEN_ALIAS, quoted=True))
+        outer += [col(axis.column), col(FIRST_SEEN_ALIAS)]
+    keep: list[exp.Expression] = []
+    for i, c in enumerate(columns):
+        order = [exp.Ordered(this=_is_null_last(c))]
+        if axis is not None:
+            order.append(exp.Ordered(this=col(axis.column), desc=True))
+        rank = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=order))
+        inner.append(exp.alias_(rank, f"{_RANK_PREFIX}{i}", quoted=True))
+        keep.append(
+            exp.and_(
+                exp.Not(this=exp.Is(this=col(c), expression=exp.null())),
+                exp.LTE(this=col(f"{_RANK_PREFIX}{i}"), expression=exp.Literal.number(per_column)),
+            )
+        )
+    sub = exp.select(*inner).from_(table).where(any_not_null(columns))
+    q = exp.select(*outer).from_(exp.alias_(exp.Subquery(this=sub), "s")).where(exp.or_(*keep))
+    if axis is not None:
         q = q.order_by(exp.Ordered(this=col(axis.column), desc=True))
-    return q.limit(limit)
-
-
-def reproduce_sample_query(
-    table: exp.Table, columns: Sequence[str], axis: TimeAxis | None
-) -> exp.Select:
-    """What a user pastes to see the drifted values, most recent first."""
-    select: list[exp.Expression] = [col(c) for c in columns]
-    q = exp.select(*select).from_(table).where(any_not_null(columns))
-    if axis is not None:
-        q = q.select(col(axis.column)).order_by(exp.Ordered(this=col(axis.column), desc=True))
-    return q.limit(SAMPLES_PER_COLUMN)
+    return q
 
 
 def axis_time(value: Any, axis: TimeAxis) -> str | None:
@@ -127,3 +151,7 @@ def reproduce_coverage_query(
 def select_columns(table: exp.Table, columns: Sequence[str], limit: int) -> exp.Select:
     """`SELECT cols FROM table LIMIT n`: a reproduce for declared-side drift."""
     return exp.select(*[col(c) for c in columns]).from_(table).limit(limit)
+
+
+#: the reproduce of an additive finding is its sample query (kept for the golden-SQL tests)
+reproduce_sample_query = sample_query

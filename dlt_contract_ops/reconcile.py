@@ -140,7 +140,8 @@ def run(
             f"Unknown detector(s) {unknown}; choose from {', '.join(ALL_DETECTORS)}."
         )
     with _sweep(project_dir, dry_run, alert_sinks, dedup) as sweep:
-        names = list(sources) if sources is not None else declared_sources()
+        # a source named twice is still built, reported and alerted once
+        names = list(dict.fromkeys(sources)) if sources is not None else declared_sources()
         results: list[ReconcileResult] = []
         for name in names:
             results.extend(_run_source(sweep, name, detectors, removal))

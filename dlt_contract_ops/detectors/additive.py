@@ -9,12 +9,7 @@ from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.additive import detect_additive
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.jsonable import jsonable
-from dlt_contract_ops.queries import (
-    SAMPLES_PER_COLUMN,
-    axis_time,
-    reproduce_sample_query,
-    sample_query,
-)
+from dlt_contract_ops.queries import SAMPLES_PER_COLUMN, axis_time, sample_query
 from dlt_contract_ops.sinks.emitter import Emitter
 
 
@@ -32,14 +27,15 @@ def run_additive(ctx: SourceContext, emitter: Emitter) -> ReconcileResult:
         samples: dict[str, list[Any]] = {c: [] for c in drift.columns}
         first_seen: str | None = None
         sample_error: str | None = None
+        query = sample_query(table, drift.columns, axis)
         try:
-            rows = ctx.adapter.run(sample_query(table, drift.columns, axis), [], "sample")
-            for row in rows:
+            rows = ctx.adapter.run(query, [], "sample")
+            for row in rows:  # newest first
                 for i, c in enumerate(drift.columns):
                     if row[i] is not None and len(samples[c]) < SAMPLES_PER_COLUMN:
                         samples[c].append(jsonable(row[i]))
             if rows and axis is not None:
-                first_seen = axis_time(rows[0][len(drift.columns)], axis)
+                first_seen = axis_time(rows[0][len(drift.columns) + 1], axis)
         except Exception as exc:
             # the finding still ships, without samples; the failure goes to the error path
             sample_error = f"sample query for table `{expected.table}` failed: {exc}"
@@ -55,7 +51,7 @@ def run_additive(ctx: SourceContext, emitter: Emitter) -> ReconcileResult:
             column_types=dict(drift.column_types),
             samples=samples,
             first_seen=first_seen,
-            reproduce=ctx.adapter.reproduce(reproduce_sample_query(table, drift.columns, axis), []),
+            reproduce=ctx.adapter.reproduce(query, []),
             sample_error=sample_error,
         )
         findings.append(finding)

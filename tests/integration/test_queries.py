@@ -133,11 +133,6 @@ def test_same_dataset_name_in_two_files_is_two_datasets(project: Project, sent: 
     assert sum(s.kind == "metadata" for s in sent) == 2
 
 
-@pytest.mark.xfail(
-    reason="reconcile.run does not de-duplicate the source names it is given: `-s shop -s shop` "
-    "builds the source twice, reports it twice and alerts twice",
-    strict=True,
-)
 def test_a_source_named_twice_is_built_and_reported_once(shop_project: Project) -> None:
     results = run(["shop", "shop"], detectors=("additive",), dry_run=True,
                   project_dir=shop_project.root)

@@ -69,12 +69,6 @@ def test_samples_are_the_newest_non_null_values(meter: Project) -> None:
     assert finding.first_seen == "2026-11-01T00:00:00+00:00"
 
 
-@pytest.mark.xfail(
-    reason="the sample query reads the newest 50 rows where ANY drifted column is non-NULL "
-    "(detectors/additive.py + queries.sample_query), so a sparse column whose values are all "
-    "older than those rows gets no samples although it holds values",
-    strict=True,
-)
 def test_a_sparse_column_still_gets_its_samples(meter: Project) -> None:
     _drift(
         meter,
