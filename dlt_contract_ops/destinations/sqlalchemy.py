@@ -36,8 +36,22 @@ def _session(statement: str) -> Callable[[Any, Any], None]:
     return on_connect
 
 
-def _bounded_connect(_dialect: Any, _record: Any, _cargs: Any, cparams: dict[str, Any]) -> None:
+_UNBOUNDED_READS = "dlt_contract_ops.unbounded_reads"
+
+
+def _bounded_connect(dialect: Any, record: Any, _cargs: Any, cparams: dict[str, Any]) -> None:
     cparams.setdefault("connect_timeout", CONNECT_TIMEOUT)
+    if getattr(dialect, "driver", "") == "pymysql" and "read_timeout" not in cparams:
+        # PyMySQL's connect_timeout covers the TCP connect only; the handshake is read with
+        # read_timeout, so a server that accepts and never answers would hang forever
+        cparams["read_timeout"] = CONNECT_TIMEOUT
+        record.info[_UNBOUNDED_READS] = True
+
+
+def _unbound_reads(dbapi_connection: Any, record: Any) -> None:
+    """After the handshake, queries read without a timeout again, as configured."""
+    if record.info.pop(_UNBOUNDED_READS, False):
+        dbapi_connection._read_timeout = None  # PyMySQL has no public setter
 
 
 class SqlalchemyAdapter(SqlClientAdapter):
@@ -76,6 +90,7 @@ class SqlalchemyAdapter(SqlClientAdapter):
             sa.event.listen(engine, "connect", listener)
         if self.network and not sa.event.contains(engine, "do_connect", _bounded_connect):
             sa.event.listen(engine, "do_connect", _bounded_connect)
+            sa.event.listen(engine, "connect", _unbound_reads)
 
     def _execute(self, sql: str, params: Sequence[Any]) -> Sequence[Sequence[Any]] | None:
         import sqlalchemy as sa

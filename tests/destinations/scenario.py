@@ -59,29 +59,40 @@ def telemetry(start=0, n=20, dark=False):
 PIPELINE = "telemetry_pipe"
 
 
-def setup(project: Project, backend: Backend, dataset: str, source: str = "telemetry") -> None:
-    """Write the source module, config and secrets for `backend`."""
+def setup(
+    project: Project,
+    backend: Backend,
+    dataset: str,
+    source: str = "telemetry",
+    pipeline: str = PIPELINE,
+    sinks: tuple[str, ...] = (),
+    scoped: bool = False,
+) -> None:
+    """Write the source module, config and secrets (pipeline-scoped when `scoped`)."""
     project.module("telemetry_src", SOURCE)
-    project.config("[contract_ops]\nalert_sinks = []\n")
-    project.secrets(backend.secrets())
+    if not (project.root / ".dlt" / "config.toml").exists():
+        project.config(f"[contract_ops]\nalert_sinks = {json.dumps(list(sinks))}\n")
+    project.secrets(backend.secrets(pipeline if scoped else None))
     project.source(
         source,
         "telemetry_src:telemetry",
-        pipeline_name=PIPELINE,
+        pipeline_name=pipeline,
         destination=backend.destination,
         dataset_name=dataset,
         load_timestamp_column="loaded_at",
     )
 
 
-def load(project: Project, dataset: str, backend: Backend, **kwargs: Any) -> None:
+def load(
+    project: Project, dataset: str, backend: Backend, pipeline: str = PIPELINE, **kwargs: Any
+) -> None:
     """Run the real pipeline in a fresh interpreter (credentials from secrets.toml)."""
     args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
     project.python(
         f"""
         import dlt
         from telemetry_src import telemetry
-        p = dlt.pipeline({PIPELINE!r}, destination={backend.destination!r},
+        p = dlt.pipeline({pipeline!r}, destination={backend.destination!r},
                          dataset_name={dataset!r})
         p.run(telemetry({args}))
         """

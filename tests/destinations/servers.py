@@ -116,8 +116,13 @@ class Backend:
             self.execute(dataset, [f"DROP DATABASE IF EXISTS {self.q(dataset)}"])
         # sqlite: the files live in the test's tmp_path
 
-    def secrets(self) -> str:
-        return f'[destination.{self.destination}]\ncredentials = "{self.credentials}"\n'
+    def secrets(self, pipeline: str | None = None, credentials: str | None = None) -> str:
+        """The secrets.toml table with this backend's credentials; scoped to `pipeline`
+        when given (dlt looks there first)."""
+        section = f"{pipeline}.destination.{self.destination}" if pipeline else (
+            f"destination.{self.destination}"
+        )
+        return f'[{section}]\ncredentials = "{credentials or self.credentials}"\n'
 
 
 def postgres() -> Backend:

@@ -1,0 +1,147 @@
+"""Faults: an unreachable destination is that source's error (exit 1, the other sources still
+reported, nothing hangs); a failing per-table query goes to the sink's error path and the
+sweep continues."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.destinations import scenario
+from tests.destinations.servers import Backend, make, postgres, unique
+from tests.projects import Project
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A port that accepts TCP connections and never says a word: a hung server."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen(16)
+        yield int(s.getsockname()[1])
+
+
+@pytest.fixture
+def healthy(project: Project, tmp_path: Path) -> Backend:
+    """A drifted DuckDB source `local`: the one that must still be reported."""
+    duck = make("duckdb", tmp_path)
+    dataset = unique("co_ok")
+    scenario.setup(project, duck, dataset, source="local", scoped=True)
+    scenario.make_history_and_drift(project, duck, dataset)
+    return duck
+
+
+def _add_broken(project: Project, backend: Backend, credentials: str) -> None:
+    project.secrets(backend.secrets("down_pipe", credentials))
+    project.source("down", "telemetry_src:telemetry", pipeline_name="down_pipe",
+                   destination=backend.destination, dataset_name="never_loaded")
+
+
+def _sweep(project: Project) -> tuple[int, dict[str, object], str, float]:
+    started = time.monotonic()
+    code, doc, stderr = scenario.reconcile_json(project, "--all", "--dry-run")
+    return code, doc, stderr, time.monotonic() - started
+
+
+def _assert_isolated(code: int, doc: dict[str, object], stderr: str) -> str:
+    """Exit 1; `down` has one source error; `local` still has its findings. Returns the error."""
+    assert code == 1, stderr
+    results = doc["results"]
+    assert isinstance(results, list)
+    down = [r for r in results if r["source"] == "down"]
+    assert len(down) == 1, down
+    assert down[0]["error"], down
+    local = scenario.by_kind(doc, "local")  # type: ignore[arg-type]
+    assert local[("additive", "events")]["columns"] == ["payload_size"]
+    return str(down[0]["error"])
+
+
+def test_wrong_port(project: Project, healthy: Backend) -> None:
+    pg = postgres()
+    pg.require()
+    port = _free_port()
+    _add_broken(project, pg, f"postgresql://postgres:x@127.0.0.1:{port}/test")
+    code, doc, stderr, elapsed = _sweep(project)
+    error = _assert_isolated(code, doc, stderr)
+    assert error.startswith("Cannot connect to destination `postgres`")
+    assert f"127.0.0.1:{port}" in error
+    assert "secrets.toml" in error
+    assert elapsed < 60
+
+
+def test_bad_password_is_reported_without_the_password(
+    project: Project, healthy: Backend, tmp_path: Path
+) -> None:
+    maria = make("mariadb", tmp_path)
+    _add_broken(project, maria, "mysql+pymysql://root:s3cr3t-pw@127.0.0.1:3306/test")
+    code, doc, stderr, _elapsed = _sweep(project)
+    error = _assert_isolated(code, doc, stderr)
+    assert "Access denied" in error
+    assert "s3cr3t-pw" not in json.dumps(doc) + stderr
+
+
+def test_unknown_role(project: Project, healthy: Backend) -> None:
+    pg = postgres()
+    pg.require()
+    _add_broken(project, pg, "postgresql://no_such_role_co:x@127.0.0.1:5432/test")
+    code, doc, stderr, _elapsed = _sweep(project)
+    error = _assert_isolated(code, doc, stderr)
+    assert 'role "no_such_role_co" does not exist' in error
+
+
+@pytest.mark.parametrize("key", ["postgres", "mariadb"])
+def test_a_hung_server_times_out(
+    project: Project, healthy: Backend, silent_server: int, key: str, tmp_path: Path
+) -> None:
+    backend = make(key, tmp_path)
+    if key == "postgres":  # the credentials' own bound is honoured
+        url = f"postgresql://postgres:x@127.0.0.1:{silent_server}/test?connect_timeout=2"
+        bound = 30
+    else:  # no bound configured: the adapter's default applies
+        url = f"mysql+pymysql://root:@127.0.0.1:{silent_server}/test"
+        bound = 40
+    _add_broken(project, backend, url)
+    code, doc, stderr, elapsed = _sweep(project)
+    error = _assert_isolated(code, doc, stderr)
+    assert error.startswith("Cannot connect to destination")
+    assert elapsed < bound
+
+
+def test_a_failing_table_query_goes_to_the_error_path(project: Project) -> None:
+    pg = postgres()
+    pg.require()
+    dataset = unique("co_fault")
+    scenario.setup(project, pg, dataset, sinks=("logging",))
+    try:
+        scenario.make_history_and_drift(project, pg, dataset)
+        # `readings` is windowed on loaded_at; as text it no longer compares with a timestamp
+        pg.execute(dataset, [
+            f"ALTER TABLE {pg.q(dataset, 'readings')} ALTER COLUMN loaded_at TYPE text"
+        ])
+        code, doc, stderr = scenario.reconcile_json(
+            project, "-s", "telemetry", "--include-removal", "--no-dedup"
+        )
+    finally:
+        pg.drop_dataset(dataset)
+    assert code == 0, stderr
+    assert all(r["error"] is None for r in doc["results"])
+    [removal] = [r for r in doc["results"] if r["detector"] == "removal"]
+    failures = [n for n in removal["notes"] if "coverage query for table `readings`" in n]
+    assert len(failures) == 1
+    assert "operator does not exist" in failures[0]
+    # the sweep went on: the other table's removal drift is still found
+    assert scenario.by_kind(doc, "telemetry")[("removal", "events")]["columns"] == ["actor_login"]
+    # and the logging sink got the error event
+    errors = [line for line in stderr.splitlines() if "[ERROR]" in line]
+    assert any("coverage query for table `readings`" in line for line in errors), stderr
