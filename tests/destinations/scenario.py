@@ -101,11 +101,11 @@ def load(
 
 def retype_rank(backend: Backend, table: str) -> list[str]:
     """SQL that turns the declared integer `rank` into text, the backend's way."""
-    if backend.key == "postgres":
+    if backend.kind == "postgres":
         return [f"ALTER TABLE {table} ALTER COLUMN rank TYPE text USING rank::text"]
-    if backend.key == "mariadb":
+    if backend.kind == "mariadb":
         return [f"ALTER TABLE {table} MODIFY `rank` VARCHAR(20)"]
-    if backend.key == "duckdb":
+    if backend.kind == "duckdb":
         return [f"ALTER TABLE {table} ALTER rank TYPE VARCHAR"]
     # SQLite cannot change a column's type: drop and re-add it
     return [f"ALTER TABLE {table} DROP COLUMN rank", f"ALTER TABLE {table} ADD COLUMN rank TEXT"]

@@ -42,11 +42,18 @@ class Backend:
     param: str = "%s"
     sqlite_file: Path | None = None
     duckdb_file: Path | None = None
+    #: the database behind the destination, when it differs from `key` (SQLAlchemy)
+    server: str = ""
+
+    @property
+    def kind(self) -> str:
+        """Which database is behind it: postgres, mariadb, sqlite or duckdb."""
+        return self.server or self.key
 
     def require(self) -> None:
-        if self.key == "postgres":
+        if self.kind == "postgres":
             require_server(PG_HOST, PG_PORT, "PostgreSQL")
-        elif self.key == "mariadb":
+        elif self.kind == "mariadb":
             require_server(MARIADB_HOST, MARIADB_PORT, "MariaDB")
 
     def q(self, *parts: str) -> str:
@@ -55,18 +62,18 @@ class Backend:
         return ".".join(f"{e}{p.replace(e, e + e)}{e}" for p in parts)
 
     def _connect(self, dataset: str) -> Any:
-        if self.key == "postgres":
+        if self.kind == "postgres":
             import psycopg2
 
             con = psycopg2.connect(PG_URL)
             con.autocommit = True
             return con
-        if self.key == "mariadb":
+        if self.kind == "mariadb":
             import pymysql
 
             return pymysql.connect(host=MARIADB_HOST, port=MARIADB_PORT, user="root",
                                    password="", database="test", autocommit=True)
-        if self.key == "duckdb":
+        if self.kind == "duckdb":
             import duckdb as duckdb_lib
 
             assert self.duckdb_file is not None
@@ -91,7 +98,7 @@ class Backend:
                 cur.execute(sql, tuple(params))
                 out.append(list(cur.fetchall()) if cur.description else [])
                 cur.close()
-            if self.key in ("sqlite", "duckdb"):
+            if self.kind in ("sqlite", "duckdb"):
                 con.commit()
         finally:
             con.close()
@@ -100,9 +107,9 @@ class Backend:
     def timestamp(self, moment: datetime) -> Any:
         """A value the backend stores in a dlt timestamp column for `moment`."""
         utc = moment.astimezone(timezone.utc)
-        if self.key == "sqlite":  # SQLAlchemy's text format
+        if self.kind == "sqlite":  # SQLAlchemy's text format
             return utc.replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f")
-        if self.key == "mariadb":  # DATETIME: UTC wall time
+        if self.kind == "mariadb":  # DATETIME: UTC wall time
             return utc.replace(tzinfo=None)
         return utc
 
@@ -110,9 +117,9 @@ class Backend:
         return self.timestamp(datetime.now(timezone.utc) - timedelta(days=days))
 
     def drop_dataset(self, dataset: str) -> None:
-        if self.key == "postgres":
+        if self.kind == "postgres":
             self.execute(dataset, [f"DROP SCHEMA IF EXISTS {self.q(dataset)} CASCADE"])
-        elif self.key == "mariadb":
+        elif self.kind == "mariadb":
             self.execute(dataset, [f"DROP DATABASE IF EXISTS {self.q(dataset)}"])
         # sqlite: the files live in the test's tmp_path
 
@@ -139,9 +146,15 @@ def duckdb(folder: Path) -> Backend:
     return Backend("duckdb", "duckdb", str(db), param="?", duckdb_file=db)
 
 
+def sqla_postgres() -> Backend:
+    """PostgreSQL through dlt's `sqlalchemy` destination."""
+    url = f"postgresql+psycopg2://postgres:x@{PG_HOST}:{PG_PORT}/test"
+    return Backend("sqla_postgres", "sqlalchemy", url, server="postgres")
+
+
 def make(key: str, folder: Path) -> Backend:
     """The backend called `key`, its server required (skip on a laptop, fail under CI)."""
-    chosen = {"postgres": postgres, "mariadb": mariadb}.get(key)
+    chosen = {"postgres": postgres, "mariadb": mariadb, "sqla_postgres": sqla_postgres}.get(key)
     backend = chosen() if chosen else {"sqlite": sqlite, "duckdb": duckdb}[key](folder)
     backend.require()
     return backend

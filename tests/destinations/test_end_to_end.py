@@ -1,6 +1,7 @@
-"""Additive, removal, missing and type drift end to end on DuckDB, PostgreSQL, SQLite, MariaDB:
-a real dlt pipeline loads, drift is made out of band with SQL, the CLI reports it, and each
-reproduce query runs as pasted on the destination it was printed for."""
+"""Additive, removal, missing and type drift end to end on DuckDB, PostgreSQL (native and
+through dlt's sqlalchemy destination), SQLite and MariaDB: a real dlt pipeline loads, drift
+is made out of band with SQL, the CLI reports it, and each reproduce query runs as pasted on
+the destination it was printed for."""
 
 from __future__ import annotations
 
@@ -15,12 +16,13 @@ from tests.destinations import scenario
 from tests.destinations.servers import Backend, make, unique
 from tests.projects import Project
 
-BACKENDS = ["duckdb", "postgres", "sqlite", "mariadb"]
+BACKENDS = ["duckdb", "postgres", "sqlite", "mariadb", "sqla_postgres"]
 
 #: how each backend reports the BIGINT column added out of band, and the retyped `rank`
 ADDED_TYPE = {"duckdb": "BIGINT", "postgres": "BIGINT", "sqlite": "BIGINT",
-              "mariadb": "BIGINT(20)"}
-RANK_TYPE = {"duckdb": "VARCHAR", "postgres": "TEXT", "sqlite": "TEXT", "mariadb": "VARCHAR(20)"}
+              "mariadb": "BIGINT(20)", "sqla_postgres": "BIGINT"}
+RANK_TYPE = {"duckdb": "VARCHAR", "postgres": "TEXT", "sqlite": "TEXT", "mariadb": "VARCHAR(20)",
+             "sqla_postgres": "TEXT"}
 
 
 @pytest.fixture(params=BACKENDS)

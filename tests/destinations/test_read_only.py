@@ -25,7 +25,7 @@ from tests.projects import Project
 READ_ONLY = re.compile(r"read.?only", re.IGNORECASE)
 
 
-@pytest.fixture(params=["duckdb", "postgres", "sqlite", "mariadb"])
+@pytest.fixture(params=["duckdb", "postgres", "sqlite", "mariadb", "sqla_postgres"])
 def loaded(
     request: pytest.FixtureRequest, project: Project, tmp_path: Path
 ) -> Iterator[tuple[Project, Backend, str]]:
