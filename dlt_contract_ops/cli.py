@@ -7,6 +7,10 @@ import sys
 
 import click
 
+from dlt_contract_ops.commands.sinks import sinks
+from dlt_contract_ops.commands.validate import validate
+from dlt_contract_ops.contracts.cli import contract
+
 EXIT_OK = 0
 EXIT_SOURCE_ERROR = 1
 EXIT_USAGE = 2
@@ -108,14 +112,9 @@ def reconcile(
     sys.exit(EXIT_OK)
 
 
-from dlt_contract_ops.contracts.cli import contract  # noqa: E402
+# Subcommands living in their own modules; each keeps its heavy imports inside its body.
 main.add_command(contract)
-
-from dlt_contract_ops.commands.validate import validate  # noqa: E402
-
 main.add_command(validate)
-from dlt_contract_ops.commands.sinks import sinks  # noqa: E402
-
 main.add_command(sinks)
 
 

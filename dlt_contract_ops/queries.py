@@ -43,14 +43,14 @@ def sample_query(
     This same query is the finding's `reproduce`: pasted, it returns the rows the samples
     came from.
     """
-    inner: list[exp.Expression] = [col(c) for c in columns]
+    inner: list[exp.Expr] = [col(c) for c in columns]
     outer: list[exp.Expression] = [col(c) for c in columns]
     if axis is not None:
         inner.append(col(axis.column))
         inner.append(exp.alias_(exp.Window(this=exp.Min(this=col(axis.column))),
                                 FIRST_SEEN_ALIAS, quoted=True))
         outer += [col(axis.column), col(FIRST_SEEN_ALIAS)]
-    keep: list[exp.Expression] = []
+    keep: list[exp.Expr] = []
     for i, c in enumerate(columns):
         order = [exp.Ordered(this=_is_null_last(c))]
         if axis is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
 
 
 @pytest.fixture(autouse=True)
-def _isolated_dlt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _isolated_dlt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test gets its own dlt data dir (as root dlt would use /var/dlt) and cwd."""
     monkeypatch.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
     monkeypatch.setenv("DLT_DATA_DIR", str(tmp_path / "_dlt_data"))
@@ -23,7 +22,6 @@ def _isolated_dlt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
         if key.startswith(("SOURCES__", "CONTRACT_OPS__", "DESTINATION__")):
             monkeypatch.delenv(key)
     monkeypatch.chdir(tmp_path)
-    yield
 
 
 @pytest.fixture

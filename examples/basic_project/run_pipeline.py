@@ -7,7 +7,6 @@
 import sys
 
 import dlt
-
 from pipelines.events import product_events
 
 if __name__ == "__main__":

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
-from typing import Optional
 
 import dlt
 from pydantic import BaseModel, Field
@@ -17,15 +16,15 @@ from pydantic import BaseModel, Field
 class Event(BaseModel):
     id: int
     event_type: str
-    actor_login: Optional[str] = None
+    actor_login: str | None = None
     occurredAt: datetime  # lands as `occurred_at`: dlt's snake_case naming
-    repo_name: Optional[str] = Field(default=None, alias="repoName")
+    repo_name: str | None = Field(default=None, alias="repoName")
 
 
 class Account(BaseModel):
     account_id: int
     login: str
-    plan: Optional[str] = None
+    plan: str | None = None
     signed_up_at: datetime
 
 
