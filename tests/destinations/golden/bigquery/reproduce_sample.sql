@@ -1,1 +1,1 @@
-SELECT `payload_size`, `loaded_at` FROM `acme-analytics-42`.`raw_events`.`events` WHERE NOT `payload_size` IS NULL ORDER BY `loaded_at` DESC LIMIT 5
+SELECT `payload_size`, `loaded_at`, `_co_first_seen` FROM (SELECT `payload_size`, `loaded_at`, MIN(`loaded_at`) OVER () AS `_co_first_seen`, ROW_NUMBER() OVER (ORDER BY CASE WHEN `payload_size` IS NULL THEN 1 ELSE 0 END NULLS LAST, `loaded_at` DESC) AS `_co_rank_0` FROM `acme-analytics-42`.`raw_events`.`events` WHERE NOT `payload_size` IS NULL) AS s WHERE NOT `payload_size` IS NULL AND `_co_rank_0` <= 5 ORDER BY `loaded_at` DESC
