@@ -353,10 +353,14 @@ class SqlClientAdapter:
                 isinstance(node, exp.Column)
                 and isinstance(node.this, exp.Identifier)
                 and node.this.quoted
-                and node.name not in aliases
             ):
                 found = lookup(node.name)
-                spelled = found[0] if found is not None else self.to_live(node.name)
+                if found is not None:
+                    spelled = found[0]
+                elif node.name in aliases:  # an output name of a subquery, not a table column
+                    return node
+                else:
+                    spelled = self.to_live(node.name)
                 if spelled != node.name:
                     node.set("this", ident(spelled))
             return node

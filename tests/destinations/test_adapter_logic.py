@@ -170,3 +170,19 @@ def test_postgres_sessions_start_read_only_and_bounded(
     make_read_only(credentials)
     assert credentials.connect_timeout == timeout
     assert credentials.get_query()["options"] == options
+
+
+def test_a_table_column_named_like_an_output_alias_is_still_spelled_the_catalogs_way() -> None:
+    from dlt_contract_ops.core.columns import TimeAxis
+    from dlt_contract_ops.queries import reproduce_coverage_query
+
+    snow = SnowflakeAdapter.offline("raw")
+    snow.read_metadata([
+        ("EVENTS", "ROWS", "NUMBER", "YES"),
+        ("EVENTS", "TS", "TIMESTAMP_TZ", "YES"),
+    ])
+    sql = snow.reproduce(
+        reproduce_coverage_query(snow.table("events"), ["rows"], TimeAxis("ts")), [1, 2]
+    )
+    assert 'COUNT("ROWS") AS "rows non-null"' in sql
+    assert 'COUNT(*) AS "rows"' in sql
