@@ -11,6 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from dlt_contract_ops.contracts.semantics import Semantics, TableSemantics
     from dlt_contract_ops.core.removal import (
         DEFAULT_BASELINE_THRESHOLD,
         DEFAULT_BASELINE_WINDOW,
@@ -35,6 +36,8 @@ __all__ = [
     "DriftFinding",
     "ErrorEvent",
     "ReconcileResult",
+    "Semantics",
+    "TableSemantics",
     "detect_removal",
     "reconcile_all",
     "reconcile_source",
@@ -52,6 +55,8 @@ _LAZY: dict[str, str] = {
     "DriftFinding": "dlt_contract_ops.findings",
     "ErrorEvent": "dlt_contract_ops.sinks.base",
     "ReconcileResult": "dlt_contract_ops.findings",
+    "Semantics": "dlt_contract_ops.contracts.semantics",
+    "TableSemantics": "dlt_contract_ops.contracts.semantics",
     "detect_removal": "dlt_contract_ops.reconcile",
     "reconcile_all": "dlt_contract_ops.reconcile",
     "reconcile_source": "dlt_contract_ops.reconcile",

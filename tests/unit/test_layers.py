@@ -74,6 +74,8 @@ def test_public_api_is_pinned() -> None:
         "DriftFinding",
         "ErrorEvent",
         "ReconcileResult",
+        "Semantics",
+        "TableSemantics",
         "detect_removal",
         "reconcile_all",
         "reconcile_source",
