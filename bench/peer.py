@@ -35,7 +35,11 @@ def _pins() -> list[str]:
     import duckdb
     import sqlglot
 
-    return [f"dlt=={dlt.__version__}", f"duckdb=={duckdb.__version__}", f"sqlglot=={sqlglot.__version__}"]
+    return [
+        f"dlt=={dlt.__version__}",
+        f"duckdb=={duckdb.__version__}",
+        f"sqlglot=={sqlglot.__version__}",
+    ]
 
 
 def ensure_venv(log: Any = print) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,25 +33,28 @@ def workload_table(result: dict[str, Any]) -> str:
         f"{spec['loads']}+1 loads over {spec['days']} days "
         f"({'reused' if result['reused'] else 'built'} in {result['build_seconds']:.1f} s)",
         f"   first run (cold dlt/source import): {_s(result['first_run_seconds'])} s; "
-        f"floor connect: {_s(result['floor']['connect']['median'])} s (not in the floor)",
+        f"floor connect: {_s(result['floor']['connect']['median'])} s (not in the floor); "
+        f"load average {'/'.join(str(x) for x in result['load_average'])}",
+        "   seconds; ratio = median ours / median floor, wall and CPU; queries "
+        "metadata/coverage/sample; in SQL and outside = ours split by the adapter's clock",
     ]
     header = (
-        f"   {'mode':<9}{'ours min':>10}{'ours med':>10}{'floor min':>10}{'floor med':>10}"
-        f"{'ours/floor':>11}{'queries m/c/s':>15}{'in SQL':>9}{'outside':>9}"
-        f"{'peer med':>10}{'peer/ours':>10}"
+        f"   {'mode':<9}{'ours min':>9}{'ours med':>9}{'floor min':>10}{'floor med':>10}"
+        f"{'ratio':>7}{'cpu ratio':>10}{'queries':>11}{'in SQL':>8}{'outside':>8}"
+        f"{'peer med':>9}{'peer/ours':>10}"
     )
     lines += [header, "   " + "-" * (len(header) - 3)]
     for mode, row in result["modes"].items():
         q = row["queries"]
         peer = (result.get("peer") or {}).get("modes", {}).get(mode)
         peer_med = peer["median"] if peer else None
+        counts = f"{q.get('metadata', 0)}/{q.get('coverage', 0)}/{q.get('sample', 0)}"
         lines.append(
-            f"   {mode:<9}{_s(row['ours']['min']):>10}{_s(row['ours']['median']):>10}"
+            f"   {mode:<9}{_s(row['ours']['min']):>9}{_s(row['ours']['median']):>9}"
             f"{_s(row['floor']['min']):>10}{_s(row['floor']['median']):>10}"
-            f"{_x(row['ratio_median']):>11}"
-            f"{q.get('metadata', 0):>7}/{q.get('coverage', 0)}/{q.get('sample', 0):<5}"
-            f"{_s(row['query_seconds_median']):>9}{_s(row['overhead_median']):>9}"
-            f"{_s(peer_med):>10}{_x(peer_med / row['ours']['median'] if peer_med else None):>10}"
+            f"{_x(row['ratio_median']):>7}{_x(row['cpu_ratio_median']):>10}{counts:>11}"
+            f"{_s(row['query_seconds_median']):>8}{_s(row['overhead_median']):>8}"
+            f"{_s(peer_med):>9}{_x(peer_med / row['ours']['median'] if peer_med else None):>10}"
         )
     peer = result.get("peer")
     if peer and peer.get("error"):
@@ -69,7 +73,7 @@ def workload_table(result: dict[str, Any]) -> str:
 def growth_table(results: list[dict[str, Any]]) -> str:
     """How time grows between consecutive workloads (e.g. 200 -> 2000 tables)."""
     lines = []
-    for before, after in zip(results, results[1:], strict=False):
+    for before, after in itertools.pairwise(results):
         factors = []
         for key in ("tables", "columns", "rows"):
             if before["spec"][key] != after["spec"][key]:
@@ -78,7 +82,8 @@ def growth_table(results: list[dict[str, Any]]) -> str:
             continue
         cells = []
         for mode in after["modes"]:
-            growth = after["modes"][mode]["ours"]["median"] / before["modes"][mode]["ours"]["median"]
+            ours_after = after["modes"][mode]["ours"]["median"]
+            growth = ours_after / before["modes"][mode]["ours"]["median"]
             cells.append(f"{mode} x{growth:.2f}")
         lines.append(f"   {before['label']} -> {after['label']} ({', '.join(factors)}): "
                      + ", ".join(cells))
