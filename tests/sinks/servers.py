@@ -105,7 +105,7 @@ def free_port() -> int:
 # -- Sentry envelopes ----------------------------------------------------------------------
 
 
-def _decode_body(req: Received) -> bytes:
+def decode_body(req: Received) -> bytes:
     encoding = req.headers.get("Content-Encoding", "").lower()
     if encoding == "gzip":
         return gzip.decompress(req.body)
@@ -146,7 +146,7 @@ def parse_envelope(raw: bytes) -> tuple[dict[str, Any], list[tuple[dict[str, Any
 def events(receiver: Receiver) -> Iterator[dict[str, Any]]:
     """Every event payload the Sentry receiver got, in arrival order."""
     for req in receiver.requests:
-        _header, items = parse_envelope(_decode_body(req))
+        _header, items = parse_envelope(decode_body(req))
         for item_header, payload in items:
             if item_header.get("type") == "event":
                 yield payload
