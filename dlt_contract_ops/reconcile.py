@@ -132,7 +132,8 @@ def run(
 
     Results come per source, in `detectors` order. A failing source yields one result with
     `error` set and the sweep goes on. `removal` overrides the configured removal windows
-    and thresholds (keys of `[contract_ops.removal]`, plus `now`).
+    and thresholds (keys of `[contract_ops.removal]`, plus `now`). `dedup=False` sends every
+    finding to the sinks, whatever the alert state file says (the CLI's `--no-dedup`).
     """
     unknown = [d for d in detectors if d not in ALL_DETECTORS]
     if unknown or not detectors:
@@ -154,6 +155,7 @@ def reconcile_source(
     dry_run: bool = False,
     project_dir: str | os.PathLike[str] | None = None,
     alert_sinks: Sequence[str] | None = None,
+    dedup: bool = True,
 ) -> ReconcileResult:
     """Additive drift of one source: live columns its resources' models do not know.
 
@@ -163,7 +165,7 @@ def reconcile_source(
     """
     return run(
         [name], detectors=("additive",), dry_run=dry_run, project_dir=project_dir,
-        alert_sinks=alert_sinks,
+        alert_sinks=alert_sinks, dedup=dedup,
     )[0]
 
 
@@ -173,6 +175,7 @@ def reconcile_all(
     dry_run: bool = False,
     project_dir: str | os.PathLike[str] | None = None,
     alert_sinks: Sequence[str] | None = None,
+    dedup: bool = True,
 ) -> list[ReconcileResult]:
     """Every declared source, each against its own destination and dataset: additive,
     missing and type drift, plus removal drift with `include_removal`."""
@@ -182,6 +185,7 @@ def reconcile_all(
         dry_run=dry_run,
         project_dir=project_dir,
         alert_sinks=alert_sinks,
+        dedup=dedup,
     )
 
 
@@ -196,6 +200,7 @@ def detect_removal(
     now: datetime | None = None,
     project_dir: str | os.PathLike[str] | None = None,
     alert_sinks: Sequence[str] | None = None,
+    dedup: bool = True,
 ) -> ReconcileResult:
     """Removal drift of one source: declared columns whose non-NULL coverage collapsed.
 
@@ -219,5 +224,5 @@ def detect_removal(
         options["now"] = now
     return run(
         [source_name], detectors=("removal",), dry_run=dry_run, project_dir=project_dir,
-        alert_sinks=alert_sinks, removal=options,
+        alert_sinks=alert_sinks, removal=options, dedup=dedup,
     )[0]
