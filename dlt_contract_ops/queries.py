@@ -32,37 +32,43 @@ def sample_query(
     columns: Sequence[str],
     axis: TimeAxis | None,
     per_column: int = SAMPLES_PER_COLUMN,
+    tiebreak: str | None = None,
 ) -> exp.Select:
-    """The newest `per_column` non-NULL rows of each drifted column, and when one first held
-    a value: ONE query per drifted table.
+    """The newest `per_column` non-NULL values of each drifted column, and when one first
+    held a value: ONE query per drifted table.
 
-    Each column gets its own `ROW_NUMBER()` (non-NULL rows first, newest first), so a sparse
-    column still finds its values beside a busy one. `MIN(axis) OVER ()` runs over every row
-    where any drifted column holds a value, so `first_seen` is exact. Result columns: the
-    drifted columns, then (with an axis) the axis value and `first_seen`, newest row first.
-    This same query is the finding's `reproduce`: pasted, it returns the rows the samples
-    came from.
+    Each column gets its own `ROW_NUMBER()` (non-NULL rows first, newest first, then
+    `tiebreak` — dlt's unique `_dlt_id` — so rows of one load rank the same way every run), and
+    the outer query blanks a value beyond its column's rank: a sparse column still finds its
+    values beside a busy one, and a row kept for one column never leaks another column's
+    older value. `MIN(axis) OVER ()` runs over every row where any drifted column holds a
+    value, so `first_seen` is exact. Result: the drifted columns, then (with an axis) the axis
+    value and `first_seen`, newest row first. This same query is the finding's `reproduce`:
+    pasted, it returns exactly the sampled values.
     """
     inner: list[exp.Expr] = [col(c) for c in columns]
-    outer: list[exp.Expression] = [col(c) for c in columns]
+    outer: list[exp.Expr] = []
+    keep: list[exp.Expr] = []
     if axis is not None:
         inner.append(col(axis.column))
         inner.append(exp.alias_(exp.Window(this=exp.Min(this=col(axis.column))),
                                 FIRST_SEEN_ALIAS, quoted=True))
-        outer += [col(axis.column), col(FIRST_SEEN_ALIAS)]
-    keep: list[exp.Expr] = []
     for i, c in enumerate(columns):
         order = [exp.Ordered(this=_is_null_last(c))]
         if axis is not None:
             order.append(exp.Ordered(this=col(axis.column), desc=True))
+        if tiebreak is not None:
+            order.append(exp.Ordered(this=col(tiebreak)))
         rank = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=order))
-        inner.append(exp.alias_(rank, f"{_RANK_PREFIX}{i}", quoted=True))
-        keep.append(
-            exp.and_(
-                exp.Not(this=exp.Is(this=col(c), expression=exp.null())),
-                exp.LTE(this=col(f"{_RANK_PREFIX}{i}"), expression=exp.Literal.number(per_column)),
-            )
-        )
+        rank_name = f"{_RANK_PREFIX}{i}"
+        inner.append(exp.alias_(rank, rank_name, quoted=True))
+        in_rank = exp.LTE(this=col(rank_name), expression=exp.Literal.number(per_column))
+        outer.append(exp.alias_(exp.Case(ifs=[exp.If(this=in_rank, true=col(c))]), c,
+                                quoted=True))
+        keep.append(exp.and_(exp.Not(this=exp.Is(this=col(c), expression=exp.null())),
+                             in_rank.copy()))
+    if axis is not None:
+        outer += [col(axis.column), col(FIRST_SEEN_ALIAS)]
     sub = exp.select(*inner).from_(table).where(any_not_null(columns))
     q = exp.select(*outer).from_(exp.alias_(exp.Subquery(this=sub), "s")).where(exp.or_(*keep))
     if axis is not None:
@@ -151,7 +157,3 @@ def reproduce_coverage_query(
 def select_columns(table: exp.Table, columns: Sequence[str], limit: int) -> exp.Select:
     """`SELECT cols FROM table LIMIT n`: a reproduce for declared-side drift."""
     return exp.select(*[col(c) for c in columns]).from_(table).limit(limit)
-
-
-#: the reproduce of an additive finding is its sample query (kept for the golden-SQL tests)
-reproduce_sample_query = sample_query

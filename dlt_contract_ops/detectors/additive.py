@@ -27,7 +27,8 @@ def run_additive(ctx: SourceContext, emitter: Emitter) -> ReconcileResult:
         samples: dict[str, list[Any]] = {c: [] for c in drift.columns}
         first_seen: str | None = None
         sample_error: str | None = None
-        query = sample_query(table, drift.columns, axis)
+        tiebreak = "_dlt_id" if live.has("_dlt_id") else None
+        query = sample_query(table, drift.columns, axis, tiebreak=tiebreak)
         try:
             rows = ctx.adapter.run(query, [], "sample")
             for row in rows:  # newest first

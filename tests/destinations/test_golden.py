@@ -26,7 +26,6 @@ from dlt_contract_ops.queries import (
     axis_bound,
     coverage_query,
     reproduce_coverage_query,
-    reproduce_sample_query,
     sample_query,
     select_columns,
 )
@@ -82,13 +81,15 @@ CASES: dict[str, Case] = {
         sample_query(a.table("events"), ["payload_size", "actor_login"], TS), 0, "sample"
     ),
     "sample_load_id": lambda a: a.driver_sql(
-        sample_query(a.table("events"), ["payload_size"], LOAD_ID), 0, "sample"
+        sample_query(a.table("events"), ["payload_size"], LOAD_ID, tiebreak="_dlt_id"),
+        0,
+        "sample",
     ),
     "sample_odd_identifiers": lambda a: a.driver_sql(
         sample_query(a.table("OrderItems"), ODD, None), 0, "sample"
     ),
     "reproduce_sample": lambda a: a.reproduce(
-        reproduce_sample_query(a.table("events"), ["payload_size"], TS), []
+        sample_query(a.table("events"), ["payload_size"], TS), []
     ),
     "coverage": lambda a: a.driver_sql(
         coverage_query(a.table("events"), ["actor_login", "score"], TS), 2, "coverage"

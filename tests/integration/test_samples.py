@@ -82,3 +82,37 @@ def test_a_sparse_column_still_gets_its_samples(meter: Project) -> None:
     assert finding.columns == ["busy", "rare"]
     assert finding.samples["busy"] == ["b59", "b58", "b57", "b56", "b55"]
     assert finding.samples["rare"] == ["first"]
+
+
+def test_rows_of_one_load_rank_the_same_way_and_values_never_leak(
+    meter: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # without the load timestamp, every row sits on one `_dlt_load_id`: all rows tie on the
+    # axis and only `_dlt_id` orders them
+    (meter.root / ".dlt" / "config.toml").write_text(
+        (meter.root / ".dlt" / "config.toml").read_text().replace(
+            'load_timestamp_column = "loaded_at"', "injected_columns = [\"loaded_at\"]"
+        )
+    )
+    _drift(
+        meter,
+        "ALTER TABLE meter_data.readings ADD COLUMN busy VARCHAR",
+        "UPDATE meter_data.readings SET busy = 'b' || id",
+        "ALTER TABLE meter_data.readings ADD COLUMN rare VARCHAR",
+        "UPDATE meter_data.readings SET rare = 'r' || id WHERE id % 20 = 0",
+    )
+    with duckdb.connect(str(meter.root / "meter_pipe.duckdb")) as con:
+        by_id = [r[0] for r in con.execute(
+            "SELECT busy FROM meter_data.readings ORDER BY _dlt_id LIMIT 5"
+        ).fetchall()]
+    first = reconcile_source("meter", dry_run=True, project_dir=meter.root)
+    (finding,) = first.findings
+    assert finding.columns == ["busy", "rare"]
+    assert sorted(finding.samples["busy"]) == sorted(by_id)
+    assert sorted(finding.samples["rare"]) == ["r0", "r20", "r40"]
+    # the reproduce query returns exactly the sampled values, run after run
+    with duckdb.connect(str(meter.root / "meter_pipe.duckdb"), read_only=True) as con:
+        rows = con.execute(finding.reproduce).fetchall()
+    assert sorted(r[0] for r in rows if r[0] is not None) == sorted(finding.samples["busy"])
+    again = reconcile_source("meter", dry_run=True, project_dir=meter.root)
+    assert again.findings[0].samples == finding.samples
