@@ -160,7 +160,7 @@ def peer_result(workload: Any, args: argparse.Namespace, log: Any) -> dict[str, 
 
     log(f"   peer: dlt-ops 0.1.0, {args.peer_repeats} run(s) per mode ...")
     try:
-        return run_peer(workload, ["additive", "removal", "both"], args.peer_repeats,
+        return run_peer(workload, ["additive", "removal"], args.peer_repeats,
                         cold_import=not args.warm_source, log=log)
     except PeerUnavailable as exc:
         log(f"   peer unavailable: {exc}")

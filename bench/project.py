@@ -128,7 +128,7 @@ def _manifest(root: Path) -> dict[str, Any] | None:
 
 def build(spec: Spec, workdir: Path, *, reuse: bool = True, log: Any = print) -> Workload:
     """Build (or reuse, when fresh) the project for `spec` under `workdir`."""
-    root = workdir / f"{spec.label}-{spec.key()}"
+    root = workdir.resolve() / f"{spec.label}-{spec.key()}"
     manifest = _manifest(root) if reuse else None
     if manifest is not None:
         anchor = datetime.fromisoformat(manifest["anchor"])

@@ -61,8 +61,12 @@ def workload_table(result: dict[str, Any]) -> str:
         lines.append(f"   peer: {peer['error']}")
     elif peer:
         for mode, row in peer["modes"].items():
+            expected = {"additive": spec["drifted"], "removal": spec["dark"]}
+            wrong = {k: v for k, v in row["findings"].items() if v != expected[k]}
             lines.append(
-                f"   peer {mode}: queries {row['queries']}, findings {row['findings']}"
+                f"   peer {mode}{' (sum of the two calls)' if row.get('summed') else ''}: "
+                f"min {_s(row['min'])} s, queries {row['queries']}, findings {row['findings']}"
+                + (f" - DIFFERS from the planted {expected}" if wrong else "")
                 + (f", errors {row['errors']}" if row["errors"] else "")
             )
     if result.get("profile"):

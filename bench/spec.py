@@ -125,15 +125,17 @@ def parse_shape(text: str) -> Spec:
     return Spec(tables=tables, columns=columns, rows=rows)
 
 
+_SMALL = Spec(tables=8, columns=12, rows=4_000, drifted=2, dark=2, loads=2, days=2)
+_WIDE = Spec(tables=50, columns=30, rows=200_000, drifted=5, dark=5)
+_MANY = Spec(tables=200, columns=30, rows=2_000, drifted=20, dark=20, loads=2)
+_MANY_X10 = replace(_MANY, tables=2000, drifted=200, dark=200)
+
 #: preset name -> the workloads it runs, in order
 PRESETS: dict[str, tuple[Spec, ...]] = {
-    "small": (Spec(tables=8, columns=12, rows=4_000, drifted=2, dark=2, loads=2, days=2),),
-    "50x30x200k": (Spec(tables=50, columns=30, rows=200_000, drifted=5, dark=5),),
-    "200x30x2k": (Spec(tables=200, columns=30, rows=2_000, drifted=20, dark=20),),
-    "2000x30x2k": (Spec(tables=2000, columns=30, rows=2_000, drifted=200, dark=200, loads=2),),
+    "small": (_SMALL,),
+    "50x30x200k": (_WIDE,),
+    "200x30x2k": (_MANY,),
+    "2000x30x2k": (_MANY_X10,),
+    "linearity": (_MANY, _MANY_X10),  # 200 -> 2000 tables, all else equal
+    "default": (_WIDE, _MANY),
 }
-PRESETS["linearity"] = (
-    replace(PRESETS["2000x30x2k"][0], tables=200, drifted=20, dark=20),
-    PRESETS["2000x30x2k"][0],
-)
-PRESETS["default"] = PRESETS["50x30x200k"] + PRESETS["200x30x2k"]
