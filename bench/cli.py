@@ -189,8 +189,10 @@ def main(argv: list[str] | None = None) -> int:
         results.append(bench_workload(spec, args, log))
         print(workload_table(results[-1]), flush=True)
     print(growth_table(results))
+    started = measure.startup()
+    print("\n== start-up (median of 5): " + ", ".join(f"{k} {v:.3f} s" for k, v in started.items()))
     document = {"preset": args.preset, "repeats": args.repeats,
-                "machine": measure.environment(), "workloads": results}
+                "machine": measure.environment(), "startup": started, "workloads": results}
     path = write_json(document)
     print(f"\nresults: {path}")
     return 0

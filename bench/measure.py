@@ -251,3 +251,21 @@ def environment() -> dict[str, Any]:
         "duckdb": duckdb.__version__,
     }
 
+
+
+def startup(repeats: int = 5) -> dict[str, float]:
+    """Median wall seconds of `dlt-contract-ops --help` and of a bare interpreter start."""
+    import subprocess
+    from pathlib import Path
+
+    cli = Path(sys.executable).with_name("dlt-contract-ops")
+    out: dict[str, float] = {}
+    for key, argv in (("python -c pass", [sys.executable, "-c", "pass"]),
+                      ("dlt-contract-ops --help", [str(cli), "--help"])):
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            subprocess.run(argv, capture_output=True, check=True)
+            times.append(time.perf_counter() - started)
+        out[key] = round(statistics.median(times), 4)
+    return out
