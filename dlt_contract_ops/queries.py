@@ -53,6 +53,8 @@ def sample_query(
         inner.append(col(axis.column))
         inner.append(exp.alias_(exp.Window(this=exp.Min(this=col(axis.column))),
                                 FIRST_SEEN_ALIAS, quoted=True))
+    if tiebreak is not None:
+        inner.append(col(tiebreak))
     for i, c in enumerate(columns):
         order = [exp.Ordered(this=_is_null_last(c))]
         if axis is not None:
@@ -71,9 +73,12 @@ def sample_query(
         outer += [col(axis.column), col(FIRST_SEEN_ALIAS)]
     sub = exp.select(*inner).from_(table).where(any_not_null(columns))
     q = exp.select(*outer).from_(exp.alias_(exp.Subquery(this=sub), "s")).where(exp.or_(*keep))
+    order: list[exp.Ordered] = []
     if axis is not None:
-        q = q.order_by(exp.Ordered(this=col(axis.column), desc=True))
-    return q
+        order.append(exp.Ordered(this=col(axis.column), desc=True))
+    if tiebreak is not None:
+        order.append(exp.Ordered(this=col(tiebreak)))
+    return q.order_by(*order) if order else q
 
 
 def axis_time(value: Any, axis: TimeAxis) -> str | None:
