@@ -73,12 +73,12 @@ def sample_query(
         outer += [col(axis.column), col(FIRST_SEEN_ALIAS)]
     sub = exp.select(*inner).from_(table).where(any_not_null(columns))
     q = exp.select(*outer).from_(exp.alias_(exp.Subquery(this=sub), "s")).where(exp.or_(*keep))
-    order: list[exp.Ordered] = []
+    newest_first: list[exp.Ordered] = []
     if axis is not None:
-        order.append(exp.Ordered(this=col(axis.column), desc=True))
+        newest_first.append(exp.Ordered(this=col(axis.column), desc=True))
     if tiebreak is not None:
-        order.append(exp.Ordered(this=col(tiebreak)))
-    return q.order_by(*order) if order else q
+        newest_first.append(exp.Ordered(this=col(tiebreak)))
+    return q.order_by(*newest_first) if newest_first else q
 
 
 def axis_time(value: Any, axis: TimeAxis) -> str | None:
