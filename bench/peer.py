@@ -31,15 +31,9 @@ def _python() -> Path:
 
 def _pins() -> list[str]:
     """Our dlt, DuckDB and sqlglot versions: the same engine on both sides."""
-    import dlt
-    import duckdb
-    import sqlglot
+    from importlib.metadata import version
 
-    return [
-        f"dlt=={dlt.__version__}",
-        f"duckdb=={duckdb.__version__}",
-        f"sqlglot=={sqlglot.__version__}",
-    ]
+    return [f"{name}=={version(name)}" for name in ("dlt", "duckdb", "sqlglot")]
 
 
 def ensure_venv(log: Any = print) -> Path:

@@ -23,7 +23,8 @@ SOURCE = "bench"
 
 
 def _count_queries() -> Counter[str]:
-    from dlt_ops.destinations._base import SqlAdapterBase
+    # dlt_ops lives only in bench/.peer-venv, hence the ignores on its imports
+    from dlt_ops.destinations._base import SqlAdapterBase  # type: ignore[import-not-found]
 
     counts: Counter[str] = Counter()
     inside_fetch = [False]
@@ -43,8 +44,8 @@ def _count_queries() -> Counter[str]:
         finally:
             inside_fetch[0] = False
 
-    SqlAdapterBase.execute_query = counted_execute  # type: ignore[method-assign]
-    SqlAdapterBase.fetch_columns = counted_fetch  # type: ignore[method-assign]
+    SqlAdapterBase.execute_query = counted_execute
+    SqlAdapterBase.fetch_columns = counted_fetch
     return counts
 
 
@@ -54,7 +55,7 @@ def _forget_source_module() -> None:
 
 
 def _once(mode: str, root: Path, counts: Counter[str], cold: bool) -> dict[str, Any]:
-    from dlt_ops import detect_removal, reconcile_source
+    from dlt_ops import detect_removal, reconcile_source  # type: ignore[import-not-found]
 
     if cold:
         _forget_source_module()
@@ -89,8 +90,8 @@ def main(argv: list[str]) -> int:
     counts = _count_queries()
     # warm the interpreter as ours is warmed (imports, the DuckDB driver), without a run:
     # one peer run at 200 tables takes about a minute
-    import dlt_ops.destinations.duckdb
-    import dlt_ops.reconciler
+    import dlt_ops.destinations.duckdb  # type: ignore[import-not-found]
+    import dlt_ops.reconciler  # type: ignore[import-not-found]
     import duckdb  # noqa: F401
 
     out: dict[str, Any] = {"version": dlt_ops.__version__, "modes": {}}

@@ -43,7 +43,7 @@ class _Columns:
     """Arrow columns of one batch length, built once and shared by every table."""
 
     def __init__(self, n: int) -> None:
-        import pyarrow as pa
+        import pyarrow as pa  # type: ignore[import-untyped]  # no stubs; bench-only
 
         valid = [k % 10 != 0 for k in range(n)]  # 10% NULL in every column
         self.n = n
@@ -61,7 +61,7 @@ _CACHE: dict[int, _Columns] = {}
 
 def _batches(i: int, load_at: datetime, rows: int, recent: bool, first_id: int) -> Iterator[Any]:
     import pyarrow as pa
-    import pyarrow.compute as pc
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
 
     batch = SPEC.get("batch_rows", 100_000)
     ts_type = pa.timestamp("us", tz="UTC")
