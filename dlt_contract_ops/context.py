@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +20,7 @@ from dlt_contract_ops.core.timeaxis import choose_time_axis
 from dlt_contract_ops.destinations.base import SqlClientAdapter
 from dlt_contract_ops.destinations.connect import Target, open_adapter, resolve_target
 from dlt_contract_ops.discovery import BuiltSource, build_source
-from dlt_contract_ops.findings import ReconcileResult
+from dlt_contract_ops.findings import DriftFinding, DriftType, ReconcileResult
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.emitter import Emitter
 
@@ -79,6 +79,24 @@ class SourceContext:
             detector=detector,
             message=message,
             exception=exc,
+        )
+
+    def finding(
+        self,
+        drift_type: DriftType,
+        expected: ExpectedTable,
+        columns: Sequence[str],
+        **fields: Any,
+    ) -> DriftFinding:
+        """A finding of this source about `expected`'s table; `fields` are the detector's own."""
+        return DriftFinding(
+            drift_type=drift_type,
+            source=self.name,
+            pipeline=self.target.pipeline_name,
+            resource=expected.resource,
+            table=expected.table,
+            columns=list(columns),
+            **fields,
         )
 
     def result(

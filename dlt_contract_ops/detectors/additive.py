@@ -42,13 +42,10 @@ def run_additive(ctx: SourceContext, emitter: Emitter) -> ReconcileResult:
             sample_error = f"sample query for table `{expected.table}` failed: {exc}"
             notes.append(sample_error)
             emitter.error(ctx.error_event(sample_error, exc, expected.resource, "additive"))
-        finding = DriftFinding(
-            drift_type="additive",
-            source=ctx.name,
-            pipeline=ctx.target.pipeline_name,
-            resource=expected.resource,
-            table=expected.table,
-            columns=list(drift.columns),
+        finding = ctx.finding(
+            "additive",
+            expected,
+            drift.columns,
             column_types=dict(drift.column_types),
             samples=samples,
             first_seen=first_seen,

@@ -18,13 +18,10 @@ def run_missing(ctx: SourceContext, emitter: Emitter) -> ReconcileResult:
         drift = detect_missing(expected, live)
         if drift is None:
             continue
-        finding = DriftFinding(
-            drift_type="missing",
-            source=ctx.name,
-            pipeline=ctx.target.pipeline_name,
-            resource=expected.resource,
-            table=expected.table,
-            columns=list(drift.columns),
+        finding = ctx.finding(
+            "missing",
+            expected,
+            drift.columns,
             expected_types=dict(drift.expected_types),
             # fails with "column not found" for as long as the drift lasts
             reproduce=ctx.adapter.reproduce(
@@ -44,13 +41,10 @@ def run_type(ctx: SourceContext, emitter: Emitter) -> ReconcileResult:
         drift = detect_type(expected, live, read)
         if drift is None:
             continue
-        finding = DriftFinding(
-            drift_type="type",
-            source=ctx.name,
-            pipeline=ctx.target.pipeline_name,
-            resource=expected.resource,
-            table=expected.table,
-            columns=list(drift.columns),
+        finding = ctx.finding(
+            "type",
+            expected,
+            drift.columns,
             column_types=dict(drift.live_types),
             expected_types=dict(drift.expected_types),
             reproduce=ctx.adapter.reproduce(

@@ -154,13 +154,10 @@ def run_removal(ctx: SourceContext, emitter: Emitter, options: RemovalOptions) -
         if not dark:
             continue
         names = [d.name for d in dark]
-        finding = DriftFinding(
-            drift_type="removal",
-            source=ctx.name,
-            pipeline=ctx.target.pipeline_name,
-            resource=expected.resource,
-            table=expected.table,
-            columns=names,
+        finding = ctx.finding(
+            "removal",
+            expected,
+            names,
             column_types={n: live.columns[n].data_type for n in names},
             samples={},
             first_seen=_iso(recent_start),
