@@ -49,7 +49,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="keep the bench source module imported between runs (default: each "
                         "run imports it, as a fresh cron process would)")
     p.add_argument("--rebuild", action="store_true", help="never reuse a built warehouse")
-    p.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR)
+    p.add_argument("--workdir", type=Path, default=DEFAULT_WORKDIR,
+                   help="where warehouses are built (default: bench/.work)")
+    p.add_argument("--results-dir", type=Path, default=None,
+                   help="where the JSON and profiles go (default: bench/results)")
     return p.parse_args(argv)
 
 
@@ -131,27 +134,29 @@ def bench_workload(spec: Spec, args: argparse.Namespace, log: Any) -> dict[str, 
     if problems:
         raise AssertionError(f"{spec.label}: query budget broken: " + "; ".join(problems))
     if args.profile:
-        result["profile"] = str(profile_both(workload, cold))
+        result["profile"] = str(profile_both(workload, cold, args.results_dir))
     if args.peer:
         result["peer"] = peer_result(workload, args, log)
     return result
 
 
-def profile_both(workload: Any, cold: bool) -> Path:
+def profile_both(workload: Any, cold: bool, results_dir: Path | None) -> Path:
     """pyinstrument text and HTML of one `both` run, next to the JSON results."""
     from pyinstrument import Profiler
 
     from bench import measure
     from bench.report import RESULTS_DIR
 
+    out_dir = results_dir or RESULTS_DIR
+
     profiler = Profiler(interval=0.0005)
     profiler.start()
     measure.run_ours(workload, "both", cold_import=cold)
     profiler.stop()
-    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
-    path = RESULTS_DIR / f"profile-{workload.spec.label}.txt"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"profile-{workload.spec.label}.txt"
     path.write_text(profiler.output_text(unicode=False, color=False, show_all=False))
-    (RESULTS_DIR / f"profile-{workload.spec.label}.html").write_text(profiler.output_html())
+    (out_dir / f"profile-{workload.spec.label}.html").write_text(profiler.output_html())
     return path
 
 
@@ -193,6 +198,6 @@ def main(argv: list[str] | None = None) -> int:
     print("\n== start-up (median of 5): " + ", ".join(f"{k} {v:.3f} s" for k, v in started.items()))
     document = {"preset": args.preset, "repeats": args.repeats,
                 "machine": measure.environment(), "startup": started, "workloads": results}
-    path = write_json(document)
+    path = write_json(document, args.results_dir) if args.results_dir else write_json(document)
     print(f"\nresults: {path}")
     return 0
