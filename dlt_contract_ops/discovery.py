@@ -43,7 +43,7 @@ class BuiltSource:
         capabilities: dlt shortens identifiers longer than the destination allows (PostgreSQL:
         63), so a long field lands under a shortened name with a hash tag.
 
-        Returns `self` when the destination imposes no shorter limit.
+        Returns `self` when the destination imposes no shorter limit or no name exceeds it.
         """
         limits = [
             getattr(capabilities, "max_identifier_length", None),
@@ -52,6 +52,10 @@ class BuiltSource:
         max_length = min((n for n in limits if n), default=None)
         if not max_length or getattr(self.naming, "max_length", None) == max_length:
             return self
+        if getattr(self.naming, "max_length", None) is None and all(
+            len(name) <= max_length for t in self.tables for name in (t.table, *t.names)
+        ):
+            return self  # dlt shortens only what exceeds the limit: nothing would change
         naming = type(self.naming)(max_length=max_length)
         tables = [
             expected_table(

@@ -106,32 +106,30 @@ RECENT_FLAG = "_co_recent"
 
 
 def coverage_query(table: exp.Table, columns: Sequence[str], axis: TimeAxis) -> exp.Select:
-    """ONE aggregate over a table: rows and non-NULL counts per column, per window.
+    """ONE aggregate over a table: rows and non-NULL counts per column, one row per window.
 
     Parameters, in order: start of the recent window, start of the baseline window. The
-    lower bound on the axis lets partitioned destinations prune. Result row:
-    `recent_rows, baseline_rows, (recent_non_null, baseline_non_null) per column`.
+    lower bound on the axis lets partitioned destinations prune. Result rows (a window with
+    no rows has no row): `window flag (1 recent, 0 baseline), rows, non-NULL count per column`.
+    Grouping once by the window flag keeps the query small (one `COUNT` per column) and lets
+    the warehouse aggregate in a single pass.
     """
     flag = exp.Case(
         ifs=[exp.If(this=exp.GTE(this=col(axis.column), expression=exp.Placeholder()),
                     true=exp.Literal.number(1))],
         default=exp.Literal.number(0),
     )
-    inner = (
-        exp.select(exp.alias_(flag, RECENT_FLAG, quoted=True), *[col(c) for c in columns])
-        .from_(table)
-        .where(exp.GTE(this=col(axis.column), expression=exp.Placeholder()))
-    )
-    is_recent = exp.EQ(this=col(RECENT_FLAG), expression=exp.Literal.number(1))
-    is_base = exp.EQ(this=col(RECENT_FLAG), expression=exp.Literal.number(0))
-    select: list[exp.Expression] = [
-        exp.Sum(this=col(RECENT_FLAG)),
-        exp.Sub(this=exp.Count(this=exp.Star()), expression=exp.Sum(this=col(RECENT_FLAG))),
+    select: list[exp.Expr] = [
+        exp.alias_(flag, RECENT_FLAG, quoted=True),
+        exp.Count(this=exp.Star()),
+        *[exp.Count(this=col(c)) for c in columns],
     ]
-    for c in columns:
-        for cond in (is_recent, is_base):
-            select.append(exp.Count(this=exp.Case(ifs=[exp.If(this=cond.copy(), true=col(c))])))
-    return exp.select(*select).from_(exp.alias_(exp.Subquery(this=inner), "s"))
+    return (
+        exp.select(*select, copy=False)
+        .from_(table, copy=False)
+        .where(exp.GTE(this=col(axis.column), expression=exp.Placeholder()), copy=False)
+        .group_by(exp.Literal.number(1), copy=False)  # by position: the CASE holds a parameter
+    )
 
 
 def reproduce_coverage_query(

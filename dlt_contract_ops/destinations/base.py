@@ -329,8 +329,24 @@ class SqlClientAdapter:
         """A copy of `query` with columns spelled as the destination stores them and
         parameters coerced to the type of the column they are compared with."""
         q = query.copy()
-        tables = [t.name for t in q.find_all(exp.Table)]
-        aliases = {a.alias for a in q.find_all(exp.Alias)}
+        # one walk collects what the rewrite needs; the rewrite then edits those nodes in place
+        tables: list[str] = []
+        aliases: set[str] = set()
+        comparisons: list[exp.Expression] = []
+        quoted_columns: list[exp.Column] = []
+        for node in q.walk():
+            if isinstance(node, exp.Table):
+                tables.append(node.name)
+            elif isinstance(node, exp.Alias):
+                aliases.add(node.alias)
+            elif isinstance(node, _COMPARISONS):
+                comparisons.append(node)
+            elif (
+                isinstance(node, exp.Column)
+                and isinstance(node.this, exp.Identifier)
+                and node.this.quoted
+            ):
+                quoted_columns.append(node)
 
         def lookup(name: str) -> tuple[str, str] | None:
             for t in tables:
@@ -339,7 +355,7 @@ class SqlClientAdapter:
                     return found
             return None
 
-        for cmp in list(q.find_all(*_COMPARISONS)):
+        for cmp in comparisons:
             left, right = cmp.this, cmp.expression
             if isinstance(left, exp.Placeholder):
                 left, right = right, left
@@ -348,24 +364,17 @@ class SqlClientAdapter:
                 if found is not None:
                     right.replace(self.coerce_placeholder(right.copy(), found[1]))
 
-        def live(node: exp.Expression) -> exp.Expression:
-            if (
-                isinstance(node, exp.Column)
-                and isinstance(node.this, exp.Identifier)
-                and node.this.quoted
-            ):
-                found = lookup(node.name)
-                if found is not None:
-                    spelled = found[0]
-                elif node.name in aliases:  # an output name of a subquery, not a table column
-                    return node
-                else:
-                    spelled = self.to_live(node.name)
-                if spelled != node.name:
-                    node.set("this", ident(spelled))
-            return node
-
-        return q.transform(live, copy=False)
+        for node in quoted_columns:
+            found = lookup(node.name)
+            if found is not None:
+                spelled = found[0]
+            elif node.name in aliases:  # an output name of a subquery, not a table column
+                continue
+            else:
+                spelled = self.to_live(node.name)
+            if spelled != node.name:
+                node.set("this", ident(spelled))
+        return q
 
     def render(self, query: exp.Expression) -> str:
         """The query in this destination's dialect, as it would run (placeholders as `?`)."""

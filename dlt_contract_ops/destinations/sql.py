@@ -140,6 +140,11 @@ def render(query: exp.Expression, dialect: str) -> str:
     dlt_contract_ops.errors.UnsafeQueryError: Refusing to run a Delete statement: ...
     """
     check_read_only(query)
+    return _generate(query, dialect)
+
+
+def _generate(query: exp.Expression, dialect: str) -> str:
+    """SQL text of an already checked query: callers go through `render` or `render_bound`."""
     return str(query.sql(dialect=dialect_for(dialect)))
 
 
@@ -166,7 +171,8 @@ def render_bound(
         return node
 
     check_read_only(query)  # on the caller's tree, before placeholders become text
-    text = render(query.copy().transform(_mark), dialect)
+    # one copy, marked in place; the check above already covered this exact tree
+    text = _generate(query.copy().transform(_mark, copy=False), dialect)
     if len(marks) != n_params:
         raise ValueError(
             f"The query has {len(marks)} placeholder(s) but {n_params} parameter(s) were given."

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -89,6 +89,25 @@ class RemovalOptions:
         )
 
 
+def window_counts(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> WindowCounts:
+    """Read the coverage query's rows (one per window that has rows; see `coverage_query`).
+
+    >>> window_counts([(1, 10, 0), (0, 20, 16)], ["actor_login"])
+    WindowCounts(baseline_rows=20, recent_rows=10, baseline_non_null={'actor_login': 16}, \
+recent_non_null={'actor_login': 0})
+    """
+    by_window = {int(row[0]): [int(v or 0) for v in row[1:]] for row in rows}
+    empty = [0] * (1 + len(columns))
+    recent = by_window.get(1, empty)
+    base = by_window.get(0, empty)
+    return WindowCounts(
+        baseline_rows=base[0],
+        recent_rows=recent[0],
+        baseline_non_null={c: base[1 + i] for i, c in enumerate(columns)},
+        recent_non_null={c: recent[1 + i] for i, c in enumerate(columns)},
+    )
+
+
 def _iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat()
 
@@ -138,14 +157,7 @@ def run_removal(ctx: SourceContext, emitter: Emitter, options: RemovalOptions) -
             notes.append(message)
             emitter.error(ctx.error_event(message, exc, expected.resource, "removal"))
             continue
-        row = rows[0] if rows else ()
-        values = [int(v or 0) for v in row] or [0] * (2 + 2 * len(columns))
-        counts = WindowCounts(
-            recent_rows=values[0],
-            baseline_rows=values[1],
-            recent_non_null={c: values[2 + 2 * i] for i, c in enumerate(columns)},
-            baseline_non_null={c: values[3 + 2 * i] for i, c in enumerate(columns)},
-        )
+        counts = window_counts(rows, columns)
         dark = detect_dark_columns(
             counts,
             baseline_threshold=options.baseline_threshold,

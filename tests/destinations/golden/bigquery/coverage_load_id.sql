@@ -1,1 +1,1 @@
-SELECT SUM(`_co_recent`), COUNT(*) - SUM(`_co_recent`), COUNT(CASE WHEN `_co_recent` = 1 THEN `actor_login` END), COUNT(CASE WHEN `_co_recent` = 0 THEN `actor_login` END) FROM (SELECT CASE WHEN `_dlt_load_id` >= %s THEN 1 ELSE 0 END AS `_co_recent`, `actor_login` FROM `acme-analytics-42`.`raw_events`.`events` WHERE `_dlt_load_id` >= %s) AS s
+SELECT CASE WHEN `_dlt_load_id` >= %s THEN 1 ELSE 0 END AS `_co_recent`, COUNT(*), COUNT(`actor_login`) FROM `acme-analytics-42`.`raw_events`.`events` WHERE `_dlt_load_id` >= %s GROUP BY 1

@@ -1,1 +1,1 @@
-SELECT SUM(`_co_recent`), COUNT(*) - SUM(`_co_recent`), COUNT(CASE WHEN `_co_recent` = 1 THEN `actor_login` END), COUNT(CASE WHEN `_co_recent` = 0 THEN `actor_login` END) FROM (SELECT CASE WHEN `day` >= CAST(%s AS DATE) THEN 1 ELSE 0 END AS `_co_recent`, `actor_login` FROM `acme-analytics-42`.`raw_events`.`events` WHERE `day` >= CAST(%s AS DATE)) AS s
+SELECT CASE WHEN `day` >= CAST(%s AS DATE) THEN 1 ELSE 0 END AS `_co_recent`, COUNT(*), COUNT(`actor_login`) FROM `acme-analytics-42`.`raw_events`.`events` WHERE `day` >= CAST(%s AS DATE) GROUP BY 1
