@@ -133,6 +133,8 @@ class Emitter:
         if mark is not None:
             self.ledger.record(finding, mark)
             if mark.status == "repeat":
+                if self.dry_run:  # nothing would be sent anyway: the [repeat] mark says it
+                    return
                 log.info(
                     "drift at %s (%s) already alerted within %s: not sent again",
                     where(finding.pipeline, finding.source, finding.resource),

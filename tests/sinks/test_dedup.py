@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import multiprocessing
 import os
 from pathlib import Path
@@ -271,3 +272,15 @@ def test_unwritable_state_alerts_anyway(tmp_path: Path, caplog: pytest.LogCaptur
     assert len(sink.drift) == 2
     assert {m.reason for m in (alerts.mark(make_finding()),) if m} == {"unchecked"}
     assert caplog.text.count("alerting without dedup for this run") == 1
+
+
+def test_dry_run_does_not_claim_a_repeat_was_held_back(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = DedupStore(tmp_path / "s.json", DAY)
+    _emit([make_finding()], store)  # alerted once: the next one is a repeat
+    caplog.set_level(logging.INFO, logger="dlt_contract_ops")
+    _emit([make_finding()], store, dry_run=True)
+    assert not [r for r in caplog.records if "not sent again" in r.getMessage()]
+    _emit([make_finding()], store)
+    assert [r for r in caplog.records if "not sent again" in r.getMessage()]
