@@ -401,6 +401,21 @@ class SqlClientAdapter:
             self.query_seconds[kind] += time.perf_counter() - started
         return [tuple(r) for r in (rows or [])]
 
+    def run_all(
+        self, batch: Sequence[tuple[exp.Expression, Sequence[Any]]], kind: QueryKind
+    ) -> list[list[tuple[Any, ...]] | Exception]:
+        """Run independent read-only queries; each result, or the exception it raised, in
+        order. One failing query never stops the others. This base runs them one by one on
+        the adapter's connection; adapters whose warehouse gains from it run them on a small
+        bounded pool (`PostgresAdapter`)."""
+        out: list[list[tuple[Any, ...]] | Exception] = []
+        for query, params in batch:
+            try:
+                out.append(self.run(query, params, kind))
+            except Exception as exc:
+                out.append(exc)
+        return out
+
     def _execute(self, sql: str, params: Sequence[Any]) -> Sequence[Sequence[Any]] | None:
         """Send rendered SQL to the driver through dlt's client."""
         return self._client.execute_sql(sql, *params)  # type: ignore[no-any-return]

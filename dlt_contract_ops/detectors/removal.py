@@ -9,7 +9,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from sqlglot import exp
+
 from dlt_contract_ops.context import SourceContext
+from dlt_contract_ops.core.columns import ExpectedTable, LiveTable, TimeAxis
 from dlt_contract_ops.core.removal import (
     DEFAULT_BASELINE_THRESHOLD,
     DEFAULT_BASELINE_WINDOW,
@@ -120,6 +123,7 @@ def run_removal(ctx: SourceContext, emitter: Emitter, options: RemovalOptions) -
     recent_start = now - options.recent_window
     baseline_start = recent_start - options.baseline_window
     ignored = ctx.ignored()
+    plans: list[tuple[ExpectedTable, LiveTable, TimeAxis, exp.Table, list[str], list[Any]]] = []
     for expected, live in ctx.present_tables():
         nested = sorted(t for t in ctx.live if t.startswith(expected.table + "__"))
         if nested:
@@ -150,12 +154,19 @@ def run_removal(ctx: SourceContext, emitter: Emitter, options: RemovalOptions) -
             )
         table = ctx.adapter.table(expected.table)
         params = [axis_bound(recent_start, axis), axis_bound(baseline_start, axis)]
-        try:
-            rows = ctx.adapter.run(coverage_query(table, columns, axis), params, "coverage")
-        except Exception as exc:
-            message = f"coverage query for table `{expected.table}` failed: {exc}"
+        plans.append((expected, live, axis, table, columns, params))
+
+    # every table's aggregate is independent: the adapter may run them concurrently
+    outcomes = ctx.adapter.run_all(
+        [(coverage_query(table, columns, axis), params)
+         for _, _, axis, table, columns, params in plans],
+        "coverage",
+    )
+    for (expected, live, axis, table, columns, params), rows in zip(plans, outcomes, strict=True):
+        if isinstance(rows, Exception):
+            message = f"coverage query for table `{expected.table}` failed: {rows}"
             notes.append(message)
-            emitter.error(ctx.error_event(message, exc, expected.resource, "removal"))
+            emitter.error(ctx.error_event(message, rows, expected.resource, "removal"))
             continue
         counts = window_counts(rows, columns)
         dark = detect_dark_columns(

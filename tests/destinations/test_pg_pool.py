@@ -1,0 +1,91 @@
+"""PostgreSQL runs the per-table coverage aggregates on a small bounded pool of read-only
+sessions; the findings are the same as one by one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlglot import exp
+
+from dlt_contract_ops.destinations.postgres import PostgresAdapter
+from dlt_contract_ops.reconcile import run
+from tests.destinations import scenario
+from tests.destinations.servers import Backend, make, unique
+from tests.projects import Project
+
+
+@pytest.fixture
+def pg(project: Project, tmp_path: Path) -> Iterator[tuple[Project, Backend, str]]:
+    backend = make("postgres", tmp_path)
+    dataset = unique("co_pool")
+    scenario.setup(project, backend, dataset)
+    try:
+        scenario.make_history_and_drift(project, backend, dataset)
+        yield project, backend, dataset
+    finally:
+        backend.drop_dataset(dataset)
+
+
+_RUN_ALL = PostgresAdapter.run_all
+
+
+def _removal(project: Project, monkeypatch: pytest.MonkeyPatch, sessions: int) -> Any:
+    monkeypatch.setattr(PostgresAdapter, "max_concurrency", sessions)
+    used: list[int] = []
+
+    def spy(self: PostgresAdapter, batch: Any, kind: Any) -> Any:
+        out = _RUN_ALL(self, batch, kind)
+        used.append(self.pool_sessions if len(batch) > 1 and sessions > 1 else 1)
+        return out
+
+    monkeypatch.setattr(PostgresAdapter, "run_all", spy)
+    [result] = run(["telemetry"], detectors=("removal",), project_dir=project.root, dry_run=True)
+    return result, used
+
+
+def test_pooled_coverage_finds_what_one_by_one_finds(
+    pg: tuple[Project, Backend, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, _, _ = pg
+    serial, used_serial = _removal(project, monkeypatch, 1)
+    pooled, used_pooled = _removal(project, monkeypatch, 4)
+    assert serial.error is None
+    assert pooled.error is None
+    assert serial.findings, "the scenario makes columns go dark"
+    strip = [f.model_dump(exclude={"first_seen", "reproduce"}) for f in serial.findings]
+    assert [f.model_dump(exclude={"first_seen", "reproduce"}) for f in pooled.findings] == strip
+    assert used_serial == [1]
+    assert used_pooled == [2]  # two tables with declared columns: two sessions, not four
+
+
+def test_pool_sessions_are_read_only_and_failures_stay_per_query(
+    pg: tuple[Project, Backend, str],
+) -> None:
+    from dlt.common.schema import Schema
+
+    from dlt_contract_ops.config import project_context
+    from dlt_contract_ops.destinations.connect import open_adapter, resolve_target
+
+    project, _, dataset = pg
+    with project_context(project.root):
+        target = resolve_target("telemetry", scenario.PIPELINE, "postgres", dataset,
+                                str(project.root))
+        adapter = open_adapter(target, Schema("telemetry"))
+    assert isinstance(adapter, PostgresAdapter)
+    setting = exp.select(
+        exp.func("current_setting", exp.Literal.string("default_transaction_read_only"))
+    )
+    broken = exp.select(exp.column("no_such_column")).from_(adapter.table("events"))
+    try:
+        outcomes = adapter.run_all([(setting, []), (broken, []), (setting.copy(), [])],
+                                   "coverage")
+    finally:
+        adapter.close()
+    assert adapter.pool_sessions == 3
+    assert outcomes[0] == [("on",)]
+    assert outcomes[2] == [("on",)]
+    assert isinstance(outcomes[1], Exception)
+    assert "no_such_column" in str(outcomes[1])
