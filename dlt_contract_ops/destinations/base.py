@@ -20,7 +20,6 @@ from sqlglot import exp
 from dlt_contract_ops.core.columns import LiveColumn, LiveTable, TimeAxis
 from dlt_contract_ops.destinations.sql import (
     ParamStyle,
-    col,
     ident,
     inline_params,
     param,
@@ -30,7 +29,7 @@ from dlt_contract_ops.destinations.sql import (
 )
 from dlt_contract_ops.errors import DestinationError
 
-__all__ = ["DestinationAdapter", "QueryKind", "SqlClientAdapter", "TimeAxis", "column"]
+__all__ = ["DestinationAdapter", "QueryKind", "SqlClientAdapter", "TimeAxis"]
 
 QueryKind = Literal["metadata", "sample", "coverage", "partition"]
 
@@ -423,8 +422,3 @@ class SqlClientAdapter:
     def reproduce(self, query: exp.Expression, params: Sequence[Any]) -> str:
         values = [self.adapt_param(p) for p in params]
         return render(inline_params(self.prepare(query), values), self.dialect)
-
-
-def column(name: str) -> exp.Column:
-    """Re-exported so detectors' query builders use the same quoting path."""
-    return col(name)
