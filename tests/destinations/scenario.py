@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from tests.destinations.servers import Backend
+from tests.destinations.servers import Backend, unique
 from tests.projects import Project
 
 SOURCE = """
@@ -128,6 +130,18 @@ def make_history_and_drift(project: Project, backend: Backend, dataset: str) -> 
         f"ALTER TABLE {events} DROP COLUMN score",
         *retype_rank(backend, events),
     ])
+
+
+@contextmanager
+def drifted_dataset(project: Project, backend: Backend, prefix: str) -> Iterator[str]:
+    """A fresh dataset after the whole recipe (`make_history_and_drift`), dropped after."""
+    dataset = unique(prefix)
+    setup(project, backend, dataset)
+    try:
+        make_history_and_drift(project, backend, dataset)
+        yield dataset
+    finally:
+        backend.drop_dataset(dataset)
 
 
 def reconcile_json(project: Project, *args: str) -> tuple[int, dict[str, Any], str]:

@@ -32,13 +32,8 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
 
 @pytest.fixture
 def drifted(project: Project, backend: Backend) -> Iterator[tuple[Project, Backend, str]]:
-    dataset = unique("co_e2e")
-    scenario.setup(project, backend, dataset)
-    try:
-        scenario.make_history_and_drift(project, backend, dataset)
+    with scenario.drifted_dataset(project, backend, "co_e2e") as dataset:
         yield project, backend, dataset
-    finally:
-        backend.drop_dataset(dataset)
 
 
 def test_all_four_drift_kinds_are_reported(drifted: tuple[Project, Backend, str]) -> None:

@@ -13,20 +13,15 @@ from sqlglot import exp
 from dlt_contract_ops.destinations.postgres import PostgresAdapter
 from dlt_contract_ops.reconcile import run
 from tests.destinations import scenario
-from tests.destinations.servers import Backend, make, unique
+from tests.destinations.servers import Backend, make
 from tests.projects import Project
 
 
 @pytest.fixture
 def pg(project: Project, tmp_path: Path) -> Iterator[tuple[Project, Backend, str]]:
     backend = make("postgres", tmp_path)
-    dataset = unique("co_pool")
-    scenario.setup(project, backend, dataset)
-    try:
-        scenario.make_history_and_drift(project, backend, dataset)
+    with scenario.drifted_dataset(project, backend, "co_pool") as dataset:
         yield project, backend, dataset
-    finally:
-        backend.drop_dataset(dataset)
 
 
 _RUN_ALL = PostgresAdapter.run_all
