@@ -48,3 +48,9 @@ class UnsafeQueryError(ContractOpsError):
 
 class AlertSinkError(ContractOpsError):
     """An alert sink could not be found, loaded or constructed."""
+
+
+class DeliveryError(ContractOpsError):
+    """A sink could not deliver one event. The one delivery-failure signal: a synchronous sink
+    raises it from `emit_drift`/`emit_error`; an asynchronous sink reports the findings it
+    could not deliver from `undelivered()` after `flush`."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from dlt_contract_ops.findings import DriftFinding
@@ -25,8 +26,12 @@ class AlertSink(Protocol):
     """Receives every drift finding and every reconciler error of a run.
 
     A sink is constructed with its options as keyword arguments (from
-    `[contract_ops.alert_sink.<name>]`), must not raise out of `emit_*` on purpose (the
-    emitter isolates it anyway) and must bound `flush` by `timeout` seconds.
+    `[contract_ops.alert_sink.<name>]`) and must bound `flush` by `timeout` seconds.
+
+    Delivery signal: an event counts as delivered by a sink when `emit_*` returned normally
+    and, for a sink that also implements `ConfirmsDelivery`, `undelivered()` does not list it
+    after `flush`. A sink that could not deliver raises (`DeliveryError` by convention; the
+    emitter isolates any exception) so the emitter can fall back and re-send next run.
     """
 
     def emit_drift(self, finding: DriftFinding) -> None: ...
@@ -34,3 +39,15 @@ class AlertSink(Protocol):
     def emit_error(self, event: ErrorEvent) -> None: ...
 
     def flush(self, timeout: float) -> None: ...
+
+
+@runtime_checkable
+class ConfirmsDelivery(Protocol):
+    """Optional for asynchronous sinks (Sentry): delivery is known only after `flush`.
+
+    `undelivered()` is called after `flush` (also when flush ran out of time) and returns
+    every finding handed to `emit_drift` whose event the receiving end did not confirm
+    (non-2xx answer, network error, dropped, still queued).
+    """
+
+    def undelivered(self) -> Sequence[DriftFinding]: ...
