@@ -5,6 +5,8 @@ Messages say what went wrong, where (file, key, table, column in backticks) and 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 class ContractOpsError(Exception):
     """Base class of every error this package raises deliberately."""
@@ -50,7 +52,60 @@ class AlertSinkError(ContractOpsError):
     """An alert sink could not be found, loaded or constructed."""
 
 
+@dataclass(frozen=True)
+class OptionProblem:
+    """One wrong option of one alert sink: which, where it is set (or "(not set)"), and what
+    to do."""
+
+    option: str
+    origin: str
+    message: str
+
+
+class SinkOptionError(AlertSinkError):
+    """Options of one alert sink that are unknown, missing, of the wrong type, or secrets
+    outside secrets.toml: every problem found, each naming the option and where it is set.
+
+    Raised with one message (`SinkOptionError(msg, sink, option)`, from a sink's constructor)
+    or with all the problems the loader found (`SinkOptionError.of(sink, problems)`).
+    """
+
+    def __init__(
+        self, message: str, sink: str, option: str, origin: str = "(not set)"
+    ) -> None:
+        super().__init__(message)
+        self.sink = sink
+        self.option = option
+        self.problems: list[OptionProblem] = [OptionProblem(option, origin, message)]
+
+    @classmethod
+    def of(cls, sink: str, problems: list[OptionProblem]) -> SinkOptionError:
+        error = cls(" ".join(p.message for p in problems), sink, problems[0].option,
+                    problems[0].origin)
+        error.problems = list(problems)
+        return error
+
+
 class DeliveryError(ContractOpsError):
     """A sink could not deliver one event. The one delivery-failure signal: a synchronous sink
     raises it from `emit_drift`/`emit_error`; an asynchronous sink reports the findings it
     could not deliver from `undelivered()` after `flush`."""
+
+
+class QueryTimeoutError(DestinationError):
+    """A query ran past the statement timeout, or waited past the lock timeout, and was
+    stopped. The message names the table queried when it is known; `table`, `reason`
+    ("statement timeout" or "lock timeout") and `seconds` carry the same facts."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        table: str | None = None,
+        reason: str = "statement timeout",
+        seconds: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.table = table
+        self.reason = reason
+        self.seconds = seconds
