@@ -18,6 +18,16 @@ and removal drift of one resource collapse into one issue: one model PR closes b
 `pipeline`, `source`, `resource`, `drift_type`, context `schema_drift`. Reconciler errors:
 level error, fingerprint root `"reconciler-error"`, so drift triage never wades through
 reconciler bugs.
+
+Delivery (`ConfirmsDelivery`): events are sent by the transport's worker thread, so whether
+one arrived is known only after `flush`. The transport records the id of every event whose
+envelope the server answered with a 2xx; `undelivered()` lists each finding handed to
+`emit_drift` whose event has no such answer: a non-2xx answer (500, 413, 429), a network
+error or refused connection, an event dropped locally (rate-limit backoff after a 429, full
+queue) or one still queued or unanswered when `flush` ran out of time. Only positive
+evidence counts, so an SDK change that hid the answer from us would make findings
+undelivered (re-sent next run), never silently lost. Delivery is at least once: an event
+the server accepts after `flush` gave up is reported undelivered and sent again next run.
 """
 
 from __future__ import annotations
@@ -26,17 +36,20 @@ import datetime as dt
 import logging
 import socket
 import threading
-import time
 import uuid
 from collections import Counter
+from collections.abc import Sequence
 from functools import cache
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from dlt_contract_ops.errors import AlertSinkError
 from dlt_contract_ops.findings import DriftFinding
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.options import SinkOptionError, as_bool, as_text
 from dlt_contract_ops.sinks.payloads import drift_summary, error_summary
+
+if TYPE_CHECKING:
+    from sentry_sdk.envelope import Envelope
 
 log = logging.getLogger("dlt_contract_ops.sinks.sentry")
 
@@ -61,26 +74,69 @@ def _import_sentry() -> Any:
 
 @cache
 def _transport_class() -> Any:
-    """An HttpTransport that counts what it drops (network error, 429, rate limit, full
-    queue), so flush can warn instead of losing events silently."""
+    """An HttpTransport that records which events the server accepted (a 2xx answer) and
+    counts what it drops (network error, non-2xx, rate limit, full queue), so the sink can
+    report undelivered findings and flush can warn instead of losing events silently."""
+    from sentry_sdk.consts import EndpointType
     from sentry_sdk.transport import HttpTransport
 
-    class CountingTransport(HttpTransport):
+    class ConfirmingTransport(HttpTransport):
         def __init__(self, options: dict[str, Any]) -> None:
             super().__init__(options)
             self.drops: Counter[str] = Counter()
-            self._drops_lock = threading.Lock()
+            self._confirmed: set[str] = set()
+            self._lock = threading.Lock()
+            # the HTTP status of the request in progress; requests run on the worker thread
+            # (one at a time), the sink reads the results from its own thread
+            self._answer = threading.local()
+
+        def _send_request(
+            self,
+            body: bytes,
+            headers: dict[str, str],
+            endpoint_type: EndpointType = EndpointType.ENVELOPE,
+            envelope: Envelope | None = None,
+        ) -> None:
+            self._answer.status = None
+            # raises on a network error: nothing is confirmed then
+            super()._send_request(
+                body, headers=headers, endpoint_type=endpoint_type, envelope=envelope
+            )
+            status: int | None = self._answer.status
+            if envelope is None or status is None or not 200 <= status < 300:
+                return
+            # `envelope` is what went over the wire: items dropped by a rate-limit backoff
+            # were already removed, so only events the server saw are confirmed
+            ids = {str(e["event_id"]) for e in _events_of(envelope) if e.get("event_id")}
+            with self._lock:
+                self._confirmed.update(ids)
+
+        def _update_rate_limits(self, response: Any) -> None:
+            # The one hook that every sentry-sdk 2.x HttpTransport calls with each HTTP
+            # response (2.0 inside `_send_request`, later ones from `_handle_response`), before
+            # it handles the status. Should a release stop calling it, nothing is confirmed
+            # and every finding counts as undelivered: re-sent, never silently lost.
+            self._answer.status = response.status
+            super()._update_rate_limits(response)
 
         def on_dropped_event(self, reason: str) -> None:
-            with self._drops_lock:
+            with self._lock:
                 self.drops[reason] += 1
 
         def take_drops(self) -> Counter[str]:
-            with self._drops_lock:
+            with self._lock:
                 drops, self.drops = self.drops, Counter()
             return drops
 
-    return CountingTransport
+        def confirmed(self) -> frozenset[str]:
+            with self._lock:
+                return frozenset(self._confirmed)
+
+    return ConfirmingTransport
+
+
+def _events_of(envelope: Envelope) -> list[dict[str, Any]]:
+    return [dict(event) for item in envelope.items if (event := item.get_event()) is not None]
 
 
 def _tag(value: str | None) -> str:
@@ -130,6 +186,9 @@ class SentrySink:
         self._version = getattr(sentry_sdk, "VERSION", "unknown")
         self._server = socket.gethostname()
         self.sent = 0
+        self._event_ids: list[str] = []  # every event handed to the transport, in order
+        self._findings: dict[str, DriftFinding] = {}  # event id -> the finding it carries
+        self._flushed = 0  # events up to this index were covered by an earlier flush warning
 
     # -- events --------------------------------------------------------------------------
     def _base(self, level: str, message: str) -> dict[str, Any]:
@@ -232,21 +291,27 @@ class SentrySink:
             }
         )
         envelope.add_event(payload)  # type: ignore[arg-type]  # Event is a TypedDict of it
+        self._event_ids.append(event["event_id"])
         self._transport.capture_envelope(envelope)
         self.sent += 1
 
     # -- AlertSink -----------------------------------------------------------------------
     def emit_drift(self, finding: DriftFinding) -> None:
-        self._send(self.drift_event(finding))
+        event = self.drift_event(finding)
+        self._findings[event["event_id"]] = finding
+        self._send(event)
 
     def emit_error(self, event: ErrorEvent) -> None:
         self._send(self.error_event(event))
 
     def flush(self, timeout: float) -> None:
         """Wait up to `timeout` for the transport's queue, then warn about what was lost."""
-        started = time.monotonic()
         self._transport.flush(timeout)
         drops = self._transport.take_drops()
+        confirmed = self._transport.confirmed()
+        new = self._event_ids[self._flushed :]
+        self._flushed = len(self._event_ids)
+        unconfirmed = sum(1 for event_id in new if event_id not in confirmed)
         if drops:
             reasons = ", ".join(f"{reason}: {n}" for reason, n in sorted(drops.items()))
             log.warning(
@@ -256,14 +321,25 @@ class SentrySink:
                 self._host,
                 reasons,
             )
-        elif self.sent and time.monotonic() - started >= timeout:
+        elif unconfirmed:
             log.warning(
-                "alert sink '%s': Sentry at %s did not confirm delivery within %gs; "
-                "events may be lost",
+                "alert sink '%s': Sentry at %s did not confirm %d of %d event(s) within %gs; "
+                "drift among them counts as undelivered",
                 NAME,
                 self._host,
+                unconfirmed,
+                len(new),
                 timeout,
             )
+
+    def undelivered(self) -> Sequence[DriftFinding]:
+        """Findings handed to `emit_drift` whose event the server has not answered with a
+        2xx (so far): call it after `flush`.
+
+        Example: `sink.flush(5); retry_next_run(sink.undelivered())`.
+        """
+        confirmed = self._transport.confirmed()
+        return [f for event_id, f in self._findings.items() if event_id not in confirmed]
 
     def close(self) -> None:
         """Stop the transport's worker thread (after flush)."""
