@@ -11,16 +11,18 @@ import logging
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
-from dlt_contract_ops.config import ProjectSettings, SourceSettings, load_source_settings
 from dlt_contract_ops.core.additive import ignored_columns
 from dlt_contract_ops.core.columns import ExpectedTable, LiveTable, TimeAxis
 from dlt_contract_ops.core.timeaxis import choose_time_axis
 from dlt_contract_ops.destinations.base import SqlClientAdapter
-from dlt_contract_ops.destinations.connect import Target, open_adapter, resolve_target
-from dlt_contract_ops.discovery import BuiltSource, build_source
-from dlt_contract_ops.findings import DriftFinding, DriftType, ReconcileResult
+from dlt_contract_ops.destinations.connect import Target, open_adapter
+from dlt_contract_ops.discovery import BuiltSource
+from dlt_contract_ops.findings import DriftFinding, ReconcileResult
+from dlt_contract_ops.resolver import resolve_source, resolve_target_of
+from dlt_contract_ops.settings.project import ProjectSettings, SourceSettings
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.emitter import Emitter
 
@@ -37,6 +39,8 @@ class SourceContext:
     adapter: SqlClientAdapter
     live: dict[str, LiveTable]
     notes: list[str] = field(default_factory=list)
+    #: the run's clock (tests and `detect_removal(now=...)` pin it); None: the wall clock
+    now: datetime | None = None
 
     @property
     def name(self) -> str:
@@ -83,7 +87,7 @@ class SourceContext:
 
     def finding(
         self,
-        drift_type: DriftType,
+        drift_type: str,
         expected: ExpectedTable,
         columns: Sequence[str],
         **fields: Any,
@@ -117,8 +121,15 @@ class SourceContext:
 class Sweep:
     """One run over one or more sources: shared emitter, adapters and metadata cache."""
 
-    def __init__(self, project: ProjectSettings, project_dir: str, emitter: Emitter) -> None:
+    def __init__(
+        self,
+        project: ProjectSettings,
+        project_dir: str,
+        emitter: Emitter,
+        now: datetime | None = None,
+    ) -> None:
         self.project = project
+        self.now = now
         self.project_dir = project_dir
         self.emitter = emitter
         self._live_cache: dict[tuple[str, str, str], dict[str, LiveTable]] = {}
@@ -128,18 +139,12 @@ class Sweep:
     def context(self, name: str) -> SourceContext:
         from dlt.common.schema import Schema
 
-        settings = load_source_settings(name, self.project)
-        built = build_source(name, settings.ref, self.project_dir)
+        resolved = resolve_source(name, self.project, self.project_dir)
+        settings, built = resolved.settings, resolved.built
         self.sources_built += 1
         schema = Schema(built.schema_name)
         schema.naming = built.naming  # the convention the source writes with
-        target = resolve_target(
-            name,
-            settings.pipeline_name or name,
-            settings.destination,
-            settings.dataset_name,
-            self.project_dir,
-        )
+        target = resolve_target_of(settings, self.project_dir)
         # dlt shortens identifiers to the destination's limit (PostgreSQL: 63 characters)
         built = built.for_destination(target.destination.capabilities())
         adapter = open_adapter(target, schema)
@@ -155,7 +160,7 @@ class Sweep:
                     f"resource `{expected.resource}`: table `{expected.table}` does not exist in "
                     f"dataset `{adapter.dataset}` yet: skipped"
                 )
-        return SourceContext(settings, built, target, adapter, live, notes)
+        return SourceContext(settings, built, target, adapter, live, notes, self.now)
 
     def close(self) -> None:
         for adapter in self.adapters:

@@ -7,10 +7,20 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-DriftType = Literal["additive", "removal", "missing", "type"]
-DetectorName = Literal["additive", "removal", "missing", "type"]
+#: what became of a finding's alert: sent and delivered, held back by dedup, or not delivered
+AlertStatus = Literal["new", "repeat", "undelivered"]
+
+
+def _registered(name: str) -> str:
+    """A detector name must be registered (`dlt_contract_ops.detectors.DETECTORS`)."""
+    from dlt_contract_ops.detectors import detector_names
+
+    names = detector_names()
+    if name not in names:
+        raise ValueError(f"unknown detector {name!r}; registered: {', '.join(names)}")
+    return name
 
 FORMAT_VERSION = 1
 
@@ -34,7 +44,7 @@ class DriftFinding(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    drift_type: DriftType
+    drift_type: str
     source: str
     resource: str
     table: str
@@ -47,6 +57,10 @@ class DriftFinding(BaseModel):
     coverage: dict[str, Coverage] | None = None
     expected_types: dict[str, str] | None = None
     sample_error: str | None = None
+    #: set by the sweep after the sinks were flushed; None when nothing was decided
+    alert: AlertStatus | None = None
+
+    _drift_type = field_validator("drift_type")(_registered)
 
     @property
     def key(self) -> tuple[str, str, str, tuple[str, ...]]:
@@ -63,12 +77,14 @@ class ReconcileResult(BaseModel):
     pipeline: str | None = None
     destination: str | None = None
     dataset: str | None = None
-    detector: DetectorName = "additive"
+    detector: str = "additive"
     findings: list[DriftFinding] = Field(default_factory=list)
     error: str | None = None
     error_kind: str | None = None
     notes: list[str] = Field(default_factory=list)
     duration_s: float = 0.0
+
+    _detector = field_validator("detector")(_registered)
 
     @property
     def ok(self) -> bool:
@@ -100,7 +116,7 @@ FINDING_KEYS: tuple[str, ...] = (
     "reproduce",
 )
 #: detector-specific finding keys: in the document only when the detector set them
-OPTIONAL_FINDING_KEYS: tuple[str, ...] = ("coverage", "expected_types", "sample_error")
+OPTIONAL_FINDING_KEYS: tuple[str, ...] = ("coverage", "expected_types", "sample_error", "alert")
 
 
 def finding_document(finding: DriftFinding) -> dict[str, Any]:

@@ -9,58 +9,45 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from dlt_contract_ops.config import (
-    declared_sources,
-    load_project_settings,
-    project_context,
-)
-from dlt_contract_ops.context import SourceContext, Sweep
+from dlt_contract_ops.context import Sweep
 from dlt_contract_ops.core.removal import (
     DEFAULT_BASELINE_THRESHOLD,
     DEFAULT_BASELINE_WINDOW,
     DEFAULT_RECENT_THRESHOLD,
     DEFAULT_RECENT_WINDOW,
 )
-from dlt_contract_ops.detectors.additive import run_additive
-from dlt_contract_ops.detectors.declared import run_missing, run_type
-from dlt_contract_ops.detectors.removal import RemovalOptions, run_removal
+from dlt_contract_ops.detectors import DETECTORS, detector_names, get, selected
 from dlt_contract_ops.errors import ConfigError, ContractOpsError
 from dlt_contract_ops.findings import ReconcileResult
+from dlt_contract_ops.settings.files import project_context
+from dlt_contract_ops.settings.problems import misplaced_sections
+from dlt_contract_ops.settings.project import (
+    RemovalSettings,
+    declared_sources,
+    load_project_settings,
+)
 from dlt_contract_ops.sinks.base import ErrorEvent
-from dlt_contract_ops.sinks.emitter import Emitter
+from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter
 
 log = logging.getLogger("dlt_contract_ops")
 
-#: detectors of every reconcile, in output order; `removal` joins with --include-removal
-DETECTORS: tuple[str, ...] = ("additive", "missing", "type")
-ALL_DETECTORS: tuple[str, ...] = ("additive", "removal", "missing", "type")
-
-Runner = Callable[[SourceContext, Emitter], ReconcileResult]
+#: detectors of every reconcile, in output order; the others join with their flag
+DEFAULT_DETECTORS: tuple[str, ...] = selected()
+ALL_DETECTORS: tuple[str, ...] = tuple(d.name for d in DETECTORS if d.reconcile)
 
 
-@contextmanager
-def _sweep(
-    project_dir: str | os.PathLike[str] | None,
-    dry_run: bool,
-    alert_sinks: Sequence[str] | None,
-    dedup: bool = True,
-) -> Iterator[Sweep]:
-    with project_context(project_dir) as pdir:
-        project = load_project_settings()
-        names = tuple(alert_sinks) if alert_sinks is not None else project.alert_sinks
-        emitter = Emitter.from_names(names, dry_run=dry_run, dedup=dedup)
-        sweep = Sweep(project, pdir, emitter)
-        try:
-            yield sweep
-        finally:
-            sweep.close()
-            emitter.flush()
+class SweepInterrupted(BaseException):
+    """The sweep was stopped by SIGINT/SIGTERM; `results` holds what finished."""
+
+    def __init__(self, results: list[ReconcileResult], cause: BaseException) -> None:
+        super().__init__(str(cause) or type(cause).__name__)
+        self.results = results
+        self.cause = cause
 
 
 def _error_result(
@@ -78,19 +65,23 @@ def _error_result(
     )
 
 
-def _removal_options(ctx: SourceContext, overrides: Mapping[str, Any] | None) -> RemovalOptions:
-    """Defaults < `[contract_ops.removal]` < `[sources.<X>.contract_ops.removal]` < caller."""
-    options = RemovalOptions().merged(
-        ctx.settings.removal, f"sources.{ctx.name}.contract_ops.removal"
-    )
-    overrides = dict(overrides or {})
-    now = overrides.pop("now", None)
-    options = options.merged(overrides, "arguments")
-    return replace(options, now=now) if now is not None else options
+def removal_overrides(values: Mapping[str, Any], name_of: Any = None) -> dict[str, Any]:
+    """Check caller overrides of the removal settings before anything connects or alerts;
+    ConfigError naming the key (or the flag, through `name_of`)."""
+    known = {"recent_window", "baseline_window", "baseline_threshold", "recent_threshold"}
+    unknown = sorted(set(values) - known - {"now"})
+    if unknown:
+        raise ConfigError(
+            f"Unknown removal setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}."
+        )
+    label = name_of or (lambda key: f"`{key}`")
+    checked = {k: v for k, v in values.items() if k != "now"}
+    RemovalSettings().overridden(checked, label)  # raises on a bad value
+    return dict(values)
 
 
 def _run_source(
-    sweep: Sweep, name: str, detectors: Sequence[str], removal: Mapping[str, Any] | None
+    sweep: Sweep, name: str, detectors: Sequence[str], removal: Mapping[str, Any]
 ) -> list[ReconcileResult]:
     started = time.perf_counter()
     try:
@@ -98,17 +89,18 @@ def _run_source(
     except Exception as exc:
         # one error block per source: the detectors never ran
         return [_error_result(name, detectors[0], exc, sweep.emitter, started)]
-    runners: dict[str, Runner] = {
-        "additive": run_additive,
-        "removal": lambda c, e: run_removal(c, e, _removal_options(c, removal)),
-        "missing": run_missing,
-        "type": run_type,
-    }
+    settings = ctx.settings
+    if removal:
+        overrides = {k: v for k, v in removal.items() if k != "now"}
+        settings = replace(
+            settings,
+            removal=settings.removal.overridden(overrides, lambda key: f"`{key}`"),
+        )
     results = []
     for detector in detectors:
         t0 = time.perf_counter()
         try:
-            results.append(runners[detector](ctx, sweep.emitter))
+            results.append(get(detector).load()(ctx, sweep.emitter, settings))
         except Exception as exc:
             results.append(_error_result(name, detector, exc, sweep.emitter, t0))
     # the first block also carries the time spent building the source and reading metadata
@@ -118,10 +110,35 @@ def _run_source(
     return results
 
 
+def _with_delivery(results: list[ReconcileResult], report: DeliveryReport) -> list[ReconcileResult]:
+    """Carry each finding's alert status onto it; a result with undelivered findings gets an
+    error naming them (the run then exits 1), so a lost alert is never silent."""
+    undelivered = {f.key for f in report.undelivered}
+    out = []
+    for r in results:
+        findings = [
+            f.model_copy(update={"alert": report.ledger[f.key]}) if f.key in report.ledger else f
+            for f in r.findings
+        ]
+        lost = [f for f in findings if f.key in undelivered]
+        update: dict[str, Any] = {"findings": findings}
+        if lost and r.error is None:
+            why = "; ".join(f"'{n}': {m}" for n, m in sorted(report.failures.items()))
+            update["error"] = (
+                f"alert not delivered for {len(lost)} finding(s) "
+                f"({', '.join(f'`{f.table}` {f.drift_type}' for f in lost)}): no alert sink "
+                f"confirmed delivery ({why or 'no sink accepted it'}). They were written to the "
+                "log and will be sent again on the next run."
+            )
+            update["error_kind"] = "delivery"
+        out.append(r.model_copy(update=update))
+    return out
+
+
 def run(
     sources: Sequence[str] | None = None,
     *,
-    detectors: Sequence[str] = DETECTORS,
+    detectors: Sequence[str] = DEFAULT_DETECTORS,
     dry_run: bool = False,
     project_dir: str | os.PathLike[str] | None = None,
     alert_sinks: Sequence[str] | None = None,
@@ -134,19 +151,45 @@ def run(
     `error` set and the sweep goes on. `removal` overrides the configured removal windows
     and thresholds (keys of `[contract_ops.removal]`, plus `now`). `dedup=False` sends every
     finding to the sinks, whatever the alert state file says (the CLI's `--no-dedup`).
+    Each finding carries what became of its alert (`alert`); one no sink delivered puts an
+    error on its result.
     """
-    unknown = [d for d in detectors if d not in ALL_DETECTORS]
+    unknown = [d for d in detectors if d not in detector_names()]
     if unknown or not detectors:
         raise ConfigError(
             f"Unknown detector(s) {unknown}; choose from {', '.join(ALL_DETECTORS)}."
         )
-    with _sweep(project_dir, dry_run, alert_sinks, dedup) as sweep:
-        # a source named twice is still built, reported and alerted once
+    overrides = removal_overrides(removal or {})
+    now = overrides.get("now")
+    with project_context(project_dir) as pdir:
+        project = load_project_settings()
+        for problem in misplaced_sections():
+            log.warning("%s", problem)
         names = list(dict.fromkeys(sources)) if sources is not None else declared_sources()
+        if not names:
+            raise ConfigError(
+                "No source is declared, so there is nothing to reconcile: add a "
+                '`[sources.<name>.contract_ops]` table with `ref = "module:attribute"` to '
+                f"`{os.path.join(pdir, '.dlt', 'config.toml')}`"
+                + (f" ({'; '.join(misplaced_sections())})" if misplaced_sections() else "")
+                + "."
+            )
+        sink_names = tuple(alert_sinks) if alert_sinks is not None else project.alert_sinks
+        emitter = Emitter.from_names(
+            sink_names, dry_run=dry_run, dedup=dedup, dedup_settings=project.dedup
+        )
+        sweep = Sweep(project, pdir, emitter, now=now)
         results: list[ReconcileResult] = []
-        for name in names:
-            results.extend(_run_source(sweep, name, detectors, removal))
-        return results
+        try:
+            for name in names:
+                results.extend(_run_source(sweep, name, detectors, overrides))
+        except (KeyboardInterrupt, SystemExit) as exc:
+            sweep.close()
+            emitter.flush()
+            raise SweepInterrupted(_with_delivery(results, emitter.report), exc) from exc
+        sweep.close()
+        emitter.flush()
+        return _with_delivery(results, emitter.report)
 
 
 def reconcile_source(
@@ -181,7 +224,7 @@ def reconcile_all(
     missing and type drift, plus removal drift with `include_removal`."""
     return run(
         None,
-        detectors=ALL_DETECTORS if include_removal else DETECTORS,
+        detectors=selected({"removal"} if include_removal else ()),
         dry_run=dry_run,
         project_dir=project_dir,
         alert_sinks=alert_sinks,
@@ -218,7 +261,7 @@ def detect_removal(
         "baseline_threshold": baseline_threshold,
         "recent_threshold": recent_threshold,
     }
-    defaults = RemovalOptions()
+    defaults = RemovalSettings()
     options: dict[str, Any] = {k: v for k, v in given.items() if v != getattr(defaults, k)}
     if now is not None:
         options["now"] = now

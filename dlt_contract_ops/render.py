@@ -3,32 +3,35 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
+from dlt_contract_ops.detectors import DETECTORS
 from dlt_contract_ops.findings import ReconcileResult, results_document
 
-#: finding key -> "new" | "repeat", what alert dedup decided (see sinks.dedup.AlertLedger)
-Alerts = Mapping[Any, str]
+
+def to_json(results: Sequence[ReconcileResult]) -> str:
+    """The `--format json` document (finding key `alert` only where a decision was made)."""
+    return json.dumps(results_document(list(results)), indent=2, ensure_ascii=False)
 
 
-def to_json(results: Sequence[ReconcileResult], *, alerts: Alerts | None = None) -> str:
-    doc = results_document(list(results))
-    if alerts:  # optional finding key `alert`, present when dedup ran
-        for r_doc, r in zip(doc["results"], results, strict=True):
-            for f_doc, f in zip(r_doc["findings"], r.findings, strict=True):
-                if f.key in alerts:
-                    f_doc["alert"] = alerts[f.key]
-    return json.dumps(doc, indent=2, ensure_ascii=False)
+#: detectors whose text block shows only when it has news (from the registry)
+QUIET_WHEN_CLEAN = frozenset(d.name for d in DETECTORS if d.quiet_when_clean)
 
 
-#: declared-side detectors run on every reconcile; their text block shows only when it has news
-QUIET_WHEN_CLEAN = frozenset({"missing", "type"})
+def text_name(name: str) -> str:
+    """An identifier as text output shows it: one line, commas and quotes unambiguous.
+
+    A column called `a, b` or holding a line break must not forge a second column or line.
+
+    >>> text_name("plain"), text_name("a, b"), text_name("x\\ny")
+    ('plain', '"a, b"', '"x\\ny"')
+    """
+    if name and all(c.isprintable() and c not in ',"' for c in name) and name.strip() == name:
+        return name
+    return json.dumps(name, ensure_ascii=False)
 
 
-def to_text(
-    results: Sequence[ReconcileResult], *, dry_run: bool = False, alerts: Alerts | None = None
-) -> str:
+def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str:
     lines: list[str] = []
     if dry_run:
         lines += ["Dry-run: alert emission suppressed", ""]
@@ -40,31 +43,38 @@ def to_text(
             f"Source: {label}  |  Findings: {len(r.findings)}  |  Duration: {r.duration_s:.2f}s"
         )
         if r.error:
-            lines.append(f"  ✗ Error: {r.error}")
+            lines.append(f"  ✗ Error: {_one_line(r.error)}")
         elif not r.findings:
             lines.append("  ✓ No drift")
         for f in r.findings:
-            mark = f" [{alerts[f.key]}]" if alerts and f.key in alerts else ""
+            mark = f" [{f.alert}]" if f.alert else ""
             lines.append(
-                f"  • {f.resource}: {f.drift_type} drift ({len(f.columns)} column(s)){mark}"
+                f"  • {text_name(f.resource)}: {f.drift_type} drift ({len(f.columns)} "
+                f"column(s)){mark}"
             )
-            lines.append(f"      Columns: {', '.join(f.columns)}")
+            lines.append(f"      Columns: {', '.join(text_name(c) for c in f.columns)}")
             if f.coverage:
                 cov = ", ".join(
-                    f"{c} {_pct(v.baseline)} → {_pct(v.recent)}" for c, v in f.coverage.items()
+                    f"{text_name(c)} {_pct(v.baseline)} → {_pct(v.recent)}"
+                    for c, v in f.coverage.items()
                 )
                 lines.append(f"      Coverage: {cov}")
             if f.expected_types:
                 types = ", ".join(
-                    f"{c} declared {t}, live {f.column_types.get(c, '?')}"
+                    f"{text_name(c)} declared {t}, live {f.column_types.get(c, '?')}"
                     for c, t in f.expected_types.items()
                 )
                 lines.append(f"      Types: {types}")
             lines.append(f"      First seen: {f.first_seen or 'n/a'}")
         for note in r.notes:
-            lines.append(f"  ! {note}")
+            lines.append(f"  ! {_one_line(note)}")
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _one_line(text: str) -> str:
+    """Free text (notes, errors) on one line: a name holding a line break cannot forge one."""
+    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text)
 
 
 def _pct(value: float | None) -> str:

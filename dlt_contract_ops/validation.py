@@ -3,8 +3,9 @@ rule it breaks, the file (or environment variable) and key it sits in, and what 
 
 Rules:
 
-- `config_keys`: unknown keys in `[contract_ops]`, `[contract_ops.dedup]` and
-  `[sources.<name>.contract_ops]`, and values of the wrong type.
+- `config_keys`: unknown keys in `[contract_ops]` (and its `removal` and `dedup` tables) and
+  `[sources.<name>.contract_ops]` (and its `removal` table), misspelled sections
+  (`[contract_op]`), and values of the wrong type (`recent_window = "6 hours"`).
 - `source_importable`: each declared source's `ref` imports and builds.
 - `source_has_models`: each declared source has at least one resource with a Pydantic model.
 - `destination_adapter`: each source's destination resolves and a reconciler adapter is
@@ -18,14 +19,11 @@ Nothing is emitted and no destination is queried.
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from dlt_contract_ops.config import PROJECT_KEYS, SOURCE_KEYS, ProjectSettings
 from dlt_contract_ops.errors import ContractOpsError
-from dlt_contract_ops.sinks.dedup import DEDUP_KEYS, DEDUP_SECTION
+from dlt_contract_ops.settings.project import ProjectSettings
 from dlt_contract_ops.sinks.options import SINK_SECTION
 
 NOT_SET = "(not set)"
@@ -54,8 +52,14 @@ class Report:
     def ok(self) -> bool:
         return not self.problems
 
+    @property
+    def unusable(self) -> bool:
+        """The configuration cannot be read as meant (a misspelled or non-table section):
+        `validate` exits 2, like a usage error."""
+        return any(p.rule == "config_section" for p in self.problems)
+
     def add(self, rule: str, key: str, message: str, file: str | None = None) -> None:
-        from dlt_contract_ops.sinks.options import locate
+        from dlt_contract_ops.settings.files import locate
 
         self.problems.append(Problem(rule, file or locate(key) or NOT_SET, key, message))
 
@@ -69,65 +73,61 @@ class Report:
         }
 
 
-def _unknown(
-    report: Report, table: Mapping[str, Any], allowed: frozenset[str], prefix: str, origin: str
-) -> None:
-    for key in table:
-        if key not in allowed:
-            close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
-            hint = f" Did you mean `{close[0]}`?" if close else ""
-            report.add(
-                "config_keys",
-                f"{prefix}.{key}",
-                f"Unknown key `{key}` in `[{prefix}]`.{hint} Known keys: "
-                f"{', '.join(sorted(allowed))}.",
-                origin,
-            )
+def _file_of(message: str) -> str | None:
+    """The file a problem message names in parentheses, e.g. `(.dlt/config.toml)`."""
+    import re
+
+    match = re.search(r"\(([^()]*\.toml)\)", message)
+    return match.group(1) if match else None
 
 
-def check_config_keys(report: Report) -> None:
-    """Unknown keys, each with the file that holds it."""
-    from dlt_contract_ops.sinks.options import provider_files, toml_providers
+def _key_of(message: str, default: str) -> str:
+    import re
 
-    for provider, _doc in toml_providers():
-        for origin, doc in provider_files(provider):
-            project = doc.get("contract_ops")
-            if isinstance(project, Mapping):
-                _unknown(report, project, PROJECT_KEYS, "contract_ops", origin)
-                dedup = project.get("dedup")
-                if isinstance(dedup, Mapping):
-                    _unknown(report, dedup, DEDUP_KEYS, DEDUP_SECTION, origin)
-            sources = doc.get("sources")
-            if isinstance(sources, Mapping):
-                for name, table in sources.items():
-                    sect = table.get("contract_ops") if isinstance(table, Mapping) else None
-                    if isinstance(sect, Mapping):
-                        prefix = f"sources.{name}.contract_ops"
-                        _unknown(report, sect, SOURCE_KEYS, prefix, origin)
+    match = re.search(r"`\[([^\]]+)\]`", message)
+    key = re.search(r"key `([^`]+)`", message)
+    if match and key:
+        return f"{match.group(1)}.{key.group(1)}"
+    return match.group(1) if match else default
+
+
+def check_config_keys(report: Report, sources: list[str]) -> None:
+    """Unknown keys and misspelled sections, each with the file that holds it."""
+    from dlt_contract_ops.settings.problems import (
+        misplaced_sections,
+        not_a_table,
+        table_problems,
+    )
+
+    sections = ["contract_ops", *(f"sources.{n}.contract_ops" for n in sources)]
+    for section in sections:
+        for message in table_problems(section):
+            report.add("config_keys", _key_of(message, section), message, _file_of(message))
+    for section in ("contract_ops", "contract_ops.removal", "contract_ops.dedup"):
+        wrong = not_a_table(section)
+        if wrong:
+            report.add("config_section", section, wrong, _file_of(wrong))
+    for message in misplaced_sections():
+        report.add("config_section", _key_of(message, "contract_ops"), message, _file_of(message))
 
 
 def load_project(report: Report) -> ProjectSettings:
     """The project settings, or the defaults with a problem when they cannot be read."""
-    from dlt_contract_ops.config import load_project_settings
-    from dlt_contract_ops.sinks.dedup import load_dedup_settings
+    from dlt_contract_ops.settings.project import load_project_settings
 
-    try:
-        load_dedup_settings()
-    except ContractOpsError as exc:
-        report.add("config_keys", DEDUP_SECTION, str(exc))
     try:
         return load_project_settings()
     except ContractOpsError as exc:
-        if not any(p.key.startswith("contract_ops.") for p in report.problems):
+        if not any(p.key.startswith("contract_ops") for p in report.problems):
             report.add("config_keys", "contract_ops", str(exc))
         return ProjectSettings()
 
 
 def check_source(report: Report, name: str, project: ProjectSettings, project_dir: str) -> None:
     """`source_importable`, `source_has_models` and `destination_adapter` for one source."""
-    from dlt_contract_ops.config import load_source_settings
-    from dlt_contract_ops.destinations.connect import adapter_class, resolve_target
-    from dlt_contract_ops.discovery import build_source
+    from dlt_contract_ops.destinations.connect import adapter_class
+    from dlt_contract_ops.resolver import resolve_source, resolve_target_of
+    from dlt_contract_ops.settings.project import load_source_settings
 
     base = f"sources.{name}.contract_ops"
     try:
@@ -137,7 +137,7 @@ def check_source(report: Report, name: str, project: ProjectSettings, project_di
             report.add("source_importable", f"{base}.ref", str(exc))
         return
     try:
-        built = build_source(name, settings.ref, project_dir)
+        built = resolve_source(name, project, project_dir).built
     except ContractOpsError as exc:
         report.add("source_importable", f"{base}.ref", str(exc))
         return
@@ -151,13 +151,7 @@ def check_source(report: Report, name: str, project: ProjectSettings, project_di
             "`@dlt.resource`.",
         )
     try:
-        target = resolve_target(
-            name,
-            settings.pipeline_name or name,
-            settings.destination,
-            settings.dataset_name,
-            project_dir,
-        )
+        target = resolve_target_of(settings, project_dir)
         adapter_class(target.destination_type)
     except ContractOpsError as exc:
         report.add("destination_adapter", f"{base}.destination", str(exc))
@@ -171,13 +165,10 @@ def check_source(report: Report, name: str, project: ProjectSettings, project_di
 
 def check_sinks(report: Report, project: ProjectSettings) -> None:
     """`alert_sink_registered`: names registered, options construct the sink."""
+    from dlt_contract_ops.errors import SinkOptionError
     from dlt_contract_ops.registry import SINK_GROUP, closest, registered
-    from dlt_contract_ops.sinks.loader import SinkOptionsError, load_sink, unknown_sink_message
-    from dlt_contract_ops.sinks.options import (
-        SinkOptionError,
-        configured_sink_tables,
-        read_sink_options,
-    )
+    from dlt_contract_ops.sinks.loader import load_sink, unknown_sink_message
+    from dlt_contract_ops.sinks.options import configured_sink_tables, read_sink_options
 
     known = registered(SINK_GROUP)
     report.sinks = list(project.alert_sinks)
@@ -190,14 +181,13 @@ def check_sinks(report: Report, project: ProjectSettings) -> None:
         table = f"{SINK_SECTION}.{name}"
         try:
             sink = load_sink(name)
-        except SinkOptionsError as exc:
-            for p in exc.problems:
-                report.add("alert_sink_registered", f"{table}.{p.option}", p.message, p.origin)
-            continue
         except SinkOptionError as exc:
-            set_at = read_sink_options(name).get(exc.option)
-            report.add("alert_sink_registered", f"{table}.{exc.option}", str(exc),
-                       set_at.origin if set_at else None)
+            set_at = read_sink_options(name)
+            for p in exc.problems:
+                origin = p.origin if p.origin != "(not set)" else None
+                if origin is None and p.option in set_at:
+                    origin = set_at[p.option].origin
+                report.add("alert_sink_registered", f"{table}.{p.option}", p.message, origin)
             continue
         except ContractOpsError as exc:
             report.add("alert_sink_registered", table, str(exc),
@@ -225,20 +215,21 @@ def check_sinks(report: Report, project: ProjectSettings) -> None:
 
 
 def _locate_or_default(key: str, default: str = "(default)") -> str:
-    from dlt_contract_ops.sinks.options import locate
+    from dlt_contract_ops.settings.files import locate
 
     return locate(key) or default
 
 
 def validate_project(project_dir: str | None = None) -> Report:
     """Run every check in the project at `project_dir` (default: the current directory)."""
-    from dlt_contract_ops.config import declared_sources, project_context
+    from dlt_contract_ops.settings.files import project_context
+    from dlt_contract_ops.settings.project import declared_sources
 
     report = Report()
     with project_context(project_dir) as pdir:
-        check_config_keys(report)
-        project = load_project(report)
         report.sources = declared_sources()
+        check_config_keys(report, report.sources)
+        project = load_project(report)
         if not report.sources:
             report.notes.append(
                 "no source is declared: add a `[sources.<name>.contract_ops]` table with "

@@ -1,5 +1,39 @@
-"""Click commands beyond `reconcile`, registered on the `dlt-contract-ops` group in cli.py.
+"""Every click command of `dlt-contract-ops`, one module each; this module builds the group.
 
-Each module imports only click at the top, so `dlt-contract-ops --help` stays fast and never
-imports dlt or an alerting SDK.
+Each command module imports only click at the top, so `dlt-contract-ops --help` stays fast
+and never imports dlt or an alerting SDK. The commands parse, call one function, and render.
 """
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import click
+
+from dlt_contract_ops.commands.contract import contract
+from dlt_contract_ops.commands.list_sinks import sinks
+from dlt_contract_ops.commands.reconcile import reconcile
+from dlt_contract_ops.commands.validate import validate
+
+
+def _setup_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        stream=sys.stderr,
+        format="%(asctime)s|[%(levelname)s]|%(name)s|%(message)s",
+    )
+    # dlt is chatty about dataset-name normalization; keep stderr about drift
+    logging.getLogger("dlt").setLevel(logging.ERROR)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="dlt-contract-ops")
+@click.option("-v", "--verbose", is_flag=True, help="Debug logging on stderr.")
+def main(verbose: bool) -> None:
+    """Find and report drift between dlt resources' Pydantic models and the warehouse."""
+    _setup_logging(verbose)
+
+
+for _command in (reconcile, validate, sinks, contract):
+    main.add_command(_command)

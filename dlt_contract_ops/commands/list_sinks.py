@@ -40,8 +40,8 @@ def sink_catalog(enabled: tuple[str, ...] = ()) -> list[SinkInfo]:
 
 def _project_sinks(project_dir: str | None) -> tuple[tuple[str, ...], str | None]:
     """The project's `alert_sinks`, or () and why they could not be read."""
-    from dlt_contract_ops.config import load_project_settings, project_context
     from dlt_contract_ops.errors import ContractOpsError
+    from dlt_contract_ops.settings import load_project_settings, project_context
 
     try:
         with project_context(project_dir):

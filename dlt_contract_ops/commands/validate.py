@@ -21,8 +21,8 @@ def validate(project_dir: str | None, fmt: str) -> None:
     """Check every declared source (importable, with models, destination with an adapter)
     and every alert sink (registered, options construct it). Lists every problem with its
     file and key; exits 1 when there is any."""
-    from dlt_contract_ops.commands.checks import validate_project
     from dlt_contract_ops.errors import ConfigError
+    from dlt_contract_ops.validation import validate_project
 
     try:
         report = validate_project(project_dir)
@@ -43,4 +43,6 @@ def validate(project_dir: str | None, fmt: str) -> None:
             click.echo(f"✓ project is valid: {checked}")
         else:
             click.echo(f"{len(report.problems)} problem(s) found: {checked}")
+    if report.unusable:
+        sys.exit(EXIT_USAGE)
     sys.exit(EXIT_OK if report.ok else EXIT_PROBLEMS)

@@ -4,7 +4,7 @@ The core (`rules`, `model`, `diff`, `gate`, `canonical`, `waivers`, `extract`, `
 `render`, `ci`) is pure: no file or network I/O, no click. `store` reads and writes snapshot
 files, `service` wires discovery to the core, `cli` is the `contract` command group.
 
-Names are exported lazily so that `dlt-contract-ops --help`, which imports `contracts.cli`,
+Names are exported lazily so that `dlt-contract-ops --help`, which imports `commands.contract`,
 loads nothing of the feature but its click layer.
 """
 

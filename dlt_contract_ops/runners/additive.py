@@ -10,10 +10,13 @@ from dlt_contract_ops.core.additive import detect_additive
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.jsonable import jsonable
 from dlt_contract_ops.queries import SAMPLES_PER_COLUMN, axis_time, sample_query
+from dlt_contract_ops.settings.project import SourceSettings
 from dlt_contract_ops.sinks.emitter import Emitter
 
 
-def run_additive(ctx: SourceContext, emitter: Emitter) -> ReconcileResult:
+def run_additive(
+    ctx: SourceContext, emitter: Emitter, settings: SourceSettings
+) -> ReconcileResult:
     started = time.perf_counter()
     findings: list[DriftFinding] = []
     notes = list(ctx.notes)

@@ -8,10 +8,13 @@ from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.declared import detect_missing, detect_type, type_reader
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.queries import select_columns
+from dlt_contract_ops.settings.project import SourceSettings
 from dlt_contract_ops.sinks.emitter import Emitter
 
 
-def run_missing(ctx: SourceContext, emitter: Emitter) -> ReconcileResult:
+def run_missing(
+    ctx: SourceContext, emitter: Emitter, settings: SourceSettings
+) -> ReconcileResult:
     started = time.perf_counter()
     findings: list[DriftFinding] = []
     for expected, live in ctx.present_tables():
@@ -33,7 +36,9 @@ def run_missing(ctx: SourceContext, emitter: Emitter) -> ReconcileResult:
     return ctx.result("missing", started, findings, [])
 
 
-def run_type(ctx: SourceContext, emitter: Emitter) -> ReconcileResult:
+def run_type(
+    ctx: SourceContext, emitter: Emitter, settings: SourceSettings
+) -> ReconcileResult:
     started = time.perf_counter()
     findings: list[DriftFinding] = []
     read = type_reader(ctx.adapter.type_mapper())  # the live engine's dialect (sqlalchemy)

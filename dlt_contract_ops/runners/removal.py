@@ -2,94 +2,20 @@
 
 from __future__ import annotations
 
-import re
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from collections.abc import Sequence
+from datetime import datetime, timezone
 from typing import Any
 
 from sqlglot import exp
 
 from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.columns import ExpectedTable, LiveTable, TimeAxis
-from dlt_contract_ops.core.removal import (
-    DEFAULT_BASELINE_THRESHOLD,
-    DEFAULT_BASELINE_WINDOW,
-    DEFAULT_RECENT_THRESHOLD,
-    DEFAULT_RECENT_WINDOW,
-    WindowCounts,
-    detect_dark_columns,
-)
-from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.core.removal import WindowCounts, detect_dark_columns
 from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
 from dlt_contract_ops.queries import axis_bound, coverage_query, reproduce_coverage_query
+from dlt_contract_ops.settings.project import SourceSettings
 from dlt_contract_ops.sinks.emitter import Emitter
-
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def parse_window(value: Any, key: str) -> timedelta:
-    """`"6h"`, `"90m"`, `"7d"`, `"1w"`, `"30s"`, or a number of seconds.
-
-    >>> parse_window("6h", "k")
-    datetime.timedelta(seconds=21600)
-    """
-    if isinstance(value, timedelta):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        return timedelta(seconds=float(value))
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*", str(value))
-    if not m or float(m.group(1)) <= 0:
-        raise ConfigError(
-            f"`{key}` = {value!r} is not a window: write a positive number with a unit, "
-            'e.g. "6h", "90m", "7d" or "1w" (or a number of seconds).'
-        )
-    return timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
-
-
-def parse_threshold(value: Any, key: str) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = -1.0
-    if not 0.0 <= number <= 1.0:
-        raise ConfigError(f"`{key}` = {value!r} must be a fraction between 0 and 1, e.g. 0.2.")
-    return number
-
-
-@dataclass(frozen=True)
-class RemovalOptions:
-    """Windows and thresholds of removal detection (defaults are the `DEFAULT_*` constants)."""
-
-    recent_window: timedelta = DEFAULT_RECENT_WINDOW
-    baseline_window: timedelta = DEFAULT_BASELINE_WINDOW
-    baseline_threshold: float = DEFAULT_BASELINE_THRESHOLD
-    recent_threshold: float = DEFAULT_RECENT_THRESHOLD
-    now: datetime | None = None
-
-    def merged(self, table: Mapping[str, Any], where: str) -> RemovalOptions:
-        """Apply a `[...removal]` config table on top of these options."""
-        allowed = {"recent_window", "baseline_window", "baseline_threshold", "recent_threshold"}
-        unknown = sorted(set(table) - allowed)
-        if unknown:
-            raise ConfigError(
-                f"Unknown key(s) {', '.join(f'`{k}`' for k in unknown)} in `{where}`; "
-                f"allowed: {', '.join(sorted(allowed))}."
-            )
-        def window(key: str, current: timedelta) -> timedelta:
-            return parse_window(table[key], f"{where}.{key}") if key in table else current
-
-        def threshold(key: str, current: float) -> float:
-            return parse_threshold(table[key], f"{where}.{key}") if key in table else current
-
-        return replace(
-            self,
-            recent_window=window("recent_window", self.recent_window),
-            baseline_window=window("baseline_window", self.baseline_window),
-            baseline_threshold=threshold("baseline_threshold", self.baseline_threshold),
-            recent_threshold=threshold("recent_threshold", self.recent_threshold),
-        )
 
 
 def window_counts(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> WindowCounts:
@@ -115,11 +41,14 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat()
 
 
-def run_removal(ctx: SourceContext, emitter: Emitter, options: RemovalOptions) -> ReconcileResult:
+def run_removal(
+    ctx: SourceContext, emitter: Emitter, settings: SourceSettings
+) -> ReconcileResult:
     started = time.perf_counter()
+    options = settings.removal
     findings: list[DriftFinding] = []
     notes: list[str] = list(ctx.built.notes)
-    now = options.now or datetime.now(timezone.utc)
+    now = ctx.now or datetime.now(timezone.utc)
     recent_start = now - options.recent_window
     baseline_start = recent_start - options.baseline_window
     ignored = ctx.ignored()

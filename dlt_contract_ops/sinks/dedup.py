@@ -8,8 +8,10 @@ local pipeline state, `~/.dlt/` or `DLT_DATA_DIR`), one file per project folder:
 state_file` moves it (relative paths are relative to the project), e.g. onto a volume that
 outlives a container.
 
-Every finding is still returned and printed; what dedup decides is recorded in an
-`AlertLedger` (finding key -> "new" | "repeat") that renderers and callers read.
+Every finding is still returned and printed; what dedup and delivery decided is recorded
+in an `AlertLedger` (finding key -> "new" | "repeat" | "undelivered") and then carried on
+each finding (`DriftFinding.alert`). A finding counts as alerted only once a sink confirmed
+delivery; an undelivered one is sent again by the next run.
 """
 
 from __future__ import annotations
@@ -18,27 +20,30 @@ import contextlib
 import datetime as dt
 import hashlib
 import json
+import logging
 import os
-import re
+import socket
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.settings.project import DEFAULT_REALERT_AFTER
 from dlt_contract_ops.sinks.statefile import StateFileError, locked, read_json, write_json
 
-AlertStatus = Literal["new", "repeat"]
-AlertReason = Literal["first", "changed", "realert", "unchanged", "unchecked"]
+AlertStatus = Literal["new", "repeat", "undelivered"]
+AlertReason = Literal[
+    "first", "changed", "realert", "unchanged", "unchecked", "in_flight", "no_sink_confirmed"
+]
 FindingKey = tuple[str, str, str, tuple[str, ...]]
 
-DEFAULT_REALERT_AFTER = 24 * 3600.0
 STATE_FORMAT_VERSION = 1
-DEDUP_SECTION = "contract_ops.dedup"
-DEDUP_KEYS = frozenset({"enabled", "realert_after", "state_file"})
+#: a pending claim of a run on another host stops counting after this many seconds
+PENDING_LEASE = 900.0
+
+log = logging.getLogger("dlt_contract_ops")
 
 
 @dataclass(frozen=True)
@@ -88,92 +93,39 @@ def finding_digest(finding: DriftFinding) -> str:
     return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
-_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([dhms])")
-_UNIT = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
-
-
-def parse_duration(value: Any, key: str) -> float:
-    """Seconds from `86400`, `"24h"`, `"90m"`, `"1d"` or `"1h30m"`; ConfigError otherwise.
-
-    >>> parse_duration("1h30m", "k")
-    5400.0
-    """
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
-        return float(value)
-    if isinstance(value, str):
-        text = value.strip().lower().replace(" ", "")
-        with contextlib.suppress(ValueError):
-            number = float(text)
-            if number >= 0:
-                return number
-        parts = _DURATION.findall(text)
-        if parts and "".join(n + u for n, u in parts) == text:
-            return sum(float(n) * _UNIT[u] for n, u in parts)
-    raise ConfigError(
-        f"`{key}` must be a duration like \"24h\", \"90m\", \"1d\" or a number of seconds; "
-        f"got {value!r}."
-    )
-
-
-@dataclass(frozen=True)
-class DedupSettings:
-    """The `[contract_ops.dedup]` table."""
-
-    enabled: bool = True
-    realert_after: float = DEFAULT_REALERT_AFTER
-    state_file: Path | None = None
-
-
-def default_state_file(project_dir: str | os.PathLike[str], data_dir: str) -> Path:
-    """`<data dir>/contract_ops/alert_state/<project name>-<hash of its path>.json`."""
-    absolute = os.path.abspath(os.fspath(project_dir))
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", os.path.basename(absolute)) or "project"
-    digest = hashlib.sha256(absolute.encode()).hexdigest()[:12]
-    return Path(data_dir) / "contract_ops" / "alert_state" / f"{slug}-{digest}.json"
-
-
-def load_dedup_settings() -> DedupSettings:
-    """Read `[contract_ops.dedup]` through dlt's provider chain (inside a project context)."""
-    import dlt
-
-    def get(key: str) -> Any:
-        try:
-            return dlt.config.get(f"{DEDUP_SECTION}.{key}")
-        except Exception as exc:  # dlt raises several types for a value it cannot read
-            raise ConfigError(f"Cannot read `{DEDUP_SECTION}.{key}`: {exc}") from exc
-
-    enabled_raw = get("enabled")
-    if enabled_raw is None:
-        enabled = True
-    elif isinstance(enabled_raw, bool):
-        enabled = enabled_raw
-    elif isinstance(enabled_raw, str) and enabled_raw.lower() in ("true", "false"):
-        enabled = enabled_raw.lower() == "true"
-    else:
-        raise ConfigError(f"`{DEDUP_SECTION}.enabled` must be true or false; got {enabled_raw!r}.")
-    realert_raw = get("realert_after")
-    realert = (
-        DEFAULT_REALERT_AFTER
-        if realert_raw is None
-        else parse_duration(realert_raw, f"{DEDUP_SECTION}.realert_after")
-    )
-    state_raw = get("state_file")
-    run_dir = os.path.abspath(dlt.current.run_context().run_dir)
-    if state_raw in (None, ""):
-        state = default_state_file(run_dir, dlt.current.run_context().data_dir)
-    elif isinstance(state_raw, str):
-        state = Path(run_dir, os.path.expanduser(state_raw))
-    else:
-        raise ConfigError(f"`{DEDUP_SECTION}.state_file` must be a path; got {state_raw!r}.")
-    return DedupSettings(enabled=enabled, realert_after=realert, state_file=state)
-
-
 def _iso(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts, dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _owner_alive(owner: Any, now: float, since: Any, lease: float) -> bool:
+    """Whether a pending claim still stands: its process runs (same host) or, on another
+    host, its lease has not run out. A claim left by a killed run never blocks for long."""
+    if not isinstance(since, int | float) or now - float(since) >= lease:
+        return False
+    host, _, pid = str(owner).rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, owned by another user
+        return True
+    return True
+
+
 class DedupStore:
-    """The state file and the rule: `check` reads, `claim` decides and records atomically."""
+    """The state file and the rule, in two phases so an alert counts only once delivered.
+
+    `reserve` decides under the file lock and, for "new", marks the finding *pending* (owned
+    by this process), so a concurrent run treats it as in flight and does not send it too.
+    `settle` records the delivered ones as alerted and drops the claims of the others, which
+    are then sent again by the next run. `check` decides without writing (dry runs).
+    """
 
     def __init__(
         self,
@@ -182,28 +134,37 @@ class DedupStore:
         *,
         clock: Callable[[], float] = time.time,
         lock_timeout: float = 10.0,
+        lease: float = PENDING_LEASE,
     ) -> None:
         self.path = path
         self.realert_after = realert_after
         self._clock = clock
         self._lock_timeout = lock_timeout
+        self._lease = lease
+        self._owner = _owner()
 
     def _alerts(self, *, repair: bool) -> dict[str, Any]:
         try:
             doc = read_json(self.path)
-        except StateFileError:
+        except StateFileError as exc:
             if not repair:
                 raise
             # A hand-edited or truncated file must not stop alerting forever: keep it aside
-            # for inspection and start over (the worst case is one repeated alert).
+            # for inspection (never over an earlier one) and start over: the worst case is
+            # one repeated alert.
+            aside = _aside_path(self.path)
             with contextlib.suppress(OSError):
-                os.replace(self.path, self.path.with_name(self.path.name + ".corrupt"))
+                os.replace(self.path, aside)
+            log.warning(
+                "alert dedup state `%s` is unreadable (%s): moved to `%s`, starting afresh",
+                self.path, exc, aside,
+            )
             return {}
         alerts = doc.get("alerts")
         return dict(alerts) if isinstance(alerts, dict) else {}
 
     def check(self, finding: DriftFinding) -> AlertMark:
-        """What `claim` would decide now, without writing (dry runs, disabled emission)."""
+        """What `reserve` would decide now, without writing (dry runs, disabled emission)."""
         alerts = self._alerts(repair=False)
         return decide(
             alerts.get(finding_key(finding)),
@@ -212,47 +173,102 @@ class DedupStore:
             self.realert_after,
         )
 
-    def claim(self, finding: DriftFinding) -> AlertMark:
-        """Decide under the file lock and, for "new", record the alert before returning, so of
-        two concurrent runs exactly one alerts."""
+    def reserve(self, finding: DriftFinding) -> AlertMark:
+        """Decide under the file lock; for "new", leave a pending claim of this process."""
         with locked(self.path, self._lock_timeout):
             alerts = self._alerts(repair=True)
             now = self._clock()
             key = finding_key(finding)
-            digest = finding_digest(finding)
-            mark = decide(alerts.get(key), digest, now, self.realert_after)
+            entry = alerts.get(key) if isinstance(alerts.get(key), dict) else None
+            pending = (entry or {}).get("pending")
+            if (
+                isinstance(pending, dict)
+                and pending.get("owner") != self._owner
+                and _owner_alive(pending.get("owner"), now, pending.get("since"), self._lease)
+            ):
+                return AlertMark("repeat", "in_flight")
+            mark = decide(entry, finding_digest(finding), now, self.realert_after)
             if mark.status == "new":
-                previous = alerts.get(key) or {}
+                alerts[key] = {
+                    **(entry or {}),
+                    "source": finding.source,
+                    "resource": finding.resource,
+                    "drift_type": finding.drift_type,
+                    "columns": list(finding.columns),
+                    "pending": {"owner": self._owner, "since": now},
+                }
+                self._write(alerts, now)
+            return mark
+
+    def settle(
+        self, delivered: Sequence[DriftFinding], undelivered: Sequence[DriftFinding]
+    ) -> None:
+        """Record `delivered` as alerted now; release the claims on `undelivered`."""
+        if not delivered and not undelivered:
+            return
+        with locked(self.path, self._lock_timeout):
+            alerts = self._alerts(repair=True)
+            now = self._clock()
+            for finding in delivered:
+                key = finding_key(finding)
+                previous = alerts.get(key) if isinstance(alerts.get(key), dict) else {}
                 alerts[key] = {
                     "source": finding.source,
                     "resource": finding.resource,
                     "drift_type": finding.drift_type,
                     "columns": list(finding.columns),
-                    "digest": digest,
-                    "first_alerted": previous.get("first_alerted", now),
+                    "digest": finding_digest(finding),
+                    "first_alerted": (previous or {}).get("first_alerted", now),
                     "last_alerted": now,
                     "last_alerted_at": _iso(now),
                 }
-                # An entry older than realert_after decides exactly like no entry: drop it so
-                # the file stays as small as the set of live alerts.
-                alerts = {
-                    k: v
-                    for k, v in alerts.items()
-                    if isinstance(v, dict)
-                    and isinstance(v.get("last_alerted"), int | float)
+            for finding in undelivered:
+                key = finding_key(finding)
+                entry = alerts.get(key)
+                if not isinstance(entry, dict):
+                    continue
+                pending = entry.get("pending")
+                if isinstance(pending, dict) and pending.get("owner") == self._owner:
+                    entry = {k: v for k, v in entry.items() if k != "pending"}
+                if "last_alerted" in entry:
+                    alerts[key] = entry
+                else:  # never delivered: as if it had never been seen
+                    alerts.pop(key, None)
+            self._write(alerts, now)
+
+    def _write(self, alerts: dict[str, Any], now: float) -> None:
+        # An entry older than realert_after decides exactly like no entry: drop it (unless a
+        # run is sending it right now) so the file stays as small as the set of live alerts.
+        kept = {
+            k: v
+            for k, v in alerts.items()
+            if isinstance(v, dict)
+            and (
+                "pending" in v
+                or (
+                    isinstance(v.get("last_alerted"), int | float)
                     and now - float(v["last_alerted"]) < self.realert_after
-                }
-                write_json(self.path, {"format_version": STATE_FORMAT_VERSION, "alerts": alerts})
-            return mark
+                )
+            )
+        }
+        write_json(self.path, {"format_version": STATE_FORMAT_VERSION, "alerts": kept})
+
+
+def _aside_path(path: Path) -> Path:
+    """`<state>.corrupt`, or `<state>.corrupt.1`, `.2`, ... : never over an earlier one."""
+    aside = path.with_name(path.name + ".corrupt")
+    n = 0
+    while aside.exists():
+        n += 1
+        aside = path.with_name(f"{path.name}.corrupt.{n}")
+    return aside
 
 
 class AlertLedger(Mapping[FindingKey, AlertStatus]):
-    """Finding key -> "new" | "repeat" for one run, kept apart from the findings themselves.
+    """Finding key -> "new" | "repeat" | "undelivered" for one run.
 
-    >>> with recording_alerts() as alerts:  # doctest: +SKIP
-    ...     results = reconcile_all()
-    >>> alerts.get(results[0].findings[0].key)  # doctest: +SKIP
-    'repeat'
+    The emitter fills it as it decides and delivers; the sweep copies each status onto its
+    finding (`DriftFinding.alert`) once the sinks are flushed.
     """
 
     def __init__(self) -> None:
@@ -262,7 +278,7 @@ class AlertLedger(Mapping[FindingKey, AlertStatus]):
         self._marks[finding.key] = mark
 
     def mark(self, finding: DriftFinding) -> AlertMark | None:
-        """The full decision (status and reason) for `finding`, None if dedup was off."""
+        """The full decision (status and reason) for `finding`, None if none was made."""
         return self._marks.get(finding.key)
 
     def __getitem__(self, key: FindingKey) -> AlertStatus:
@@ -273,22 +289,3 @@ class AlertLedger(Mapping[FindingKey, AlertStatus]):
 
     def __len__(self) -> int:
         return len(self._marks)
-
-
-_ACTIVE: ContextVar[AlertLedger | None] = ContextVar("dlt_contract_ops_alerts", default=None)
-
-
-def active_ledger() -> AlertLedger | None:
-    """The ledger of the innermost `recording_alerts()` block, if any."""
-    return _ACTIVE.get()
-
-
-@contextlib.contextmanager
-def recording_alerts() -> Iterator[AlertLedger]:
-    """Collect the dedup decisions of every sweep run inside the block."""
-    ledger = AlertLedger()
-    token = _ACTIVE.set(ledger)
-    try:
-        yield ledger
-    finally:
-        _ACTIVE.reset(token)

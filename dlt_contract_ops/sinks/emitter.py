@@ -2,9 +2,14 @@
 
 - Every sink receives every event; one sink raising never crashes the sweep or starves the
   others.
+- A finding counts as alerted only when at least one sink delivered it: `emit_drift`
+  returned and, for an asynchronous sink (`ConfirmsDelivery`), the server confirmed it by
+  the end of `flush`. One that no sink delivered is written in full by the logging fallback
+  (which does not count as delivery), its dedup claim is released so the next run sends it
+  again, and the sweep reports it as an error (`undelivered` in `DeliveryReport`).
 - A sink that fails to load or construct is dropped for the invocation with a warning naming
-  it; if every configured sink drops, emission falls back to the logging sink, and so does an
-  event every sink raised on. `alert_sinks = []` disables emission on purpose.
+  it; if every configured sink drops, emission falls back to the logging sink.
+  `alert_sinks = []` disables emission on purpose.
 - `dry_run` suppresses all emission (drift and error events); sinks are not even loaded.
 - Dedup (on unless turned off) sends a drift finding only when it is new, changed or due for
   a re-alert, and records each decision in an `AlertLedger`.
@@ -17,18 +22,17 @@ import logging
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 from dlt_contract_ops.errors import AlertSinkError
 from dlt_contract_ops.findings import DriftFinding
-from dlt_contract_ops.sinks.base import AlertSink, ErrorEvent
-from dlt_contract_ops.sinks.dedup import (
-    AlertLedger,
-    AlertMark,
-    DedupStore,
-    active_ledger,
-    load_dedup_settings,
-)
+from dlt_contract_ops.settings.duration import human
+from dlt_contract_ops.settings.project import DedupSettings, default_state_file
+from dlt_contract_ops.sinks.base import AlertSink, ConfirmsDelivery, ErrorEvent
+from dlt_contract_ops.sinks.dedup import AlertLedger, AlertMark, DedupStore, FindingKey
 from dlt_contract_ops.sinks.loader import load_sink
 from dlt_contract_ops.sinks.logging_sink import LoggingSink, error_line, where
 from dlt_contract_ops.sinks.statefile import StateFileError
@@ -38,15 +42,25 @@ log = logging.getLogger("dlt_contract_ops")
 DEFAULT_FLUSH_TIMEOUT = 5.0
 SINK_SHARE = 0.9
 
-__all__ = ["DEFAULT_FLUSH_TIMEOUT", "Emitter", "load_sink"]
+__all__ = ["DEFAULT_FLUSH_TIMEOUT", "DeliveryReport", "Emitter", "load_sink"]
 
 
-def human_duration(seconds: float) -> str:
-    """`86400.0` -> "24h", `5400.0` -> "90m", `45.0` -> "45s"."""
-    for unit, size in (("h", 3600.0), ("m", 60.0)):
-        if seconds >= size and seconds % size == 0:
-            return f"{seconds / size:g}{unit}"
-    return f"{seconds:g}s"
+@dataclass
+class DeliveryReport:
+    """What became of this run's findings once the sinks were flushed."""
+
+    ledger: AlertLedger = field(default_factory=AlertLedger)
+    #: findings handed to the sinks that none of them delivered
+    undelivered: list[DriftFinding] = field(default_factory=list)
+    #: sink name -> why it failed, for the error message
+    failures: dict[str, str] = field(default_factory=dict)
+
+
+def _default_state_file() -> Path:
+    import dlt
+
+    ctx = dlt.current.run_context()
+    return default_state_file(ctx.run_dir, ctx.data_dir)
 
 
 class Emitter:
@@ -58,15 +72,17 @@ class Emitter:
         *,
         dry_run: bool = False,
         dedup: DedupStore | None = None,
-        ledger: AlertLedger | None = None,
     ) -> None:
         self.sinks = list(sinks)
         self.dry_run = dry_run
         self.dedup = dedup
-        self.ledger = ledger if ledger is not None else AlertLedger()
-        self._fallback: AlertSink | None = None
+        self.report = DeliveryReport()
+        self._fallback: LoggingSink | None = None
         self._dedup_broken = False
         self._closed = False
+        #: finding key -> (finding, names of the sinks whose emit_drift returned)
+        self._handed: dict[FindingKey, tuple[DriftFinding, set[str]]] = {}
+        self._fell_back: set[FindingKey] = set()
 
     @classmethod
     def from_names(
@@ -76,6 +92,7 @@ class Emitter:
         *,
         dry_run: bool = False,
         dedup: bool = True,
+        dedup_settings: DedupSettings | None = None,
     ) -> Emitter:
         """Load the sinks named `names` (inside a project context).
 
@@ -101,11 +118,12 @@ class Emitter:
                 )
                 loaded.append(("logging", LoggingSink()))
         store: DedupStore | None = None
-        if dedup:
-            settings = load_dedup_settings()
-            if settings.enabled and settings.state_file is not None:
-                store = DedupStore(settings.state_file, settings.realert_after)
-        return cls(loaded, dry_run=dry_run, dedup=store, ledger=active_ledger())
+        settings = dedup_settings or DedupSettings()
+        if dedup and settings.enabled:
+            store = DedupStore(
+                settings.state_file or _default_state_file(), settings.realert_after
+            )
+        return cls(loaded, dry_run=dry_run, dedup=store)
 
     # -- events --------------------------------------------------------------------------
     def _mark(self, finding: DriftFinding) -> AlertMark | None:
@@ -116,7 +134,7 @@ class Emitter:
         try:
             if self.dry_run or not self.sinks:
                 return self.dedup.check(finding)  # nothing is sent: leave the state as is
-            return self.dedup.claim(finding)
+            return self.dedup.reserve(finding)
         except (StateFileError, OSError) as exc:
             # Better one repeated alert than a missed one: alert and say why, once.
             self._dedup_broken = True
@@ -131,20 +149,29 @@ class Emitter:
         """Hand `finding` to every sink, unless dry run or dedup says it is a repeat."""
         mark = self._mark(finding)
         if mark is not None:
-            self.ledger.record(finding, mark)
+            self.report.ledger.record(finding, mark)
             if mark.status == "repeat":
                 if self.dry_run:  # nothing would be sent anyway: the [repeat] mark says it
                     return
+                why = (
+                    "is being sent by another run right now"
+                    if mark.reason == "in_flight"
+                    else "already alerted within "
+                    + human(timedelta(seconds=self.dedup.realert_after if self.dedup else 0.0))
+                )
                 log.info(
-                    "drift at %s (%s) already alerted within %s: not sent again",
+                    "drift at %s (%s) %s: not sent again",
                     where(finding.pipeline, finding.source, finding.resource),
                     finding.drift_type,
-                    human_duration(self.dedup.realert_after if self.dedup else 0.0),
+                    why,
                 )
                 return
-        if self.dry_run:
+        if self.dry_run or not self.sinks:
             return
-        self._fan_out("a drift event", lambda sink: sink.emit_drift(finding))
+        accepted = self._fan_out("a drift event", lambda sink: sink.emit_drift(finding))
+        self._handed[finding.key] = (finding, accepted)
+        if not accepted:
+            self._fall_back(finding)
 
     def error(self, event: ErrorEvent) -> None:
         """Hand a reconciler error to every sink (never deduplicated)."""
@@ -161,30 +188,50 @@ class Emitter:
             return
         self._fan_out("an error event", lambda sink: sink.emit_error(event))
 
-    def _fan_out(self, kind: str, call: Any) -> None:
-        failed = 0
+    def _fan_out(self, kind: str, call: Any) -> set[str]:
+        """Call every sink; the names of those that returned (delivered, for a sync sink)."""
+        accepted: set[str] = set()
         for name, sink in self.sinks:
             try:
                 call(sink)
+                accepted.add(name)
             except Exception as exc:
-                failed += 1
+                self.report.failures[name] = f"{type(exc).__name__}: {exc}"
                 log.warning(
-                    "alert sink '%s' failed on %s: %s: %s",
-                    name,
-                    kind,
-                    type(exc).__name__,
-                    exc,
+                    "alert sink '%s' failed on %s: %s: %s", name, kind, type(exc).__name__, exc
                 )
-        if self.sinks and failed == len(self.sinks):
-            if any(isinstance(s, LoggingSink) for _, s in self.sinks):
-                return  # the logging sink itself failed: nothing better to fall back to
-            log.warning("every alert sink failed on %s: logging it instead", kind)
-            if self._fallback is None:
-                self._fallback = LoggingSink()
-            try:
-                call(self._fallback)
-            except Exception as exc:  # a broken logging setup must not crash the sweep
-                log.debug("fallback logging sink failed: %s", exc)
+        if self.sinks and not accepted and kind != "a drift event":
+            self._fall_back_error(call)
+        return accepted
+
+    def _fallback_sink(self) -> LoggingSink:
+        if self._fallback is None:
+            self._fallback = LoggingSink(detail=True)
+        return self._fallback
+
+    def _fall_back(self, finding: DriftFinding) -> None:
+        """Write the whole finding (columns, types, samples, reproduce) to the log: no sink
+        has it. This does not count as delivery."""
+        self._fell_back.add(finding.key)
+        log.warning(
+            "no alert sink delivered the drift at %s (%s): writing it to the log instead; it "
+            "will be sent again on the next run",
+            where(finding.pipeline, finding.source, finding.resource),
+            finding.drift_type,
+        )
+        try:
+            self._fallback_sink().emit_drift(finding)
+        except Exception as exc:  # a broken logging setup must not crash the sweep
+            log.debug("fallback logging sink failed: %s", exc)
+
+    def _fall_back_error(self, call: Any) -> None:
+        if any(isinstance(s, LoggingSink) for _, s in self.sinks):
+            return  # the logging sink itself failed: nothing better to fall back to
+        log.warning("every alert sink failed on an error event: logging it instead")
+        try:
+            call(self._fallback_sink())
+        except Exception as exc:
+            log.debug("fallback logging sink failed: %s", exc)
 
     # -- the way out ---------------------------------------------------------------------
     def flush(self, timeout: float = DEFAULT_FLUSH_TIMEOUT) -> None:
@@ -214,10 +261,43 @@ class Emitter:
             thread.join(max(0.0, deadline - time.monotonic()))
             if thread.is_alive():
                 log.warning(
-                    "alert sink '%s' did not flush within %gs: undelivered events may be lost",
+                    "alert sink '%s' did not flush within %gs: its unconfirmed events count "
+                    "as undelivered",
                     name,
                     timeout,
                 )
+        self._settle()
+
+    def _settle(self) -> None:
+        """Decide delivered vs undelivered per finding and record it in the dedup state."""
+        for name, sink in self.sinks:
+            if not isinstance(sink, ConfirmsDelivery):
+                continue
+            try:
+                lost = {f.key for f in sink.undelivered()}
+            except Exception as exc:  # cannot tell: better a repeated alert than a lost one
+                log.warning("alert sink '%s' cannot report delivery: %s", name, exc)
+                lost = set(self._handed)
+            if lost:
+                self.report.failures.setdefault(name, "the receiving end did not confirm")
+            for key in lost:
+                if key in self._handed:
+                    self._handed[key][1].discard(name)
+        delivered: list[DriftFinding] = []
+        for finding, accepted in self._handed.values():
+            if accepted:
+                delivered.append(finding)
+                continue
+            self.report.undelivered.append(finding)
+            self.report.ledger.record(finding, AlertMark("undelivered", "no_sink_confirmed"))
+        for finding in self.report.undelivered:
+            if finding.key not in self._fell_back:  # an asynchronous sink lost it
+                self._fall_back(finding)
+        if self.dedup is not None and not self._dedup_broken:
+            try:
+                self.dedup.settle(delivered, self.report.undelivered)
+            except (StateFileError, OSError) as exc:
+                log.warning("alert dedup state `%s` not updated: %s", self.dedup.path, exc)
 
     @staticmethod
     def _flush_one(name: str, sink: AlertSink, timeout: float) -> None:

@@ -6,10 +6,9 @@ from __future__ import annotations
 import difflib
 import inspect
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
-from dlt_contract_ops.errors import AlertSinkError
+from dlt_contract_ops.errors import AlertSinkError, OptionProblem, SinkOptionError
 from dlt_contract_ops.registry import SINK_GROUP, closest, load, registered
 from dlt_contract_ops.sinks.base import AlertSink
 from dlt_contract_ops.sinks.options import (
@@ -18,23 +17,6 @@ from dlt_contract_ops.sinks.options import (
     read_sink_options,
     table_name,
 )
-
-
-@dataclass(frozen=True)
-class OptionProblem:
-    """One wrong option: which, where it is set (or "(not set)"), and what to do."""
-
-    option: str
-    origin: str
-    message: str
-
-
-class SinkOptionsError(AlertSinkError):
-    """Options that are unknown, missing or secrets outside secrets.toml; all of them."""
-
-    def __init__(self, problems: list[OptionProblem]) -> None:
-        super().__init__(" ".join(p.message for p in problems))
-        self.problems = problems
 
 
 def unknown_sink_message(name: str) -> str:
@@ -116,7 +98,7 @@ def _check_options(name: str, factory: Any, options: Mapping[str, OptionValue]) 
             f"`{env_name(f'contract_ops.alert_sink.{name}.{key}')}`)."
         )))
     if problems:
-        raise SinkOptionsError(problems)
+        raise SinkOptionError.of(name, problems)
 
 
 def construct(name: str, factory: Any, options: Mapping[str, Any]) -> AlertSink:

@@ -54,6 +54,15 @@ def drift_line(finding: DriftFinding) -> str:
     return line
 
 
+def drift_detail(finding: DriftFinding) -> str:
+    """The whole finding, for the fallback when no sink delivered it: the one line, then
+    the finding as JSON (types, samples, coverage, reproduce SQL) on the lines after it."""
+    from dlt_contract_ops.findings import finding_document
+
+    doc = json.dumps(finding_document(finding), indent=2, ensure_ascii=False, default=str)
+    return f"{drift_line(finding)}\n{doc}"
+
+
 def error_line(event: ErrorEvent) -> str:
     """The one line (before its traceback) the logging sink writes for a reconciler error."""
     head = "reconciler error"
@@ -70,11 +79,15 @@ class LoggingSink:
     ...     resource="r", table="r", columns=["c"]))  # logs one WARNING line
     """
 
-    def __init__(self, logger_name: str = LOGGER_NAME) -> None:
+    def __init__(self, logger_name: str = LOGGER_NAME, detail: bool = False) -> None:
         self._log = logging.getLogger(logger_name)
+        self._detail = detail
 
     def emit_drift(self, finding: DriftFinding) -> None:
-        self._log.warning("%s", drift_line(finding))
+        if self._detail:
+            self._log.warning("%s", drift_detail(finding))
+        else:
+            self._log.warning("%s", drift_line(finding))
 
     def emit_error(self, event: ErrorEvent) -> None:
         exc = event.exception

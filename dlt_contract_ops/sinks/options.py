@@ -7,6 +7,9 @@ provenance, so that:
 - a typo'd option can be reported with the file it sits in;
 - an option a sink declares secret (Sentry's `dsn`, the webhook `url`) is accepted only from a
   provider that holds secrets, never from `config.toml`, which is usually committed.
+
+The files are the ones `settings.files` reads (a broken TOML file is an error naming it, never
+skipped).
 """
 
 from __future__ import annotations
@@ -14,29 +17,16 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from dlt_contract_ops.errors import AlertSinkError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from dlt_contract_ops.errors import AlertSinkError, SinkOptionError
+from dlt_contract_ops.settings.files import dig, env_name, locate, toml_files
 
 SINK_SECTION = "contract_ops.alert_sink"
 
-
-class SinkOptionError(AlertSinkError):
-    """One option of one sink has a value the sink cannot use."""
-
-    def __init__(self, message: str, sink: str, option: str) -> None:
-        super().__init__(message)
-        self.sink = sink
-        self.option = option
+__all__ = ["SINK_SECTION", "OptionValue", "SinkOptionError", "env_name", "locate"]
 
 
 @dataclass(frozen=True)
@@ -49,68 +39,9 @@ class OptionValue:
     secret: bool
 
 
-def env_name(key: str) -> str:
-    """The environment variable dlt reads for the dotted `key`."""
-    return "__".join(key.upper().split("."))
-
-
 def table_name(sink: str) -> str:
     """`[contract_ops.alert_sink.<sink>]`, as a user writes it."""
     return f"[{SINK_SECTION}.{sink}]"
-
-
-def _project_dir() -> Path:
-    import dlt
-
-    return Path(os.path.abspath(dlt.current.run_context().run_dir))
-
-
-def _display(path: Path) -> str:
-    """`path` relative to the project when inside it (`.dlt/secrets.toml`), else absolute."""
-    try:
-        return str(path.relative_to(_project_dir()))
-    except ValueError:
-        return str(path)
-
-
-def _dig(doc: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
-    node: Any = doc
-    for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
-            return False, None
-        node = node[part]
-    return True, node
-
-
-def provider_files(provider: Any) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """(display path, parsed document) of each file a TOML provider was loaded from."""
-    base = _project_dir()
-    for location in getattr(provider, "locations", None) or []:
-        path = Path(location)
-        path = path if path.is_absolute() else (base / path)
-        if path.is_file():
-            try:
-                with path.open("rb") as fh:
-                    yield _display(path.resolve()), tomllib.load(fh)
-            except (OSError, tomllib.TOMLDecodeError):
-                continue
-
-
-def toml_providers() -> Iterator[tuple[Any, Mapping[str, Any]]]:
-    import dlt
-
-    for provider in dlt.config.config_providers:
-        doc = getattr(provider, "_config_doc", None)
-        if isinstance(doc, Mapping):
-            yield provider, doc
-
-
-def _origin(provider: Any, dotted: str) -> str:
-    """The file of `provider` that sets `dotted` (the project file before the global one)."""
-    for shown, doc in provider_files(provider):
-        if _dig(doc, dotted)[0]:
-            return shown
-    return str(getattr(provider, "name", "configuration"))
 
 
 def _coerce_env(raw: str) -> Any:
@@ -140,22 +71,17 @@ def read_sink_options(sink: str) -> dict[str, OptionValue]:
     """
     out = _env_options(sink)
     dotted = f"{SINK_SECTION}.{sink}"
-    for provider, doc in toml_providers():
-        found, table = _dig(doc, dotted)
+    for f in toml_files():
+        found, table = dig(f.doc, dotted)
         if not found:
             continue
         if not isinstance(table, Mapping):
             raise AlertSinkError(
-                f"`{dotted}` in {_origin(provider, dotted)} must be a table "
-                f"(`{table_name(sink)}`), got {table!r}."
+                f"`{dotted}` in {f.shown} must be a table (`{table_name(sink)}`), got {table!r}."
             )
         for key, value in table.items():
             if key not in out:
-                out[key] = OptionValue(
-                    value,
-                    _origin(provider, f"{dotted}.{key}"),
-                    secret=bool(getattr(provider, "supports_secrets", False)),
-                )
+                out[key] = OptionValue(value, f.shown, secret=f.secret)
     return out
 
 
@@ -167,23 +93,12 @@ def configured_sink_tables() -> dict[str, str]:
         if var.startswith(head):
             name = var[len(head):].split("__", 1)[0].lower()
             found.setdefault(name, f"environment variable {var}")
-    for provider, doc in toml_providers():
-        present, tables = _dig(doc, SINK_SECTION)
+    for f in toml_files():
+        present, tables = dig(f.doc, SINK_SECTION)
         if present and isinstance(tables, Mapping):
             for name in tables:
-                found.setdefault(str(name), _origin(provider, f"{SINK_SECTION}.{name}"))
+                found.setdefault(str(name), f.shown)
     return found
-
-
-def locate(dotted: str) -> str | None:
-    """Where the dotted `key` is set: an environment variable or a TOML file; None if unset."""
-    var = env_name(dotted)
-    if var in os.environ:
-        return f"environment variable {var}"
-    for provider, doc in toml_providers():
-        if _dig(doc, dotted)[0]:
-            return _origin(provider, dotted)
-    return None
 
 
 # -- coercion helpers for sink constructors ------------------------------------------------

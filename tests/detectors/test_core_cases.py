@@ -14,7 +14,7 @@ from dlt_contract_ops.core.removal import (
     WindowCounts,
     detect_dark_columns,
 )
-from dlt_contract_ops.detectors.removal import RemovalOptions, parse_threshold, parse_window
+from dlt_contract_ops.settings import RemovalSettings, parse_duration
 from dlt_contract_ops.errors import ConfigError
 
 
@@ -70,31 +70,43 @@ def test_dark_columns_sorted_and_only_dark() -> None:
         (" 30s ", timedelta(seconds=30)),
         (3600, timedelta(hours=1)),
         ("1.5h", timedelta(minutes=90)),
+        # the grammars that used to differ between removal and dedup are one now
+        ("1h30m", timedelta(minutes=90)),
+        ("2w3d", timedelta(days=17)),
+        ("PT6H", timedelta(hours=6)),
+        ("P1DT12H", timedelta(hours=36)),
+        ("p2w", timedelta(weeks=2)),
+        ("90", timedelta(seconds=90)),  # environment variables arrive as text
+        (timedelta(minutes=5), timedelta(minutes=5)),
     ],
 )
-def test_parse_window(value: object, expected: timedelta) -> None:
-    assert parse_window(value, "k") == expected
+def test_parse_duration(value: object, expected: timedelta) -> None:
+    assert parse_duration(value, "k") == expected
 
 
-@pytest.mark.parametrize("value", ["6", "h", "-1h", "0h", "six hours", 0, -5, True, None])
-def test_parse_window_rejects_with_key(value: object) -> None:
-    with pytest.raises(ConfigError, match=r"`contract_ops.removal.recent_window`"):
-        parse_window(value, "contract_ops.removal.recent_window")
+@pytest.mark.parametrize(
+    "value", ["h", "-1h", "0h", "six hours", "6 hours x", 0, -5, True, None, "P1M", "PT", "1y"]
+)
+def test_parse_duration_rejects_with_key(value: object) -> None:
+    with pytest.raises(ConfigError, match=r"`contract_ops.removal.recent_window` = .*e\.g\."):
+        parse_duration(value, "contract_ops.removal.recent_window")
 
 
-@pytest.mark.parametrize("value", [-0.1, 1.5, "x", None])
-def test_parse_threshold_rejects(value: object) -> None:
+@pytest.mark.parametrize("value", [-0.1, 1.5, "x", True])
+def test_threshold_rejects(value: object) -> None:
     with pytest.raises(ConfigError, match="between 0 and 1"):
-        parse_threshold(value, "k")
+        RemovalSettings().overridden({"recent_threshold": value}, lambda k: f"`{k}`")
 
 
-def test_options_merge_and_unknown_key() -> None:
-    opts = RemovalOptions().merged({"recent_window": "2h", "recent_threshold": 0.05}, "t")
+def test_settings_override_and_unknown_key() -> None:
+    opts = RemovalSettings().overridden(
+        {"recent_window": "2h", "recent_threshold": 0.05}, lambda k: f"`{k}`"
+    )
     assert opts.recent_window == timedelta(hours=2)
     assert opts.recent_threshold == 0.05
     assert opts.baseline_window == timedelta(days=7)
     with pytest.raises(ConfigError, match="`recent_windw`"):
-        RemovalOptions().merged({"recent_windw": "2h"}, "[contract_ops.removal]")
+        RemovalSettings().overridden({"recent_windw": "2h"}, lambda k: f"`{k}`")
 
 
 def _table(*cols: ExpectedColumn) -> ExpectedTable:

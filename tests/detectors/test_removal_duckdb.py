@@ -258,9 +258,9 @@ def test_cli_all_include_removal_json_and_exit_codes(events_project: Project) ->
     # without the flag removal does not run
     plain = json.loads(events_project.cli("reconcile", "--all", "--format", "json").stdout)
     assert "removal" not in [r["detector"] for r in plain["results"]]
-    bad = events_project.cli("reconcile", "--all", "--include-removal", "--recent-window", "6")
+    bad = events_project.cli("reconcile", "--all", "--include-removal", "--recent-window", "six")
     assert bad.returncode == 2
-    assert "recent_window" in bad.stderr
+    assert "--recent-window" in bad.stderr
 
 
 def test_reconcile_all_include_removal_api(events_project: Project) -> None:

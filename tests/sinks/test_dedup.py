@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.config import project_context
+from dlt_contract_ops.settings import project_context
 from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.findings import DriftFinding
 from dlt_contract_ops.sinks.dedup import (

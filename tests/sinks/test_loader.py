@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dlt_contract_ops.config import project_context
+from dlt_contract_ops.settings import project_context
 from dlt_contract_ops.errors import AlertSinkError
 from dlt_contract_ops.sinks.loader import load_sink, unknown_sink_message
 from dlt_contract_ops.sinks.logging_sink import LoggingSink

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dlt_contract_ops.config import (
+from dlt_contract_ops.settings import (
     ProjectSettings,
     SourceSettings,
     declared_sources,

@@ -1,0 +1,28 @@
+"""What every command shares: exit codes, the `--project-dir` option, error output."""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+import click
+
+EXIT_OK = 0
+#: a source errored (reconcile), problems found (validate), BLOCKED (contract check)
+EXIT_SOURCE_ERROR = 1
+EXIT_USAGE = 2
+EXIT_DRIFT = 3
+#: 128 + the signal number, as shells report a process stopped by SIGINT / SIGTERM
+EXIT_SIGINT = 130
+EXIT_SIGTERM = 143
+
+project_dir_option = click.option(
+    "--project-dir", type=click.Path(file_okay=False), default=None,
+    help="The dlt project (holds .dlt/). Default: the current directory.",
+)
+
+
+def usage_error(exc: BaseException) -> NoReturn:
+    """Print `Error: ...` on stderr and exit 2."""
+    click.echo(f"Error: {exc}", err=True)
+    sys.exit(EXIT_USAGE)

@@ -1,0 +1,134 @@
+"""`dlt-contract-ops reconcile`: parse, call `reconcile.run`, render, exit."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from dlt_contract_ops.commands.common import (
+    EXIT_DRIFT,
+    EXIT_OK,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    EXIT_SOURCE_ERROR,
+    EXIT_USAGE,
+    project_dir_option,
+    usage_error,
+)
+
+#: CLI flag of each removal override, so a bad value names the flag the user typed
+REMOVAL_FLAGS = {
+    "recent_window": "--recent-window",
+    "baseline_window": "--baseline-window",
+    "baseline_threshold": "--baseline-threshold",
+    "recent_threshold": "--recent-threshold",
+}
+
+
+class Terminated(SystemExit):
+    """SIGTERM, raised in the main thread so the sweep unwinds (flush, release claims)."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Terminated(EXIT_SIGTERM)
+
+
+def include_flags(command: Callable[..., Any]) -> Callable[..., Any]:
+    """One `--include-<name>` flag per detector the registry puts behind a flag."""
+    from dlt_contract_ops.detectors import DETECTORS
+
+    for d in reversed(DETECTORS):
+        if d.flag is None:
+            continue
+        command = click.option(
+            d.flag, f"include_{d.name}", is_flag=True, help=f"Also detect {d.summary}."
+        )(command)
+    return command
+
+
+@click.command()
+@click.option("-s", "--source", "sources", multiple=True, metavar="NAME",
+              help="A source declared in [sources.NAME.contract_ops]; repeatable.")
+@click.option("--all", "all_sources", is_flag=True, help="Every declared source.")
+@click.option("--dry-run", is_flag=True, help="Print and return findings; emit no alerts.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.option("--fail-on-drift", is_flag=True, help="Exit 3 when there are findings.")
+@project_dir_option
+@include_flags
+@click.option("--recent-window", metavar="DURATION", default=None,
+              help='Removal: the recent window, e.g. "6h" (default 6h).')
+@click.option("--baseline-window", metavar="DURATION", default=None,
+              help='Removal: the baseline window before it, e.g. "7d" (default 7d).')
+@click.option("--baseline-threshold", type=float, default=None,
+              help="Removal: baseline coverage must exceed this (default 0.20).")
+@click.option("--recent-threshold", type=float, default=None,
+              help="Removal: recent coverage must fall below this (default 0.01).")
+@click.option("--no-dedup", is_flag=True,
+              help="Send every finding to the alert sinks, even one already alerted recently.")
+def reconcile(
+    sources: tuple[str, ...],
+    all_sources: bool,
+    dry_run: bool,
+    fmt: str,
+    fail_on_drift: bool,
+    project_dir: str | None,
+    no_dedup: bool,
+    **options: Any,
+) -> None:
+    """Diff the live destination schema against the models (read-only)."""
+    if bool(sources) == all_sources:
+        raise click.UsageError("Give either -s/--source NAME (repeatable) or --all, not both.")
+    from dlt_contract_ops.detectors import selected
+    from dlt_contract_ops.errors import ConfigError
+    from dlt_contract_ops.reconcile import SweepInterrupted, removal_overrides, run
+    from dlt_contract_ops.render import to_json, to_text
+
+    include = {k.removeprefix("include_") for k, v in options.items()
+               if k.startswith("include_") and v}
+    removal = {k: options[k] for k in REMOVAL_FLAGS if options.get(k) is not None}
+    try:
+        # a bad flag value is a usage error before anything connects, alerts or writes state
+        removal_overrides(removal, lambda key: f"`{REMOVAL_FLAGS[key]}`")
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from None
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    interrupted: int | None = None
+    try:
+        results = run(
+            list(sources) or None,
+            detectors=selected(include),
+            dry_run=dry_run,
+            project_dir=project_dir,
+            removal=removal,
+            dedup=not no_dedup,
+        )
+    except ConfigError as exc:
+        usage_error(exc)
+    except SweepInterrupted as stop:
+        results = stop.results
+        interrupted = EXIT_SIGTERM if isinstance(stop.cause, Terminated) else EXIT_SIGINT
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if fmt == "json":
+        click.echo(to_json(results))
+    else:
+        click.echo(to_text(results, dry_run=dry_run), nl=False)
+    if interrupted is not None:
+        click.echo(
+            f"Interrupted: {len({r.source for r in results})} source(s) finished before the "
+            "signal; the running query was cancelled.",
+            err=True,
+        )
+        sys.exit(interrupted)
+    if any(r.error_kind == "config" for r in results):
+        sys.exit(EXIT_USAGE)
+    if any(r.error for r in results):
+        sys.exit(EXIT_SOURCE_ERROR)
+    if fail_on_drift and any(r.findings for r in results):
+        sys.exit(EXIT_DRIFT)
+    sys.exit(EXIT_OK)

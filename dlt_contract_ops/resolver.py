@@ -1,0 +1,52 @@
+"""One way to go from a declared source name to what the commands need: its settings, the
+built source (models, naming), and where its data lives. Shared by reconcile, validate and
+the contract commands, so a source resolves the same way everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dlt_contract_ops.settings.project import (
+    ProjectSettings,
+    SourceSettings,
+    load_source_settings,
+)
+
+if TYPE_CHECKING:
+    from dlt_contract_ops.destinations.connect import Target
+    from dlt_contract_ops.discovery import BuiltSource
+
+
+@dataclass(frozen=True)
+class ResolvedSource:
+    """A declared source: its settings merged with the project's, and the built source."""
+
+    settings: SourceSettings
+    built: BuiltSource
+
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+
+def resolve_source(name: str, project: ProjectSettings, project_dir: str) -> ResolvedSource:
+    """Settings of `name` and its source built once (imported and called)."""
+    from dlt_contract_ops.discovery import build_source
+
+    settings = load_source_settings(name, project)
+    return ResolvedSource(settings, build_source(name, settings.ref, project_dir))
+
+
+def resolve_target_of(settings: SourceSettings, project_dir: str) -> Target:
+    """Destination and dataset of a source: configured, else the pipeline's local state."""
+    from dlt_contract_ops.destinations.connect import resolve_target
+
+    return resolve_target(
+        settings.name,
+        settings.pipeline_name or settings.name,
+        settings.destination,
+        settings.dataset_name,
+        project_dir,
+    )

@@ -1,0 +1,157 @@
+"""The project's TOML files as dlt reads them, each parsed once per project context.
+
+dlt's providers hold the merged values; for provenance (which file sets a key), unknown-key
+checks and clear syntax errors we read the same files dlt loads, in dlt's order: the project's
+`.dlt/` before the global one, `secrets.toml` before `config.toml`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dlt_contract_ops.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class TomlFile:
+    """One TOML file dlt reads: where it is, how to show it, whether it holds secrets."""
+
+    path: Path
+    shown: str
+    secret: bool
+    doc: Mapping[str, Any]
+
+
+def env_name(key: str) -> str:
+    """The environment variable dlt reads for the dotted `key`.
+
+    >>> env_name("contract_ops.removal.recent_window")
+    'CONTRACT_OPS__REMOVAL__RECENT_WINDOW'
+    """
+    return "__".join(key.upper().split("."))
+
+
+def run_dir() -> Path:
+    import dlt
+
+    return Path(os.path.abspath(dlt.current.run_context().run_dir))
+
+
+def shown(path: Path) -> str:
+    """`path` relative to the project when inside it (`.dlt/secrets.toml`), else absolute."""
+    try:
+        return str(path.resolve().relative_to(run_dir().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def parse_toml(path: Path) -> Mapping[str, Any]:
+    """The document at `path`; ConfigError naming the file, line and column when broken."""
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"`{path}` is not valid TOML: {exc}. Fix the file (dlt cannot read it either)."
+        ) from exc
+    except OSError as exc:
+        raise ConfigError(f"Cannot read `{path}`: {exc}") from exc
+
+
+def toml_files() -> list[TomlFile]:
+    """Every TOML file dlt's providers load in the current project context, first wins."""
+    import dlt
+
+    base = run_dir()
+    out: list[TomlFile] = []
+    seen: set[Path] = set()
+    for provider in dlt.config.config_providers:
+        locations = getattr(provider, "locations", None) or []
+        for location in locations:
+            path = Path(location)
+            path = (path if path.is_absolute() else base / path).resolve()
+            if path in seen or not path.is_file():
+                continue
+            seen.add(path)
+            secret = bool(getattr(provider, "supports_secrets", False))
+            out.append(TomlFile(path, shown(path), secret, parse_toml(path)))
+    return out
+
+
+def dig(doc: Mapping[str, Any], dotted: str) -> tuple[bool, Any]:
+    """(found, value) of the dotted key in a parsed document."""
+    node: Any = doc
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def locate(dotted: str) -> str | None:
+    """Where `dotted` is set: an environment variable or a TOML file; None when unset."""
+    var = env_name(dotted)
+    if var in os.environ:
+        return f"environment variable {var}"
+    for f in toml_files():
+        if dig(f.doc, dotted)[0]:
+            return f.shown
+    return None
+
+
+def _check_toml_syntax(target: Path) -> None:
+    """Name the broken file before dlt fails on it with a long traceback."""
+    import dlt
+
+    candidates = [target / ".dlt" / name for name in ("secrets.toml", "config.toml")]
+    global_dir = Path(dlt.current.run_context().global_dir)
+    candidates += [global_dir / name for name in ("secrets.toml", "config.toml")]
+    for path in candidates:
+        if path.is_file():
+            parse_toml(path)
+
+
+@contextlib.contextmanager
+def project_context(project_dir: str | os.PathLike[str] | None) -> Iterator[str]:
+    """Point dlt's run context (its `.dlt/` settings and local files) at `project_dir`.
+
+    The previous run directory is restored on exit, so a library caller's own dlt context is
+    left as it was. A folder that does not exist and a TOML file with a syntax error are
+    ConfigErrors naming the path (and line and column).
+    """
+    import dlt  # noqa: F401  (initializes the default run context)
+    from dlt.common.configuration.container import Container
+    from dlt.common.configuration.specs.pluggable_run_context import PluggableRunContext
+
+    target = os.path.abspath(os.fspath(project_dir)) if project_dir is not None else os.getcwd()
+    if not os.path.isdir(target):
+        raise ConfigError(
+            f"Project directory `{target}` does not exist: pass the folder that holds `.dlt/` "
+            "to `--project-dir`."
+        )
+    _check_toml_syntax(Path(target))
+    ctx = Container()[PluggableRunContext]
+    previous = ctx.context.run_dir
+    # Always reload, even when the run dir already names the target: dlt's default run dir
+    # is the relative ".", whose TOML files were read in whatever directory was current at
+    # the time, and files edited since then would otherwise go unseen.
+    try:
+        ctx.reload(target)
+    except Exception as exc:  # dlt's provider errors: keep its message, drop the traceback
+        ctx.reload(previous)
+        raise ConfigError(f"dlt cannot load the configuration of `{target}`: {exc}") from exc
+    try:
+        yield target
+    finally:
+        ctx.reload(previous)

@@ -1,0 +1,101 @@
+"""What is wrong with the configuration tables, each problem naming the file and the key.
+
+One schema of the tables (which keys each may hold, which sub-tables it has) drives the
+unknown-key check of `reconcile` (fails on the table it reads), and of `validate` (lists all).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any
+
+from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.settings.files import dig, toml_files
+from dlt_contract_ops.settings.keys import unknown_key_messages
+from dlt_contract_ops.settings.specs import DEDUP_KEYS, PROJECT_KEYS, REMOVAL_KEYS, SOURCE_KEYS
+
+PROJECT_SECTION = "contract_ops"
+
+#: sub-tables per table kind: name -> allowed keys (None: checked by its owner, the sinks)
+_PROJECT_SUBTABLES: dict[str, frozenset[str] | None] = {
+    "removal": REMOVAL_KEYS,
+    "dedup": DEDUP_KEYS,
+    "alert_sink": None,
+}
+_SOURCE_SUBTABLES: dict[str, frozenset[str] | None] = {"removal": REMOVAL_KEYS}
+
+
+def _schema(section: str) -> tuple[frozenset[str], dict[str, frozenset[str] | None]]:
+    if section == PROJECT_SECTION:
+        return PROJECT_KEYS, _PROJECT_SUBTABLES
+    return SOURCE_KEYS, _SOURCE_SUBTABLES
+
+
+def table_problems(section: str) -> list[str]:
+    """Unknown keys in `[section]` and its known sub-tables, in every file that sets them."""
+    keys, subtables = _schema(section)
+    problems: list[str] = []
+    for f in toml_files():
+        found, table = dig(f.doc, section)
+        if not found or not isinstance(table, Mapping):
+            continue
+        problems += unknown_key_messages(table, keys, section, f.shown)
+        for sub, allowed in subtables.items():
+            inner = table.get(sub)
+            if allowed is not None and isinstance(inner, Mapping):
+                problems += unknown_key_messages(inner, allowed, f"{section}.{sub}", f.shown)
+    return problems
+
+
+def _near(name: str) -> bool:
+    return name != PROJECT_SECTION and bool(
+        difflib.get_close_matches(name.replace("-", "_").lower(), [PROJECT_SECTION], cutoff=0.8)
+    )
+
+
+def misplaced_sections() -> list[str]:
+    """Tables that look like ours but are misspelled: `[contract_op]`,
+    `[sources.X.contractops]`. Nothing in them is read."""
+    out: list[str] = []
+    for f in toml_files():
+        for key, value in f.doc.items():
+            if isinstance(value, Mapping) and _near(str(key)):
+                out.append(
+                    f"Section `[{key}]` in {f.shown} is not read. Did you mean "
+                    f"`[{PROJECT_SECTION}]`?"
+                )
+        sources = f.doc.get("sources")
+        if isinstance(sources, Mapping):
+            for name, table in sources.items():
+                if not isinstance(table, Mapping):
+                    continue
+                for key, value in table.items():
+                    if isinstance(value, Mapping) and _near(str(key)):
+                        out.append(
+                            f"Section `[sources.{name}.{key}]` in {f.shown} is not read. Did you "
+                            f"mean `[sources.{name}.{PROJECT_SECTION}]`?"
+                        )
+    return out
+
+
+def config_problems(sources: list[str]) -> list[str]:
+    """Every unknown key and misspelled section of the project, for `validate`."""
+    problems = table_problems(PROJECT_SECTION)
+    for name in sources:
+        problems += table_problems(f"sources.{name}.{PROJECT_SECTION}")
+    return problems + misplaced_sections()
+
+
+def raise_problems(problems: list[str]) -> None:
+    if problems:
+        raise ConfigError(" ".join(problems))
+
+
+def not_a_table(section: str) -> Any:
+    """A message when `section` is set to something other than a table, else None."""
+    for f in toml_files():
+        found, value = dig(f.doc, section)
+        if found and not isinstance(value, Mapping):
+            return f"`[{section}]` must be a table: {f.shown} sets it to {value!r}."
+    return None

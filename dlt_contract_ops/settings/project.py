@@ -1,0 +1,318 @@
+"""Project and per-source settings, resolved by dlt from its provider chain.
+
+Project-wide settings live in `[contract_ops]`, per-source declarations and overrides in
+`[sources.<name>.contract_ops]`. dlt's `resolve_configuration` reads them (environment
+variables first, then `secrets.toml`, then `config.toml`), so `SOURCES__GH__CONTRACT_OPS__REF`
+overrides the TOML exactly as dlt users expect. A value counts only in its own table: dlt's
+lookup would otherwise walk up and read, say, the `[destination]` table as a source's
+`destination`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+from dlt_contract_ops.core.removal import (
+    DEFAULT_BASELINE_THRESHOLD,
+    DEFAULT_BASELINE_WINDOW,
+    DEFAULT_RECENT_THRESHOLD,
+    DEFAULT_RECENT_WINDOW,
+)
+from dlt_contract_ops.errors import ConfigError, UnknownSourceError
+from dlt_contract_ops.settings.duration import parse_duration
+from dlt_contract_ops.settings.files import env_name, locate
+from dlt_contract_ops.settings.specs import (
+    DedupSpec,
+    ProjectSpec,
+    RemovalSpec,
+    SourceSpec,
+)
+
+PROJECT_SECTION = "contract_ops"
+DEFAULT_REALERT_AFTER = 24 * 3600.0
+DEFAULT_QUERY_TIMEOUT = 300.0
+DEFAULT_LOCK_TIMEOUT = 30.0
+
+_Spec = TypeVar("_Spec")
+
+
+def where(key: str) -> str:
+    """`key` as a user finds it: the TOML table and key, the file that sets it, and the
+    environment variable."""
+    section, _, name = key.rpartition(".")
+    found = locate(key)
+    at = f" ({found})" if found else ""
+    return f"`{name}` in `[{section}]`{at} (environment variable `{env_name(key)}`)"
+
+
+# -- typed values ---------------------------------------------------------------------------
+def as_names(value: Any, key: str) -> tuple[str, ...]:
+    """A list of names; from the environment as JSON or as one bare name."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            value = [value]
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(
+            f"{where(key)} must be a list of strings, e.g. `{key.rpartition('.')[2]} = "
+            f'["ingested_by"]`; got {value!r}.'
+        )
+    return tuple(value)
+
+
+def as_text(value: Any, key: str) -> str | None:
+    """A string setting; None when unset or empty."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"{where(key)} must be a string, got {value!r}.")
+    return value
+
+
+def as_fraction(value: Any, key: str) -> float:
+    """A number in [0, 1]."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = -1.0
+    if isinstance(value, bool) or not 0.0 <= number <= 1.0:
+        raise ConfigError(f"{where(key)} = {value!r} must be a fraction between 0 and 1, e.g. 0.2.")
+    return number
+
+
+def _duration(value: Any, key: str) -> timedelta:
+    return parse_duration(value, where(key))
+
+
+@dataclass(frozen=True)
+class RemovalSettings:
+    """Windows and thresholds of removal detection (defaults: the `DEFAULT_*` constants)."""
+
+    recent_window: timedelta = DEFAULT_RECENT_WINDOW
+    baseline_window: timedelta = DEFAULT_BASELINE_WINDOW
+    baseline_threshold: float = DEFAULT_BASELINE_THRESHOLD
+    recent_threshold: float = DEFAULT_RECENT_THRESHOLD
+
+    def overridden(
+        self, values: Mapping[str, Any], name_of: Callable[[str], str]
+    ) -> RemovalSettings:
+        """These settings with `values` applied; `name_of(key)` names a key in errors."""
+        out = self
+        for key, value in values.items():
+            if value is None:
+                continue
+            if key.endswith("_window"):
+                span = parse_duration(value, name_of(key))
+                out = replace(out, **{key: span})  # type: ignore[arg-type]  # key is a window
+            elif key.endswith("_threshold"):
+                try:
+                    number = float(value)
+                except (TypeError, ValueError):
+                    number = -1.0
+                if isinstance(value, bool) or not 0.0 <= number <= 1.0:
+                    raise ConfigError(
+                        f"{name_of(key)} = {value!r} must be a fraction between 0 and 1, "
+                        "e.g. 0.2."
+                    )
+                out = replace(out, **{key: number})  # type: ignore[arg-type]  # a threshold
+            else:
+                raise ConfigError(f"Unknown removal setting {name_of(key)}.")
+        return out
+
+
+@dataclass(frozen=True)
+class DedupSettings:
+    """The `[contract_ops.dedup]` table."""
+
+    enabled: bool = True
+    realert_after: float = DEFAULT_REALERT_AFTER
+    state_file: Path | None = None  # None: the default file in dlt's data dir
+
+
+@dataclass(frozen=True)
+class ProjectSettings:
+    """The `[contract_ops]` table."""
+
+    alert_sinks: tuple[str, ...] = ("logging",)
+    injected_columns: tuple[str, ...] = ()
+    load_timestamp_column: str | None = None
+    removal: RemovalSettings = field(default_factory=RemovalSettings)
+    dedup: DedupSettings = field(default_factory=DedupSettings)
+    query_timeout: float = DEFAULT_QUERY_TIMEOUT
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+
+
+@dataclass(frozen=True)
+class SourceSettings:
+    """One `[sources.<name>.contract_ops]` table, merged with the project-wide settings."""
+
+    name: str
+    ref: str
+    pipeline_name: str | None = None
+    destination: str | None = None
+    dataset_name: str | None = None
+    injected_columns: tuple[str, ...] = ()
+    load_timestamp_column: str | None = None
+    removal: RemovalSettings = field(default_factory=RemovalSettings)
+
+
+# -- resolution -----------------------------------------------------------------------------
+def _resolve(spec: _Spec, sections: tuple[str, ...]) -> _Spec:
+    """Resolve `spec` at exactly `sections`; values found higher up by dlt's walk are
+    dropped (they belong to other tables)."""
+    from dlt.common.configuration import resolve_configuration
+    from dlt.common.configuration.exceptions import ConfigurationValueError
+    from dlt.common.configuration.specs import BaseConfiguration
+    from dlt.common.configuration.utils import get_resolved_traces
+
+    assert isinstance(spec, BaseConfiguration)
+    log = get_resolved_traces()
+    start = len(log.resolved_traces)
+    try:
+        resolved = resolve_configuration(spec, sections=sections, accept_partial=True)
+    except ConfigurationValueError as exc:
+        key = getattr(exc, "field_name", None)
+        dotted = ".".join((*sections, key)) if key else ".".join(sections)
+        raise ConfigError(f"Cannot read {where(dotted)}: {exc}") from None
+    embedded = {
+        id(v): (*sections, k) for k, v in resolved.items() if isinstance(v, BaseConfiguration)
+    }
+    for trace in log.resolved_traces[start:]:
+        own = sections if trace.config is resolved else embedded.get(id(trace.config))
+        if own is not None and tuple(trace.sections) != own:
+            setattr(trace.config, trace.key, None)
+    del log.resolved_traces[start:]  # our lookups are not a pipeline's config trace
+    return resolved
+
+
+def _removal(spec: RemovalSpec, base: RemovalSettings, section: str) -> RemovalSettings:
+    return base.overridden(dict(spec), lambda key: where(f"{section}.{key}"))
+
+
+def load_project_settings() -> ProjectSettings:
+    """Read `[contract_ops]` (inside a project context); ConfigError on any bad key or value."""
+    import dlt
+
+    from dlt_contract_ops.settings.problems import not_a_table, raise_problems, table_problems
+
+    for section in (PROJECT_SECTION, f"{PROJECT_SECTION}.removal", f"{PROJECT_SECTION}.dedup"):
+        raise_problems([m for m in [not_a_table(section)] if m])
+    raise_problems(table_problems(PROJECT_SECTION))
+    p = PROJECT_SECTION
+    spec = _resolve(ProjectSpec(), (p,))
+    sinks = (
+        ("logging",) if spec.alert_sinks is None
+        else as_names(spec.alert_sinks, f"{p}.alert_sinks")
+    )
+    d: DedupSpec = spec.dedup
+    realert = (
+        DEFAULT_REALERT_AFTER if d.realert_after is None
+        else _duration(d.realert_after, f"{p}.dedup.realert_after").total_seconds()
+    )
+    run_dir = dlt.current.run_context().run_dir
+    state_file = as_text(d.state_file, f"{p}.dedup.state_file")
+    state = Path(run_dir, os.path.expanduser(state_file)) if state_file else None
+    return ProjectSettings(
+        alert_sinks=sinks,
+        injected_columns=as_names(spec.injected_columns, f"{p}.injected_columns"),
+        load_timestamp_column=as_text(spec.load_timestamp_column, f"{p}.load_timestamp_column"),
+        removal=_removal(spec.removal, RemovalSettings(), f"{p}.removal"),
+        dedup=DedupSettings(
+            enabled=True if d.enabled is None else bool(d.enabled),
+            realert_after=realert,
+            state_file=state,
+        ),
+        query_timeout=(
+            DEFAULT_QUERY_TIMEOUT if spec.query_timeout is None
+            else _duration(spec.query_timeout, f"{p}.query_timeout").total_seconds()
+        ),
+        lock_timeout=(
+            DEFAULT_LOCK_TIMEOUT if spec.lock_timeout is None
+            else _duration(spec.lock_timeout, f"{p}.lock_timeout").total_seconds()
+        ),
+    )
+
+
+def source_section(name: str) -> str:
+    return f"sources.{name}.{PROJECT_SECTION}"
+
+
+def load_source_settings(name: str, project: ProjectSettings) -> SourceSettings:
+    """Read `[sources.<name>.contract_ops]`; UnknownSourceError when it has no `ref`."""
+    from dlt_contract_ops.settings.problems import not_a_table, raise_problems, table_problems
+
+    base = source_section(name)
+    for section in (base, f"{base}.removal"):
+        raise_problems([m for m in [not_a_table(section)] if m])
+    raise_problems(table_problems(base))
+    spec = _resolve(SourceSpec(), ("sources", name, PROJECT_SECTION))
+
+    def text(key: str) -> str | None:
+        return as_text(getattr(spec, key), f"{base}.{key}")
+
+    ref = text("ref")
+    if ref is None:
+        if name in declared_sources():
+            raise ConfigError(
+                f"`[{base}]` has no `ref`: set it to the source as `module:attribute`, "
+                'e.g. `ref = "pipelines.github:github_source"`.'
+            )
+        raise UnknownSourceError(name, declared_sources())
+    module, _, attr = ref.partition(":")
+    if not module.strip() or not attr.strip():
+        raise ConfigError(
+            f'{where(f"{base}.ref")} is "{ref}": write it as `module:attribute`, '
+            'e.g. "pipelines.github:github_source".'
+        )
+    own = as_names(spec.injected_columns, f"{base}.injected_columns")
+    return SourceSettings(
+        name=name,
+        ref=ref,
+        pipeline_name=text("pipeline_name"),
+        destination=text("destination"),
+        dataset_name=text("dataset_name"),
+        # the source's list adds to the project-wide one: order kept, duplicates dropped
+        injected_columns=tuple(dict.fromkeys(project.injected_columns + own)),
+        load_timestamp_column=text("load_timestamp_column") or project.load_timestamp_column,
+        removal=_removal(spec.removal, project.removal, f"{base}.removal"),
+    )
+
+
+def declared_sources() -> list[str]:
+    """Names of every source that has a `[sources.<name>.contract_ops]` table (in a TOML
+    file, or as a `SOURCES__<NAME>__CONTRACT_OPS__REF` environment variable), sorted."""
+    from dlt_contract_ops.settings.files import toml_files
+
+    names: set[str] = set()
+    suffix = f"__{PROJECT_SECTION.upper()}__REF"
+    for var in os.environ:
+        if var.startswith("SOURCES__") and var.endswith(suffix):
+            name = var[len("SOURCES__") : -len(suffix)]
+            if name and "__" not in name:
+                names.add(name.lower())
+    for f in toml_files():
+        sources = f.doc.get("sources")
+        if isinstance(sources, Mapping):
+            for name, table in sources.items():
+                if isinstance(table, Mapping) and isinstance(table.get(PROJECT_SECTION), Mapping):
+                    names.add(name)
+    return sorted(names)
+
+
+def default_state_file(project_dir: str | os.PathLike[str], data_dir: str) -> Path:
+    """`<data dir>/contract_ops/alert_state/<project name>-<hash of its path>.json`."""
+    absolute = os.path.abspath(os.fspath(project_dir))
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", os.path.basename(absolute)) or "project"
+    digest = hashlib.sha256(absolute.encode()).hexdigest()[:12]
+    return Path(data_dir) / "contract_ops" / "alert_state" / f"{slug}-{digest}.json"

@@ -1,0 +1,76 @@
+"""The configuration specs: what each `[contract_ops...]` table may hold.
+
+dlt resolves them (`resolve_configuration`), so environment variables, `secrets.toml` and
+`config.toml` are read in dlt's order with dlt's type coercion and provenance. Fields typed
+`Any` hold values whose grammar or strictness is ours (durations, name lists, and text, which
+dlt would coerce from a number: `ref = 5` must be an error, not "5"); `settings.project`
+reads them into typed values. Adding a setting means adding one field here (and reading it there).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from dlt.common.configuration import configspec
+from dlt.common.configuration.specs import BaseConfiguration
+
+# NOTE: dlt's configspec reads the annotations at runtime; `Optional[...]` keeps them
+# evaluable on Python 3.10 under `from __future__ import annotations`.
+
+
+@configspec
+class RemovalSpec(BaseConfiguration):
+    """`[contract_ops.removal]` and `[sources.<X>.contract_ops.removal]`."""
+
+    recent_window: Optional[Any] = None  # noqa: UP045 (dlt evaluates the hint at runtime)
+    baseline_window: Optional[Any] = None  # noqa: UP045
+    baseline_threshold: Optional[Any] = None  # noqa: UP045
+    recent_threshold: Optional[Any] = None  # noqa: UP045
+
+
+@configspec
+class DedupSpec(BaseConfiguration):
+    """`[contract_ops.dedup]`."""
+
+    enabled: Optional[bool] = None  # noqa: UP045
+    realert_after: Optional[Any] = None  # noqa: UP045
+    state_file: Optional[Any] = None  # noqa: UP045
+
+
+@configspec
+class ProjectSpec(BaseConfiguration):
+    """`[contract_ops]`: project-wide settings."""
+
+    alert_sinks: Optional[Any] = None  # noqa: UP045
+    injected_columns: Optional[Any] = None  # noqa: UP045
+    load_timestamp_column: Optional[Any] = None  # noqa: UP045
+    query_timeout: Optional[Any] = None  # noqa: UP045
+    lock_timeout: Optional[Any] = None  # noqa: UP045
+    removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
+    dedup: DedupSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
+    #: per-sink option tables, read by `sinks.options` with provenance and secret rules
+    alert_sink: Optional[dict[str, Any]] = None  # noqa: UP045
+
+
+@configspec
+class SourceSpec(BaseConfiguration):
+    """`[sources.<X>.contract_ops]`: one declared source and its overrides."""
+
+    ref: Optional[Any] = None  # noqa: UP045
+    pipeline_name: Optional[Any] = None  # noqa: UP045
+    destination: Optional[Any] = None  # noqa: UP045
+    dataset_name: Optional[Any] = None  # noqa: UP045
+    injected_columns: Optional[Any] = None  # noqa: UP045
+    load_timestamp_column: Optional[Any] = None  # noqa: UP045
+    removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
+
+
+def fields_of(spec: type[BaseConfiguration]) -> frozenset[str]:
+    """The keys a table of `spec` may hold (the unknown-key check's allowed set)."""
+    return frozenset(spec.get_resolvable_fields())
+
+
+PROJECT_KEYS = fields_of(ProjectSpec)
+SOURCE_KEYS = fields_of(SourceSpec)
+REMOVAL_KEYS = fields_of(RemovalSpec)
+DEDUP_KEYS = fields_of(DedupSpec)
