@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from dlt_contract_ops.reconcile import detect_removal, reconcile_all, reconcile_source
     from dlt_contract_ops.sinks.base import AlertSink, ErrorEvent
 
-__version__ = "0.1.0"
+from dlt_contract_ops.version import __version__ as __version__  # re-export
 
 __all__ = [
     "DEFAULT_BASELINE_THRESHOLD",

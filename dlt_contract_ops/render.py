@@ -19,14 +19,15 @@ QUIET_WHEN_CLEAN = frozenset(d.name for d in DETECTORS if d.quiet_when_clean)
 
 
 def text_name(name: str) -> str:
-    """An identifier as text output shows it: one line, commas and quotes unambiguous.
+    r"""An identifier as text output shows it: one line, commas and quotes unambiguous.
 
     A column called `a, b` or holding a line break must not forge a second column or line.
 
-    >>> text_name("plain"), text_name("a, b"), text_name("x\\ny")
-    ('plain', '"a, b"', '"x\\ny"')
+    >>> text_name('Weird "Name"'), text_name("a, b"), text_name("x\ny")
+    ('Weird "Name"', '"a, b"', '"x\\ny"')
     """
-    if name and all(c.isprintable() and c not in ',"' for c in name) and name.strip() == name:
+    plain = all(c.isprintable() and c != "," for c in name)
+    if plain and name and name.strip() == name and not name.startswith('"'):
         return name
     return json.dumps(name, ensure_ascii=False)
 

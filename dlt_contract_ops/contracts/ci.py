@@ -11,7 +11,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from dlt_contract_ops.contracts.gate import Assessment, Finding, GateReport
-from dlt_contract_ops.contracts.render import Locations, blocking_reason, bump_phrase, heading
+from dlt_contract_ops.contracts.wording import Locations, blocking_reason, bump_phrase, heading
 
 
 def _case(suite: ET.Element, classname: str, name: str) -> ET.Element:

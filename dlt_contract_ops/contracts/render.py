@@ -6,22 +6,24 @@ Every renderer reads the same report object and returns a string ending in a new
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
+from dlt_contract_ops.contracts import ci
 from dlt_contract_ops.contracts.gate import Assessment, Finding, GateReport
+from dlt_contract_ops.contracts.wording import (
+    Locations,
+    blocking_reason,
+    bump_phrase,
+    heading,
+)
+
+__all__ = ["FORMATS", "Locations", "blocking_reason", "bump_phrase", "heading", "render"]
 
 REPORT_FORMAT = "dlt-contract-ops/contract-report@1"
 FORMATS = ("text", "json", "junit", "github")
 
-#: (resource, column or None) -> (file, line), where a CI annotation should point
-Locations = Mapping[tuple[str, str | None], tuple[str, int]]
-
-
 def render(report: GateReport, fmt: str, locations: Locations | None = None) -> str:
     """`report` in `fmt` (one of FORMATS)."""
-    from dlt_contract_ops.contracts import ci
-
     if fmt == "text":
         return to_text(report)
     if fmt == "json":
@@ -31,29 +33,6 @@ def render(report: GateReport, fmt: str, locations: Locations | None = None) -> 
     if fmt == "github":
         return ci.to_github(report, locations or {})
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
-
-
-def heading(a: Assessment, kind: str) -> str:
-    """`erp 1.0.0 → 1.1.0`, naming the current models for `check`."""
-    new = f"{a.new_version} (current models)" if kind == "check" else str(a.new_version)
-    if a.old_version is None:
-        return f"{a.source} {new}"
-    return f"{a.source} {a.old_version} → {new}"
-
-
-def bump_phrase(a: Assessment) -> str:
-    """`requires major, declares minor (1.0.0 → 1.1.0)`."""
-    declared = "a lower version" if a.declared is None else a.declared.label
-    return f"requires {a.required.label}, declares {declared} ({a.old_version} → {a.new_version})"
-
-
-def blocking_reason(f: Finding, a: Assessment) -> str:
-    """Why one finding blocks: the bump it needs against the bump declared."""
-    declared = "a lower version" if a.declared is None else f"a {a.declared.label} bump"
-    expired = ""
-    if f.waiver_expired and f.waiver is not None:
-        expired = f"; its waiver expired on {f.waiver.expires.isoformat()}"
-    return f"needs a {f.severity.bump.label} bump, the release declares {declared}{expired}"
 
 
 def _marker(f: Finding) -> str:

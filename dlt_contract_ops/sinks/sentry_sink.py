@@ -192,7 +192,7 @@ class SentrySink:
 
     # -- events --------------------------------------------------------------------------
     def _base(self, level: str, message: str) -> dict[str, Any]:
-        from dlt_contract_ops import __version__
+        from dlt_contract_ops.version import __version__
 
         return {
             "event_id": uuid.uuid4().hex,

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from dlt_contract_ops.context import Sweep
-from dlt_contract_ops.reconcile import ALL_DETECTORS, DETECTORS, run
+from dlt_contract_ops.reconcile import ALL_DETECTORS, run
+from dlt_contract_ops.reconcile import DEFAULT_DETECTORS as DETECTORS
 from tests.projects import Project
 
 SOURCES = """

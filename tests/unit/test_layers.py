@@ -82,3 +82,94 @@ def test_public_api_is_pinned() -> None:
     ]
     for name in dlt_contract_ops.__all__:
         assert getattr(dlt_contract_ops, name) is not None
+
+
+# -- the import graph ----------------------------------------------------------------------
+def _import_graph() -> dict[str, set[str]]:
+    """Module -> package modules it imports, at module level or inside a function (a lazy
+    import is still a dependency); `if TYPE_CHECKING:` blocks are left out."""
+    import ast
+    import pkgutil
+    from pathlib import Path
+
+    root = Path(dlt_contract_ops.__file__).parent
+    modules = {
+        m.name for m in pkgutil.walk_packages(dlt_contract_ops.__path__, "dlt_contract_ops.")
+    }
+    graph: dict[str, set[str]] = {}
+    for name in modules:
+        rel = name.split(".")[1:]
+        path = root.joinpath(*rel)
+        file = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        targets: set[str] = set()
+        for node in tree.body:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                continue
+            for sub in _walk_runtime(node):
+                if isinstance(sub, ast.ImportFrom) and sub.module:
+                    base = sub.module
+                    for alias in sub.names:
+                        full = f"{base}.{alias.name}"
+                        targets.add(full if full in modules else base)
+                elif isinstance(sub, ast.Import):
+                    targets.update(a.name for a in sub.names)
+        graph[name] = {t for t in targets if t in modules and t != name}
+    return graph
+
+
+def _walk_runtime(node: object) -> list[object]:
+    """`ast.walk` minus `if TYPE_CHECKING:` bodies at any depth."""
+    import ast
+
+    out: list[object] = []
+    todo = [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, ast.If) and "TYPE_CHECKING" in ast.unparse(current.test):
+            todo.extend(current.orelse)
+            continue
+        out.append(current)
+        todo.extend(ast.iter_child_nodes(current))  # type: ignore[arg-type]
+    return out
+
+
+def test_no_import_cycles() -> None:
+    graph = _import_graph()
+    assert "dlt_contract_ops.reconcile" in graph  # the walk saw the package
+    state: dict[str, int] = {}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append([*path[path.index(nxt):], nxt] if nxt in path else [node, nxt])
+            elif nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[node] = 2
+
+    for start in sorted(graph):
+        if start not in state:
+            visit(start, [start])
+    assert cycles == []
+
+
+def test_nothing_in_the_package_imports_its_root() -> None:
+    """The root re-exports lazily; a module importing it would pull in the whole API."""
+    import ast
+    from pathlib import Path
+
+    root = Path(dlt_contract_ops.__file__).parent
+    offenders = []
+    for file in root.rglob("*.py"):
+        if file == root / "__init__.py":
+            continue
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module == "dlt_contract_ops":
+                offenders.append(str(file.relative_to(root)))
+            elif isinstance(node, ast.Import) and any(
+                a.name == "dlt_contract_ops" for a in node.names
+            ):
+                offenders.append(str(file.relative_to(root)))
+    assert offenders == []

@@ -113,8 +113,7 @@ def test_text_block_with_a_finding() -> None:
     assert text.splitlines() == [
         "Source: shop  |  Findings: 1  |  Duration: 0.12s",
         "  • OrderItems: additive drift (2 column(s))",
-        # a name with a quote (or a comma, or a line break) is JSON-quoted: never ambiguous
-        '      Columns: "Weird \\"Name\\"", größe',
+        '      Columns: Weird "Name", größe',
         "      First seen: 2026-11-01T00:00:00+00:00",
         "  ! resource `no_model` has no Pydantic model: skipped",
     ]
