@@ -17,7 +17,7 @@ from typing import Any
 from dlt_contract_ops.core.additive import ignored_columns
 from dlt_contract_ops.core.columns import ExpectedTable, LiveTable, TimeAxis
 from dlt_contract_ops.core.timeaxis import choose_time_axis
-from dlt_contract_ops.destinations.base import SqlClientAdapter
+from dlt_contract_ops.destinations.base import DestinationAdapter
 from dlt_contract_ops.destinations.connect import Target, open_adapter
 from dlt_contract_ops.discovery import BuiltSource
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
@@ -36,7 +36,7 @@ class SourceContext:
     settings: SourceSettings
     built: BuiltSource
     target: Target
-    adapter: SqlClientAdapter
+    adapter: DestinationAdapter
     live: dict[str, LiveTable]
     notes: list[str] = field(default_factory=list)
     #: the run's clock (tests and `detect_removal(now=...)` pin it); None: the wall clock
@@ -133,7 +133,7 @@ class Sweep:
         self.project_dir = project_dir
         self.emitter = emitter
         self._live_cache: dict[tuple[str, str, str], dict[str, LiveTable]] = {}
-        self.adapters: list[SqlClientAdapter] = []
+        self.adapters: list[DestinationAdapter] = []
         self.sources_built = 0
 
     def context(self, name: str) -> SourceContext:

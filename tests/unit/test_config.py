@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from dlt_contract_ops.errors import ConfigError, UnknownSourceError
 from dlt_contract_ops.settings import (
     ProjectSettings,
     SourceSettings,
@@ -15,7 +16,6 @@ from dlt_contract_ops.settings import (
     load_source_settings,
     project_context,
 )
-from dlt_contract_ops.errors import ConfigError, UnknownSourceError
 from tests.projects import Project
 
 

@@ -166,10 +166,10 @@ def test_nothing_in_the_package_imports_its_root() -> None:
         if file == root / "__init__.py":
             continue
         for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.ImportFrom) and node.module == "dlt_contract_ops":
-                offenders.append(str(file.relative_to(root)))
-            elif isinstance(node, ast.Import) and any(
+            from_root = isinstance(node, ast.ImportFrom) and node.module == "dlt_contract_ops"
+            root_import = isinstance(node, ast.Import) and any(
                 a.name == "dlt_contract_ops" for a in node.names
-            ):
+            )
+            if from_root or root_import:
                 offenders.append(str(file.relative_to(root)))
     assert offenders == []
