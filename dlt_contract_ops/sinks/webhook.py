@@ -1,34 +1,59 @@
-"""The webhook sink: POST one JSON document per event, standard library only.
+"""The webhook sink: POST one JSON document per event through dlt's HTTP client.
 
 Options (`[contract_ops.alert_sink.webhook]`; `url` only from secrets, since a Slack webhook
 URL is a credential):
 
 - `url`: where to POST.
 - `format`: `"json"` (this package's document) or `"slack"` (Slack's incoming webhook).
-- `timeout` (5 s): one attempt's socket timeout.
+- `timeout` (5 s): one attempt's connect and per-read socket timeout.
 - `retries` (3): further attempts after a 5xx, a 429 or a network error, with exponential
-  backoff from `backoff` (0.5 s) or the server's `Retry-After`.
-- `max_time` (15 s): one event never takes longer than this, retries included.
+  backoff from `backoff` (0.5 s, at most 10 s) or the server's `Retry-After` (seconds or an
+  HTTP date). Any other 4xx, and a redirect, fail at once: resending cannot help.
+- `max_time` (15 s): one event never takes longer than this, retries, waits and a receiver
+  that trickles its answer included.
 - `send_samples` (true): false empties sample values, which may hold personal data.
 - `headers`: extra HTTP headers (an `Authorization` token, say).
 
+Delivery guarantee: `emit_drift`/`emit_error` return normally only when the receiver answered
+2xx, completely, within `max_time`. Anything else raises `DeliveryError` naming the host (never
+the URL's path), the attempts made and the last status or network error, so the emitter can
+log the event instead and leave the finding un-alerted for the next run. Delivery is
+therefore at least once: a receiver whose 2xx was lost or late gets the event again.
+
 Delivery is synchronous, so ordering is kept and nothing is left behind at exit. An event
-that exhausts its retries opens a breaker: the rest of the invocation's events are dropped at
-once (counted and reported at flush) instead of each waiting out `max_time` again.
+that fails on the endpoint (network, 429, 5xx, `max_time`) opens a breaker: the rest of the
+invocation's events raise `DeliveryError` at once instead of each waiting out `max_time`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import functools
 import json
-import logging
+import socket
+import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
+from dlt.sources.helpers.requests import (
+    ChunkedEncodingError,
+    Client,
+    ConnectionError,
+    RequestException,
+    Session,
+    Timeout,
+)
+from requests.adapters import HTTPAdapter
+from requests.models import PreparedRequest, Response
+from tenacity import RetryCallState, stop_after_attempt, stop_any
+from tenacity.stop import stop_base
+from urllib3.connectionpool import HTTPConnectionPool
+
+from dlt_contract_ops.errors import DeliveryError
 from dlt_contract_ops.findings import DriftFinding
 from dlt_contract_ops.sinks import payloads
 from dlt_contract_ops.sinks.base import ErrorEvent
@@ -40,38 +65,57 @@ from dlt_contract_ops.sinks.options import (
     as_text,
 )
 
-log = logging.getLogger("dlt_contract_ops.sinks.webhook")
-
 NAME = "webhook"
 MAX_BACKOFF = 10.0
 USER_AGENT = "dlt-contract-ops-webhook/1"
-
-
-def retry_delay(attempt: int, backoff: float, retry_after: str | None) -> float:
-    """Seconds to wait before attempt `attempt + 1`: the server's `Retry-After` seconds when
-    given, else `backoff * 2**attempt`; both capped at MAX_BACKOFF.
-
-    >>> retry_delay(0, 0.5, None), retry_delay(2, 0.5, None), retry_delay(0, 0.5, "3")
-    (0.5, 2.0, 3.0)
-    """
-    if retry_after is not None:
-        try:
-            seconds = float(retry_after.strip())
-            return min(max(seconds, 0.0), MAX_BACKOFF)
-        except ValueError:
-            pass  # an HTTP date: fall back to our own backoff
-    return min(backoff * 2.0**attempt, MAX_BACKOFF)
+RETRY_STATUSES = (429, *range(500, 600))
+RETRY_ERRORS = (ConnectionError, Timeout, ChunkedEncodingError)
 
 
 def retryable(status: int | None) -> bool:
-    """A network error (no status), 429 and 5xx are worth another attempt; other 4xx not."""
-    return status is None or status == 429 or status >= 500
+    """A network error (no status), 429 and 5xx are worth another attempt; other 4xx and a
+    redirect are not: the same POST would get the same answer.
+
+    >>> [retryable(status) for status in (None, 429, 503, 400, 308)]
+    [True, True, True, False, False]
+    """
+    return status is None or status in RETRY_STATUSES
 
 
 def redact(url: str) -> str:
-    """`scheme://host:port` only: a webhook URL's path often is the credential."""
+    """`scheme://host:port` only: a webhook URL's path often is the credential.
+
+    >>> redact("https://hooks.slack.com/services/T000/B000/XXXX")
+    'https://hooks.slack.com'
+    """
     parts = urllib.parse.urlsplit(url)
     return f"{parts.scheme}://{parts.hostname or ''}" + (f":{parts.port}" if parts.port else "")
+
+
+def network_reason(exc: BaseException) -> str:
+    """`ConnectionError (Connection refused)`: the error's class and the innermost OS reason
+    (else the innermost error's class).
+
+    Never `str(exc)`: requests puts the whole URL, path and credential included, in it.
+    """
+    chain = [exc]
+    while len(chain) < 10:  # a cycle in a cause chain is possible; no real chain is this long
+        cause = _cause(chain[-1])
+        if cause is None:
+            break
+        chain.append(cause)
+    for cause in chain:
+        if isinstance(cause, OSError) and cause.strerror:
+            return f"{type(exc).__name__} ({cause.strerror})"
+    inner = chain[-1]
+    return type(exc).__name__ if inner is exc else f"{type(exc).__name__} ({type(inner).__name__})"
+
+
+def _cause(exc: BaseException) -> BaseException | None:
+    reason = getattr(exc, "reason", None)  # where urllib3's MaxRetryError keeps its cause
+    if isinstance(reason, BaseException):
+        return reason
+    return exc.__cause__ or exc.__context__
 
 
 @dataclass(frozen=True)
@@ -81,12 +125,149 @@ class Outcome:
     delivered: bool
     attempts: int
     detail: str
-    #: the last failure was a network error, a 429 or a 5xx: the endpoint, not the event
+    #: the last failure was a network error, a 429, a 5xx or `max_time`: the endpoint, not
+    #: the event
     endpoint_failed: bool = False
 
 
+class Budget:
+    """One event's `max_time`. When it runs out, the sockets of the attempt still waiting for
+    its answer are shut down: a socket timeout bounds each read, not the answer, so a receiver
+    that trickles a byte a second would otherwise hold the event indefinitely."""
+
+    def __init__(self, seconds: float) -> None:
+        self.ends_at = time.monotonic() + seconds
+        self.attempts = 0
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> Budget:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def left(self) -> float:
+        return self.ends_at - time.monotonic()
+
+    def watch(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            if self.expired:  # an attempt that slipped in at the very end
+                _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            for sock in self._sockets:
+                _shut(sock)
+
+
+def _shut(sock: socket.socket) -> None:
+    # shutdown, not close: it wakes a recv blocked in another thread (close does not). An
+    # OSError means its owner closed it already: nothing left to cut.
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+#: the budget of the event being delivered on this thread. urllib3's pools create the
+#: connections, so this is how a connection reaches the budget that must be able to cut it.
+_BUDGET: contextvars.ContextVar[Budget | None] = contextvars.ContextVar(
+    "dlt_contract_ops_webhook_budget", default=None
+)
+
+
+@functools.cache
+def _watched(base: type[Any]) -> type[Any]:
+    """`base` (the connection class of a urllib3 pool) handing its socket to the running
+    event's budget before it waits for the answer (status line, headers and body)."""
+    if getattr(base, "budgeted", False):
+        return base
+
+    def getresponse(self: Any) -> Any:
+        budget = _BUDGET.get()
+        if budget is not None and self.sock is not None:
+            budget.watch(self.sock)
+        return base.getresponse(self)
+
+    return type(f"Budgeted{base.__name__}", (base,), {"getresponse": getresponse, "budgeted": True})
+
+
+class BudgetAdapter(HTTPAdapter):
+    """requests' transport, bounded by the running event's budget: each attempt's timeout is
+    cut to the time left, and every pool's connections are watched (direct, TLS or proxied
+    alike, since the hook is the pool each request goes through)."""
+
+    def get_connection_with_tls_context(
+        self,
+        request: PreparedRequest,
+        verify: Any,
+        proxies: dict[str, str] | None = None,
+        cert: Any = None,
+    ) -> HTTPConnectionPool:
+        pool = super().get_connection_with_tls_context(request, verify, proxies, cert)
+        pool.ConnectionCls = _watched(pool.ConnectionCls)
+        return pool
+
+    def send(
+        self,
+        request: PreparedRequest,
+        stream: bool = False,
+        timeout: Any = None,
+        verify: Any = True,
+        cert: Any = None,
+        proxies: dict[str, str] | None = None,
+    ) -> Response:
+        budget = _BUDGET.get()
+        if budget is not None:
+            budget.attempts += 1
+            if isinstance(timeout, (int, float)):
+                timeout = max(0.001, min(float(timeout), budget.left()))
+        return super().send(request, stream, timeout, verify, cert, proxies)
+
+
+class StopWithinBudget(stop_base):
+    """Stop retrying when the budget ran out or the next attempt could not start within it."""
+
+    def __call__(self, retry_state: RetryCallState) -> bool:
+        budget = _BUDGET.get()
+        return budget is not None and (
+            budget.expired or retry_state.upcoming_sleep >= budget.left()
+        )
+
+
+class BudgetClient(Client):
+    """dlt's retrying client (tenacity: 429/5xx/network errors, exponential backoff,
+    `Retry-After` in seconds or as an HTTP date), bounded per event by a `Budget`."""
+
+    def __init__(self, *, attempts: int, **kwargs: Any) -> None:
+        super().__init__(request_max_attempts=attempts, **kwargs)
+        self.attempts = attempts
+        # one adapter for every thread's session, so `close` reaches all their connections
+        self.adapter = BudgetAdapter()
+
+    def _make_session(self) -> Session:
+        # dlt builds each thread's session here (its public `session` property calls this);
+        # overriding it is the one way to fit every session the client will hand out
+        session = super()._make_session()
+        session.mount("http://", self.adapter)
+        session.mount("https://", self.adapter)
+        # dlt wraps `send` in tenacity with `stop_after_attempt` only; keep its retry and wait
+        # rules (`retry_with`, tenacity's API for this) and also stop within the budget
+        wrapped = cast(Any, session.send)
+        session.send = wrapped.retry_with(  # type: ignore[method-assign]  # as dlt does
+            stop=stop_any(stop_after_attempt(self.attempts), StopWithinBudget())
+        )
+        return session
+
+
 class WebhookSink:
-    """POSTs `drift_json`/`error_json` (or the Slack shape) to `url`."""
+    """POSTs `drift_json`/`error_json` (or the Slack shape) to `url`; raises `DeliveryError`
+    for an event that was not delivered."""
 
     secret_options: ClassVar[frozenset[str]] = frozenset({"url"})
 
@@ -125,9 +306,20 @@ class WebhookSink:
                 NAME,
                 "headers",
             )
-        self.headers = dict(headers or {})
+        self.headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT}
+        self.headers.update(headers or {})
+        # every argument explicit: dlt injects `[runtime]` request settings into the rest
+        self._client = BudgetClient(
+            attempts=self.retries + 1,
+            request_timeout=self.timeout,
+            raise_for_status=False,
+            status_codes=RETRY_STATUSES,
+            exceptions=RETRY_ERRORS,
+            request_backoff_factor=self.backoff,
+            request_max_retry_delay=MAX_BACKOFF,
+            respect_retry_after_header=True,
+        )
         self._broken: str | None = None
-        self._dropped = 0
         self.delivered = 0
 
     # -- AlertSink -----------------------------------------------------------------------
@@ -136,78 +328,77 @@ class WebhookSink:
             doc = payloads.drift_slack(finding, send_samples=self.send_samples)
         else:
             doc = payloads.drift_json(finding, send_samples=self.send_samples)
-        self._deliver(doc, payloads.drift_summary(finding))
+        self._deliver(doc)
 
     def emit_error(self, event: ErrorEvent) -> None:
         doc = payloads.error_slack(event) if self.format == "slack" else payloads.error_json(event)
-        self._deliver(doc, payloads.error_summary(event))
+        self._deliver(doc)
 
     def flush(self, timeout: float) -> None:
-        # Nothing is buffered (delivery is synchronous); report what the breaker dropped.
-        if self._dropped:
-            log.warning(
-                "alert sink '%s': %d further event(s) not sent to %s after an earlier delivery "
-                "failed (%s)",
-                NAME,
-                self._dropped,
-                redact(self.url),
-                self._broken,
-            )
-            self._dropped = 0
+        """Nothing to do: delivery is synchronous, every event has been answered or raised."""
+
+    def close(self) -> None:
+        self._client.adapter.close()
 
     # -- delivery ------------------------------------------------------------------------
-    def _deliver(self, doc: Mapping[str, Any], summary: str) -> None:
+    def _deliver(self, doc: Mapping[str, Any]) -> None:
+        where = redact(self.url)
         if self._broken is not None:
-            self._dropped += 1
-            return
+            raise DeliveryError(
+                f"Webhook event not sent to {where}: an earlier event of this run failed there "
+                f"({self._broken}), so the rest fail at once instead of each waiting out "
+                f"`max_time`. Check that the receiver is up."
+            )
         outcome = self.post(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
         if outcome.delivered:
             self.delivered += 1
             return
-        log.warning(
-            "alert sink '%s': POST to %s failed after %d attempt(s): %s; event not delivered: %s",
-            NAME,
-            redact(self.url),
-            outcome.attempts,
-            outcome.detail,
-            summary,
-        )
         if outcome.endpoint_failed:
             self._broken = outcome.detail
+            hint = "Check that the receiver is up and answers within `timeout`/`max_time`."
+        else:
+            hint = "Check the `url`, `format` and `headers` options."
+        raise DeliveryError(
+            f"Webhook POST to {where} failed after {outcome.attempts} attempt(s): "
+            f"{outcome.detail}; the event was not delivered. {hint}"
+        )
 
     def post(self, body: bytes) -> Outcome:
-        """POST `body` with retries inside `max_time`; never raises."""
-        deadline = time.monotonic() + self.max_time
-        headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT, **self.headers}
-        attempt = 0
-        while True:
-            attempt += 1
-            remaining = deadline - time.monotonic()
-            request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-            retry_after: str | None = None
-            try:
-                with urllib.request.urlopen(  # the scheme is checked in __init__
-                    request, timeout=max(0.001, min(self.timeout, remaining))
-                ) as response:
-                    response.read()
-                    return Outcome(True, attempt, f"HTTP {response.status}")
-            except urllib.error.HTTPError as exc:
-                status: int | None = exc.code
-                retry_after = exc.headers.get("Retry-After") if exc.headers else None
-                detail = f"HTTP {exc.code}"
-                exc.close()
-            except (urllib.error.URLError, OSError) as exc:
-                status = None
-                reason = getattr(exc, "reason", exc)
-                detail = f"network error: {reason}"
-            if not retryable(status):
-                return Outcome(False, attempt, detail)
-            if attempt > self.retries:
-                return Outcome(False, attempt, detail, endpoint_failed=True)
-            delay = retry_delay(attempt - 1, self.backoff, retry_after)
-            if time.monotonic() + delay >= deadline:
-                return Outcome(
-                    False, attempt, f"{detail} (gave up: max_time {self.max_time:g}s)", True
+        """POST `body` with retries, the whole of it within `max_time`; never raises."""
+        budget = Budget(self.max_time)
+        token = _BUDGET.set(budget)
+        try:
+            with budget:
+                response = self._client.session.post(
+                    self.url,
+                    data=body,
+                    headers=self.headers,
+                    timeout=self.timeout,
+                    allow_redirects=False,  # a redirected POST turns into a GET: no delivery
                 )
-            time.sleep(delay)
+        except (RequestException, OSError) as exc:  # OSError: a cut TLS socket can surface raw
+            return self._outcome(
+                budget, f"network error: {network_reason(exc)}", isinstance(exc, RETRY_ERRORS)
+            )
+        finally:
+            _BUDGET.reset(token)
+        status = response.status_code
+        if 200 <= status < 300 and not budget.expired:
+            return Outcome(True, budget.attempts, f"HTTP {status}")
+        detail = f"HTTP {status}"
+        if 300 <= status < 400:
+            detail += " (redirects are not followed: set `url` to the final address)"
+        return self._outcome(budget, detail, retryable(status))
 
+    def _outcome(self, budget: Budget, detail: str, endpoint: bool) -> Outcome:
+        """A failed delivery: `endpoint` says the failure was the endpoint's (retryable)."""
+        attempts = max(budget.attempts, 1)
+        # the timer's cut and an attempt's timeout (cut to the time left) end at the same
+        # moment; whichever came first, the budget is what ended the event
+        if budget.expired or budget.left() <= 0:
+            detail = f"no complete answer within max_time {self.max_time:g}s (last: {detail})"
+            return Outcome(False, attempts, detail, endpoint_failed=True)
+        if endpoint and attempts < self.retries + 1:
+            # tenacity stopped early: the next wait would have run past the budget
+            detail += f" (gave up: the next attempt would start after max_time {self.max_time:g}s)"
+        return Outcome(False, attempts, detail, endpoint_failed=endpoint)

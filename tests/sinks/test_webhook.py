@@ -2,42 +2,40 @@
 
 from __future__ import annotations
 
-import logging
-import time
+import doctest
+import threading
+from itertools import pairwise
 
 import pytest
 
+from dlt_contract_ops.errors import DeliveryError
+from dlt_contract_ops.sinks import webhook
 from dlt_contract_ops.sinks.payloads import slack_escape
-from dlt_contract_ops.sinks.webhook import WebhookSink, redact, retry_delay, retryable
+from dlt_contract_ops.sinks.webhook import WebhookSink, redact, retryable
 from tests.sinks.conftest import make_error, make_finding
 from tests.sinks.servers import Receiver, Reply, free_port
 
 
 @pytest.mark.parametrize(
-    ("attempt", "backoff", "retry_after", "expected"),
-    [
-        (0, 0.5, None, 0.5),
-        (1, 0.5, None, 1.0),
-        (3, 0.5, None, 4.0),
-        (10, 0.5, None, 10.0),  # capped
-        (0, 0.5, "2", 2.0),  # the server's Retry-After wins
-        (0, 0.5, " 0 ", 0.0),
-        (0, 0.5, "3600", 10.0),  # capped too
-        (1, 0.5, "Wed, 21 Oct 2015 07:28:00 GMT", 1.0),  # an HTTP date: our own backoff
-    ],
-)
-def test_retry_delay(
-    attempt: int, backoff: float, retry_after: str | None, expected: float
-) -> None:
-    assert retry_delay(attempt, backoff, retry_after) == expected
-
-
-@pytest.mark.parametrize(
     ("status", "expected"),
-    [(None, True), (429, True), (500, True), (503, True), (400, False), (404, False)],
+    [
+        (None, True),
+        (429, True),
+        (500, True),
+        (503, True),
+        (599, True),
+        (308, False),
+        (400, False),
+        (404, False),
+    ],
 )
 def test_retryable(status: int | None, expected: bool) -> None:
     assert retryable(status) is expected
+
+
+def test_docstring_examples() -> None:
+    result = doctest.testmod(webhook)
+    assert (result.failed, result.attempted > 0) == (0, True)
 
 
 @pytest.mark.parametrize(
@@ -122,8 +120,12 @@ def test_slack_shape() -> None:
 
 
 def test_slack_long_values_are_cut_to_slack_limits() -> None:
-    finding = make_finding(resource="r" * 400, columns=[f"c{i}_" + "x" * 60 for i in range(80)],
-                           column_types={}, samples={})
+    finding = make_finding(
+        resource="r" * 400,
+        columns=[f"c{i}_" + "x" * 60 for i in range(80)],
+        column_types={},
+        samples={},
+    )
     doc = WebhookSink("http://127.0.0.1:9", format="slack")
     from dlt_contract_ops.sinks.payloads import drift_slack
 
@@ -159,71 +161,69 @@ def test_429_honours_retry_after() -> None:
     assert second.at - first.at >= 0.9
 
 
-def test_client_error_is_not_retried(caplog: pytest.LogCaptureFixture) -> None:
+def test_client_error_is_not_retried() -> None:
     with Receiver(replies=[Reply(400)]) as hook:
         sink = WebhookSink(hook.url, backoff=0.01)
-        with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
+        with pytest.raises(DeliveryError, match=r"failed after 1 attempt\(s\): HTTP 400"):
             sink.emit_drift(make_finding())
-            sink.emit_drift(make_finding(resource="next"))  # the endpoint is fine: still sent
+        sink.emit_drift(make_finding(resource="next"))  # the endpoint is fine: still sent
         assert len(hook.requests) == 2
     assert sink.delivered == 1
-    assert "failed after 1 attempt(s): HTTP 400" in caplog.text
 
 
-def test_unreachable_is_bounded_warns_and_opens_the_breaker(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+def test_unreachable_raises_and_opens_the_breaker() -> None:
     sink = WebhookSink(f"http://127.0.0.1:{free_port()}/hook/SECRET", retries=2, backoff=0.05)
-    started = time.monotonic()
-    with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
-        for i in range(5):
+    messages = []
+    for i in range(5):
+        with pytest.raises(DeliveryError) as caught:
             sink.emit_drift(make_finding(resource=f"r{i}"))
+        messages.append(str(caught.value))
+    with pytest.raises(DeliveryError) as caught:
         sink.emit_error(make_error())
-        sink.flush(1)
-    assert time.monotonic() - started < 3.0
+    messages.append(str(caught.value))
+    sink.flush(1)
     assert sink.delivered == 0
-    text = caplog.text
-    assert "POST to http://127.0.0.1:" in text
-    assert "failed after 3 attempt(s): network error" in text
-    assert "5 further event(s) not sent" in text
-    assert "SECRET" not in text
+    first, *rest = messages
+    assert "Webhook POST to http://127.0.0.1:" in first
+    assert "failed after 3 attempt(s): network error: ConnectionError" in first
+    assert len(rest) == 5
+    assert all("an earlier event of this run failed there (network error" in m for m in rest)
+    assert not any("SECRET" in m for m in messages)
 
 
-def test_a_server_that_keeps_failing_is_bounded_by_max_time(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
+def test_a_server_that_keeps_failing_is_bounded_by_max_time() -> None:
     with Receiver(default=Reply(500)) as hook:
-        sink = WebhookSink(hook.url, retries=50, backoff=0.2, max_time=1.0)
-        started = time.monotonic()
-        with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
+        # waits of 0.25, 0.5 and 1 s fit in 2.5 s; the next (2 s) would not: 4 attempts,
+        # each decision at least 0.75 s away from the limit
+        sink = WebhookSink(hook.url, retries=50, backoff=0.25, max_time=2.5)
+        with pytest.raises(DeliveryError) as caught:
             sink.emit_drift(make_finding())
+        assert len(hook.requests) == 4
+        with pytest.raises(DeliveryError, match="an earlier event of this run failed there"):
             sink.emit_drift(make_finding(resource="b"))
-            sink.flush(1)
-        elapsed = time.monotonic() - started
-        attempts = len(hook.requests)
-    assert elapsed < 1.5
-    assert 2 <= attempts <= 4
-    assert "gave up: max_time 1s" in caplog.text
-    assert "1 further event(s) not sent" in caplog.text
+        assert len(hook.requests) == 4  # the breaker: no further POST
+        gaps = [b.at - a.at for a, b in pairwise(hook.requests)]
+    assert "failed after 4 attempt(s): HTTP 500" in str(caught.value)
+    assert "gave up: the next attempt would start after max_time 2.5s" in str(caught.value)
+    assert all(gap >= wait for gap, wait in zip(gaps, (0.25, 0.5, 1.0), strict=True))
 
 
 def test_a_slow_server_is_cut_by_the_timeout() -> None:
-    import threading
-
     gate = threading.Event()
 
     with Receiver() as hook:
         original = hook.server.RequestHandlerClass.do_POST  # type: ignore[attr-defined]
 
         def slow(handler: object) -> None:
-            gate.wait(5)
+            gate.wait(30)  # far beyond the timeout: only the timeout can end the attempt
             original(handler)
 
         hook.server.RequestHandlerClass.do_POST = slow  # type: ignore[attr-defined]
-        sink = WebhookSink(hook.url, timeout=0.3, retries=0)
-        started = time.monotonic()
-        sink.emit_drift(make_finding())
-        elapsed = time.monotonic() - started
-        gate.set()
-    assert elapsed < 1.5
+        sink = WebhookSink(hook.url, timeout=0.3, retries=1, backoff=0)
+        try:
+            with pytest.raises(DeliveryError) as caught:
+                sink.emit_drift(make_finding())
+        finally:
+            gate.set()
+    assert "failed after 2 attempt(s): network error: ReadTimeout" in str(caught.value)
     assert sink.delivered == 0
