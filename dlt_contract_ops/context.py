@@ -20,6 +20,7 @@ from dlt_contract_ops.core.timeaxis import choose_time_axis
 from dlt_contract_ops.destinations.base import DestinationAdapter
 from dlt_contract_ops.destinations.connect import Target, open_adapter
 from dlt_contract_ops.discovery import BuiltSource
+from dlt_contract_ops.errors import DestinationError
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.resolver import resolve_source, resolve_target_of
 from dlt_contract_ops.settings.project import ProjectSettings, SourceSettings
@@ -41,6 +42,8 @@ class SourceContext:
     notes: list[str] = field(default_factory=list)
     #: the run's clock (tests and `detect_removal(now=...)` pin it); None: the wall clock
     now: datetime | None = None
+    #: modelled tables the pipeline loaded (its stored schema has them) that are gone now
+    dropped: frozenset[str] = frozenset()
 
     @property
     def name(self) -> str:
@@ -62,9 +65,30 @@ class SourceContext:
         live = self.live.get(table)
         if live is None:
             return None
-        return choose_time_axis(
-            live, self.load_timestamp_column, self.adapter.partition_column(table)
-        )
+        ts = self.load_timestamp_column
+        if ts and live.has(ts) and not self._holds_time(live.columns[ts].data_type):
+            ts = None  # a text column cannot be windowed by time: fall back (note below)
+        return choose_time_axis(live, ts, self.adapter.partition_column(table))
+
+    def _holds_time(self, db_type: str) -> bool:
+        from dlt_contract_ops.core.declared import type_reader
+
+        return type_reader(self.adapter.type_mapper())(db_type) in ("timestamp", "date")
+
+    def time_axis_notes(self) -> list[str]:
+        """Tables whose configured `load_timestamp_column` is not a time type."""
+        ts = self.load_timestamp_column
+        out = []
+        for expected, live in self.present_tables():
+            if ts and live.has(ts) and not self._holds_time(live.columns[ts].data_type):
+                axis = self.axis(expected.table)
+                fallback = f"`{axis.column}`" if axis else "nothing"
+                out.append(
+                    f"table `{expected.table}`: `load_timestamp_column` `{ts}` is "
+                    f"{live.columns[ts].data_type}, not a timestamp: windowing on {fallback} "
+                    "instead. Load it as a timestamp (or unset the setting)."
+                )
+        return out
 
     def present_tables(self) -> Iterator[tuple[ExpectedTable, LiveTable]]:
         """Modelled resources whose table exists (the others have a note already)."""
@@ -104,9 +128,24 @@ class SourceContext:
         )
 
     def result(
-        self, detector: str, started: float, findings: list[Any], notes: list[str]
+        self,
+        detector: str,
+        started: float,
+        findings: list[Any],
+        notes: list[str],
+        failures: Sequence[str] = (),
     ) -> ReconcileResult:
+        """The detector's result; `failures` (a query that failed for one table while the
+        others were checked) make it an error, so the run exits 1 instead of looking clean."""
+        error = None
+        if failures:
+            error = (
+                f"{len(failures)} table(s) could not be checked: {'; '.join(failures)}. "
+                "The other tables were checked."
+            )
         return ReconcileResult(
+            error=error,
+            error_kind="query" if failures else None,
             source=self.name,
             pipeline=self.target.pipeline_name,
             destination=self.target.destination_type,
@@ -116,6 +155,29 @@ class SourceContext:
             notes=notes,
             duration_s=round(time.perf_counter() - started, 4),
         )
+
+
+def stored_tables(pipeline_name: str, schema_name: str) -> frozenset[str]:
+    """Tables of the pipeline's stored schema on this machine (what it has loaded); empty
+    when the pipeline has no local state here."""
+    import dlt
+    from dlt.pipeline.exceptions import CannotRestorePipelineException
+
+    try:
+        pipeline = dlt.attach(pipeline_name)
+        schema = pipeline.schemas.get(schema_name) if schema_name in pipeline.schemas else None
+        if schema is None and pipeline.default_schema_name:
+            schema = pipeline.default_schema
+    except (CannotRestorePipelineException, Exception):  # no local state: nothing known
+        return frozenset()
+    if schema is None:
+        return frozenset()
+    from dlt.common.schema.utils import has_table_seen_data
+
+    return frozenset(
+        name for name, table in schema.tables.items()
+        if not name.startswith("_dlt") and has_table_seen_data(table)
+    )
 
 
 class Sweep:
@@ -153,14 +215,30 @@ class Sweep:
         if key not in self._live_cache:
             self._live_cache[key] = adapter.list_columns()
         live = self._live_cache[key]
+        if not live and built.tables:
+            where = f" at `{adapter.location}`" if getattr(adapter, "location", "") else ""
+            raise DestinationError(
+                f"Dataset `{adapter.dataset}`{where} has no tables: it does not exist, or "
+                f"pipeline `{target.pipeline_name}` never loaded into it. Check "
+                f"`dataset_name` for source `{name}` (in `[sources.{name}.contract_ops]` or "
+                "the pipeline's state)."
+            )
+        stored = stored_tables(target.pipeline_name, built.schema_name)
         notes = list(built.notes)
+        dropped = set()
         for expected in built.tables:
-            if expected.table not in live:
+            if expected.table in live:
+                continue
+            if expected.table in stored:
+                dropped.add(expected.table)  # reported as `missing` drift by that detector
+            else:
                 notes.append(
                     f"resource `{expected.resource}`: table `{expected.table}` does not exist in "
                     f"dataset `{adapter.dataset}` yet: skipped"
                 )
-        return SourceContext(settings, built, target, adapter, live, notes, self.now)
+        return SourceContext(
+            settings, built, target, adapter, live, notes, self.now, frozenset(dropped)
+        )
 
     def close(self) -> None:
         for adapter in self.adapters:

@@ -122,15 +122,15 @@ def _with_delivery(results: list[ReconcileResult], report: DeliveryReport) -> li
         ]
         lost = [f for f in findings if f.key in undelivered]
         update: dict[str, Any] = {"findings": findings}
-        if lost and r.error is None:
+        if lost:
             why = "; ".join(f"'{n}': {m}" for n, m in sorted(report.failures.items()))
-            update["error"] = (
+            update["error"] = (r.error + " " if r.error else "") + (
                 f"alert not delivered for {len(lost)} finding(s) "
                 f"({', '.join(f'`{f.table}` {f.drift_type}' for f in lost)}): no alert sink "
                 f"confirmed delivery ({why or 'no sink accepted it'}). They were written to the "
                 "log and will be sent again on the next run."
             )
-            update["error_kind"] = "delivery"
+            update["error_kind"] = r.error_kind or "delivery"
         out.append(r.model_copy(update=update))
     return out
 

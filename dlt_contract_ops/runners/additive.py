@@ -19,9 +19,17 @@ def run_additive(
 ) -> ReconcileResult:
     started = time.perf_counter()
     findings: list[DriftFinding] = []
-    notes = list(ctx.notes)
+    notes = list(ctx.notes) + ctx.time_axis_notes()
+    failures: list[str] = []
     ignored = ctx.ignored()
     for expected, live in ctx.present_tables():
+        nested = sorted(t for t in ctx.live if t.startswith(expected.table + "__"))
+        if nested:
+            notes.append(
+                f"nested table(s) {', '.join(f'`{t}`' for t in nested)} of resource "
+                f"`{expected.resource}`: not checked for additive drift (the model describes "
+                "the root table's columns only)"
+            )
         drift = detect_additive(expected, live, ignored=ignored)
         if drift is None:
             continue
@@ -43,7 +51,7 @@ def run_additive(
         except Exception as exc:
             # the finding still ships, without samples; the failure goes to the error path
             sample_error = f"sample query for table `{expected.table}` failed: {exc}"
-            notes.append(sample_error)
+            failures.append(sample_error)
             emitter.error(ctx.error_event(sample_error, exc, expected.resource, "additive"))
         finding = ctx.finding(
             "additive",
@@ -57,4 +65,4 @@ def run_additive(
         )
         findings.append(finding)
         emitter.drift(finding)
-    return ctx.result("additive", started, findings, notes)
+    return ctx.result("additive", started, findings, notes, failures)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from dlt_contract_ops.context import SourceContext
+from dlt_contract_ops.core.columns import LiveTable
 from dlt_contract_ops.core.declared import detect_missing, detect_type, type_reader
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.queries import select_columns
@@ -17,10 +18,19 @@ def run_missing(
 ) -> ReconcileResult:
     started = time.perf_counter()
     findings: list[DriftFinding] = []
-    for expected, live in ctx.present_tables():
+    notes: list[str] = []
+    # a table the pipeline loaded and that is gone now misses every declared column
+    gone = [(e, LiveTable(e.table, {})) for e in ctx.built.tables if e.table in ctx.dropped]
+    for expected, live in [*ctx.present_tables(), *gone]:
         drift = detect_missing(expected, live)
         if drift is None:
             continue
+        if expected.table in ctx.dropped:
+            notes.append(
+                f"table `{expected.table}` of resource `{expected.resource}` was loaded by "
+                f"pipeline `{ctx.target.pipeline_name}` (it is in the stored schema) but no "
+                f"longer exists in dataset `{ctx.adapter.dataset}`"
+            )
         finding = ctx.finding(
             "missing",
             expected,
@@ -33,7 +43,7 @@ def run_missing(
         )
         findings.append(finding)
         emitter.drift(finding)
-    return ctx.result("missing", started, findings, [])
+    return ctx.result("missing", started, findings, notes)
 
 
 def run_type(

@@ -47,7 +47,8 @@ def run_removal(
     started = time.perf_counter()
     options = settings.removal
     findings: list[DriftFinding] = []
-    notes: list[str] = list(ctx.built.notes)
+    notes: list[str] = list(ctx.built.notes) + ctx.time_axis_notes()
+    failures: list[str] = []
     now = ctx.now or datetime.now(timezone.utc)
     recent_start = now - options.recent_window
     baseline_start = recent_start - options.baseline_window
@@ -94,7 +95,7 @@ def run_removal(
     for (expected, live, axis, table, columns, params), rows in zip(plans, outcomes, strict=True):
         if isinstance(rows, Exception):
             message = f"coverage query for table `{expected.table}` failed: {rows}"
-            notes.append(message)
+            failures.append(message)
             emitter.error(ctx.error_event(message, rows, expected.resource, "removal"))
             continue
         counts = window_counts(rows, columns)
@@ -121,4 +122,4 @@ def run_removal(
         )
         findings.append(finding)
         emitter.drift(finding)
-    return ctx.result("removal", started, findings, notes)
+    return ctx.result("removal", started, findings, notes, failures)
