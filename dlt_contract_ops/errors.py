@@ -16,6 +16,19 @@ class ConfigError(ContractOpsError):
     """The project configuration is invalid or incomplete (CLI exit code 2)."""
 
 
+class DeclarationError(ConfigError):
+    """A model's semantic contract declaration is invalid (a key that names no field, say)."""
+
+
+class SnapshotError(ConfigError):
+    """A contract snapshot file or folder is missing, malformed, or contradicts a released
+    one."""
+
+
+class WaiverError(ConfigError):
+    """A contract waiver file is malformed."""
+
+
 class UnknownSourceError(ContractOpsError):
     """A source name has no `[sources.<name>.contract_ops]` table."""
 
@@ -42,6 +55,10 @@ class DestinationError(ContractOpsError):
 
 class UnsupportedDestinationError(DestinationError):
     """dlt supports the destination, but no reconciler adapter covers it ("core tier")."""
+
+
+class StateFileError(ContractOpsError):
+    """A local state file (alert dedup state) cannot be locked, read or written."""
 
 
 class UnsafeQueryError(ContractOpsError):

@@ -12,8 +12,8 @@ import hashlib
 import json
 from typing import Any
 
-from dlt_contract_ops.contracts.errors import SnapshotError
 from dlt_contract_ops.contracts.model import ColumnContract, ResourceContract, Version, VersionError
+from dlt_contract_ops.errors import SnapshotError
 
 FORMAT = "dlt-contract-ops/contract@1"
 

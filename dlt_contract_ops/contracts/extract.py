@@ -12,10 +12,10 @@ import enum
 import types
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from dlt_contract_ops.contracts.errors import DeclarationError
 from dlt_contract_ops.contracts.model import ColumnContract, ResourceContract
 from dlt_contract_ops.contracts.semantics import Semantics, table_semantics
 from dlt_contract_ops.core.columns import ExpectedColumn, ExpectedTable
+from dlt_contract_ops.errors import DeclarationError
 
 
 def _strip(annotation: Any) -> tuple[list[Any], list[Any]]:

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from dlt_contract_ops.contracts.errors import DeclarationError
+from dlt_contract_ops.errors import DeclarationError
 
 #: the class attribute `TableSemantics` sets on a model
 TABLE_ATTRIBUTE = "__contract_semantics__"

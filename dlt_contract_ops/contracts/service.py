@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dlt_contract_ops.contracts.errors import SnapshotError
 from dlt_contract_ops.contracts.extract import contract_from_model, field_columns
 from dlt_contract_ops.contracts.gate import (
     GateReport,
@@ -34,6 +33,7 @@ from dlt_contract_ops.contracts.store import (
     source_dir,
     write_release,
 )
+from dlt_contract_ops.errors import SnapshotError
 
 
 @dataclass(frozen=True)

@@ -4,17 +4,15 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 from dlt_contract_ops.contracts.canonical import from_document, to_document
-from dlt_contract_ops.contracts.errors import SnapshotError, WaiverError
 from dlt_contract_ops.contracts.gate import Waiver
 from dlt_contract_ops.contracts.model import Release, Version, VersionError
 from dlt_contract_ops.contracts.waivers import parse_waivers
+from dlt_contract_ops.errors import SnapshotError, WaiverError
 
 WAIVERS_FILE = "waivers.toml"
 
@@ -41,10 +39,10 @@ class WrittenFile:
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
+    # atomic, but not locked: a lock file would land in the committed contracts folder
+    from dlt_contract_ops.statefile import write_text
+
+    write_text(path, text)
 
 
 def write_release(root: Path, release: Release, *, force: bool = False) -> list[WrittenFile]:

@@ -19,9 +19,9 @@ import difflib
 import sys
 from typing import Any
 
-from dlt_contract_ops.contracts.errors import WaiverError
 from dlt_contract_ops.contracts.gate import Waiver
 from dlt_contract_ops.contracts.rules import Rule
+from dlt_contract_ops.errors import WaiverError
 
 if sys.version_info >= (3, 11):
     import tomllib

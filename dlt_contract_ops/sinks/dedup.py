@@ -31,7 +31,7 @@ from typing import Any, Literal
 
 from dlt_contract_ops.findings import DriftFinding
 from dlt_contract_ops.settings.project import DEFAULT_REALERT_AFTER
-from dlt_contract_ops.sinks.statefile import StateFileError, locked, read_json, write_json
+from dlt_contract_ops.statefile import StateFileError, locked, read_json, write_json
 
 AlertStatus = Literal["new", "repeat", "undelivered"]
 AlertReason = Literal[
@@ -187,7 +187,9 @@ class DedupStore:
                 and _owner_alive(pending.get("owner"), now, pending.get("since"), self._lease)
             ):
                 return AlertMark("repeat", "in_flight")
-            mark = decide(entry, finding_digest(finding), now, self.realert_after)
+            # an entry holding only a claim (no digest: never delivered) was never alerted
+            alerted = entry if entry is not None and "digest" in entry else None
+            mark = decide(alerted, finding_digest(finding), now, self.realert_after)
             if mark.status == "new":
                 alerts[key] = {
                     **(entry or {}),

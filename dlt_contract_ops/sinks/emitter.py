@@ -35,7 +35,7 @@ from dlt_contract_ops.sinks.base import AlertSink, ConfirmsDelivery, ErrorEvent
 from dlt_contract_ops.sinks.dedup import AlertLedger, AlertMark, DedupStore, FindingKey
 from dlt_contract_ops.sinks.loader import load_sink
 from dlt_contract_ops.sinks.logging_sink import LoggingSink, error_line, where
-from dlt_contract_ops.sinks.statefile import StateFileError
+from dlt_contract_ops.statefile import StateFileError
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -168,8 +168,11 @@ class Emitter:
                 return
         if self.dry_run or not self.sinks:
             return
-        accepted = self._fan_out("a drift event", lambda sink: sink.emit_drift(finding))
+        accepted: set[str] = set()
+        # handed over before any sink runs: a send cut short by SIGINT/SIGTERM leaves it
+        # undelivered, so flush logs it and releases its dedup claim instead of forgetting it
         self._handed[finding.key] = (finding, accepted)
+        self._fan_out("a drift event", lambda sink: sink.emit_drift(finding), accepted)
         if not accepted:
             self._fall_back(finding)
 
@@ -188,9 +191,10 @@ class Emitter:
             return
         self._fan_out("an error event", lambda sink: sink.emit_error(event))
 
-    def _fan_out(self, kind: str, call: Any) -> set[str]:
-        """Call every sink; the names of those that returned (delivered, for a sync sink)."""
-        accepted: set[str] = set()
+    def _fan_out(self, kind: str, call: Any, accepted: set[str] | None = None) -> set[str]:
+        """Call every sink; the names of those that returned (delivered, for a sync sink),
+        added to `accepted` as they return."""
+        accepted = set() if accepted is None else accepted
         for name, sink in self.sinks:
             try:
                 call(sink)

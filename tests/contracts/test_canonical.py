@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from dlt_contract_ops.contracts.canonical import content_hash, from_document, to_document
-from dlt_contract_ops.contracts.errors import SnapshotError
 from dlt_contract_ops.contracts.model import Version
+from dlt_contract_ops.errors import SnapshotError
 from tests.contracts.builders import col, res
 
 V1 = Version(1, 0, 0)

@@ -12,11 +12,11 @@ import pytest
 from dlt.common.normalizers.naming import direct, snake_case, sql_ci_v1
 from pydantic import BaseModel, Field
 
-from dlt_contract_ops.contracts.errors import DeclarationError
 from dlt_contract_ops.contracts.extract import contract_from_model
 from dlt_contract_ops.contracts.model import ColumnContract, ResourceContract
 from dlt_contract_ops.contracts.semantics import Semantics, TableSemantics
 from dlt_contract_ops.core.naming import expected_table
+from dlt_contract_ops.errors import DeclarationError
 
 SNAKE = snake_case.NamingConvention()
 

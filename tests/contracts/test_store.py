@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from dlt_contract_ops.contracts.canonical import to_document
-from dlt_contract_ops.contracts.errors import SnapshotError
 from dlt_contract_ops.contracts.model import Version
 from dlt_contract_ops.contracts.store import (
     read_release,
@@ -15,6 +14,7 @@ from dlt_contract_ops.contracts.store import (
     resource_filename,
     write_release,
 )
+from dlt_contract_ops.errors import SnapshotError
 from tests.contracts.builders import col, release, res
 
 ODD = 'Bestellungen "EU" / Stück'

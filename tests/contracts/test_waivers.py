@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from dlt_contract_ops.contracts.errors import WaiverError
 from dlt_contract_ops.contracts.waivers import parse_waivers
+from dlt_contract_ops.errors import WaiverError
 
 GOOD = """
 [[waivers]]
