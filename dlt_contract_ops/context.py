@@ -209,7 +209,12 @@ class Sweep:
         target = resolve_target_of(settings, self.project_dir)
         # dlt shortens identifiers to the destination's limit (PostgreSQL: 63 characters)
         built = built.for_destination(target.destination.capabilities())
-        adapter = open_adapter(target, schema)
+        adapter = open_adapter(
+            target,
+            schema,
+            query_timeout=self.project.query_timeout,
+            lock_timeout=self.project.lock_timeout,
+        )
         self.adapters.append(adapter)
         key = (target.destination_type, str(getattr(adapter, "location", "")), adapter.dataset)
         if key not in self._live_cache:
