@@ -26,12 +26,27 @@ def closest(name: str, names: list[str]) -> str | None:
     return match[0] if match else None
 
 
-def load(group: str, name: str) -> Any:
-    """Import and return the object registered as `name` in `group`; KeyError when absent."""
+def entry_point(group: str, name: str) -> EntryPoint:
+    """The entry point registered as `name` in `group`, nothing imported; KeyError when
+    absent."""
     eps = _group(group)
     if name not in eps:
         raise KeyError(name)
-    return eps[name].load()
+    return eps[name]
+
+
+def load(group: str, name: str) -> Any:
+    """Import and return the object registered as `name` in `group`; KeyError when absent."""
+    return entry_point(group, name).load()
+
+
+def distribution(ep: EntryPoint) -> str | None:
+    """"name version" of the distribution that registers `ep`, when known."""
+    dist = getattr(ep, "dist", None)
+    if dist is None:
+        return None
+    name = dist.metadata["Name"] if dist.metadata is not None else None
+    return f"{name} {dist.version}" if name else None
 
 
 def clear_cache() -> None:

@@ -1,5 +1,7 @@
 """Destination adapters: the only place that builds and runs SQL."""
 
-from dlt_contract_ops.destinations.base import DestinationAdapter, TimeAxis
+from dlt_contract_ops.core.columns import TimeAxis
+from dlt_contract_ops.destinations.protocol import DestinationAdapter
+from dlt_contract_ops.destinations.timeouts import Timeouts
 
-__all__ = ["DestinationAdapter", "TimeAxis"]
+__all__ = ["DestinationAdapter", "TimeAxis", "Timeouts"]

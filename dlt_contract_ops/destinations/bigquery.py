@@ -3,7 +3,8 @@
 Importing this module needs no Google library: queries are built from the dataset and
 project alone (`BigQueryAdapter.offline`), so they are golden-tested without a network.
 BigQuery has no read-only session switch; the renderer refuses every non-SELECT, and the
-credentials should carry read-only roles (docs/destinations.md).
+credentials should carry read-only roles (docs/destinations.md). Nor has it a session
+statement timeout: the adapter stops waiting after `Timeouts.query` (the job is not cancelled).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from typing import Any, ClassVar
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LiveTable
-from dlt_contract_ops.destinations.base import SqlClientAdapter, data_location
+from dlt_contract_ops.destinations.execution import SqlClientAdapter
+from dlt_contract_ops.destinations.naming import data_location
 from dlt_contract_ops.destinations.sql import ParamStyle, ident
+from dlt_contract_ops.destinations.timeouts import DEFAULT_TIMEOUTS, Timeouts
 
 #: partitioning types a time window can be compared with (integer-range partitions cannot)
 TIME_TYPES = frozenset({"TIMESTAMP", "DATE", "DATETIME"})
@@ -39,12 +42,14 @@ class BigQueryAdapter(SqlClientAdapter):
         self._metadata_read = False
 
     @classmethod
-    def from_job_client(cls, job_client: Any) -> BigQueryAdapter:
+    def from_job_client(
+        cls, job_client: Any, *, timeouts: Timeouts = DEFAULT_TIMEOUTS
+    ) -> BigQueryAdapter:
         client = job_client.sql_client
         project = str(client.project_id)
         # the region alone would let two projects' same-named datasets share a cache entry
         location = f"{project}/{data_location(job_client.config)}"
-        return cls(client, catalog=project, location=location)
+        return cls(client, catalog=project, location=location, timeouts=timeouts)
 
     def metadata_query(self) -> exp.Select:
         project_dataset: exp.Expression = ident(self.live_dataset)

@@ -1,13 +1,26 @@
-"""Open a read-only adapter for a source's destination from dlt's configuration chain."""
+"""Open a read-only, time-bounded adapter for a source's destination from dlt's
+configuration chain; find and check the adapter class registered for a destination."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib.metadata import EntryPoint
 from typing import Any
 
-from dlt_contract_ops.destinations.base import SqlClientAdapter
+from dlt_contract_ops.destinations.protocol import DestinationAdapter, protocol_problems
+from dlt_contract_ops.destinations.timeouts import (
+    DEFAULT_LOCK_TIMEOUT,
+    DEFAULT_QUERY_TIMEOUT,
+    Timeouts,
+)
 from dlt_contract_ops.errors import ConfigError, DestinationError, UnsupportedDestinationError
-from dlt_contract_ops.registry import DESTINATION_GROUP, closest, load, registered
+from dlt_contract_ops.registry import (
+    DESTINATION_GROUP,
+    closest,
+    distribution,
+    entry_point,
+    registered,
+)
 
 
 @dataclass(frozen=True)
@@ -75,15 +88,16 @@ EXTRAS = {"postgres": "postgres", "sqlalchemy": "sqlalchemy", "bigquery": "bigqu
           "snowflake": "snowflake"}
 
 
-def adapter_class(destination_type: str) -> type[SqlClientAdapter]:
-    """The adapter registered for `destination_type`; a clear refusal for a core-tier one.
+def adapter_class(destination_type: str) -> type[DestinationAdapter]:
+    """The adapter registered for `destination_type`, checked against the DestinationAdapter
+    protocol; a clear refusal for a core-tier destination or an incomplete adapter.
 
     >>> adapter_class("duckdb").__name__
     'DuckDBAdapter'
     """
     names = sorted(registered(DESTINATION_GROUP))
     try:
-        cls = load(DESTINATION_GROUP, destination_type)
+        ep = entry_point(DESTINATION_GROUP, destination_type)
     except KeyError:
         hint = closest(destination_type, names)
         raise UnsupportedDestinationError(
@@ -93,6 +107,8 @@ def adapter_class(destination_type: str) -> type[SqlClientAdapter]:
             + " Install a package that registers one in the entry-point group "
             f"`{DESTINATION_GROUP}`, or write one (docs/destinations.md)."
         ) from None
+    try:
+        cls = ep.load()
     except Exception as exc:
         extra = EXTRAS.get(destination_type)
         fix = (f"pip install 'dlt-contract-ops[{extra}]'" if extra
@@ -101,11 +117,41 @@ def adapter_class(destination_type: str) -> type[SqlClientAdapter]:
             f"The adapter for destination `{destination_type}` failed to load: {exc}. "
             f"Fix: `{fix}`."
         ) from exc
-    return cls  # type: ignore[no-any-return]
+    return checked_adapter_class(cls, ep)
 
 
-def open_adapter(target: Target, schema: Any) -> SqlClientAdapter:
-    """A read-only adapter bound to the target dataset, credentials from dlt's config chain."""
+def checked_adapter_class(cls: Any, ep: EntryPoint) -> type[DestinationAdapter]:
+    """`cls`, loaded from entry point `ep`, if it implements the DestinationAdapter protocol;
+    otherwise an error naming every missing member, the entry point and its distribution."""
+    problems = protocol_problems(cls)
+    if not problems:
+        return cls  # type: ignore[no-any-return]
+    dist = distribution(ep)
+    source = f"distribution `{dist}`" if dist else "an unknown distribution"
+    fix = f"upgrade or uninstall `{dist.split()[0]}`" if dist else "uninstall the plugin"
+    raise UnsupportedDestinationError(
+        f"The destination adapter registered as `{ep.name}` in the entry-point group "
+        f"`{DESTINATION_GROUP}` (`{ep.value}`, from {source}) does not implement the "
+        f"DestinationAdapter protocol: {'; '.join(problems)}. Add what is missing (subclassing "
+        "`dlt_contract_ops.destinations.base.SqlClientAdapter` provides every member; "
+        f"docs/destinations.md, \"Writing an adapter\"), or {fix}."
+    )
+
+
+def open_adapter(
+    target: Target,
+    schema: Any,
+    *,
+    query_timeout: float = DEFAULT_QUERY_TIMEOUT,
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+) -> DestinationAdapter:
+    """A read-only adapter bound to the target dataset, credentials from dlt's config chain.
+
+    Each query may run `query_timeout` seconds and wait `lock_timeout` seconds for a lock;
+    past either it raises `QueryTimeoutError`. A KeyboardInterrupt while a query runs
+    cancels it on the server; `adapter.cancel()` does the same from any thread.
+    """
+    timeouts = Timeouts(query=query_timeout, lock=lock_timeout)
     from dlt.common.configuration.exceptions import ConfigFieldMissingException
     from dlt.common.configuration.resolve import inject_section
     from dlt.common.configuration.specs.config_section_context import ConfigSectionContext
@@ -134,4 +180,4 @@ def open_adapter(target: Target, schema: Any) -> SqlClientAdapter:
             f"Cannot set up destination `{target.destination_type}` for pipeline "
             f"`{target.pipeline_name}`: {exc}"
         ) from exc
-    return cls.from_job_client(job_client)
+    return cls.from_job_client(job_client, timeouts=timeouts)

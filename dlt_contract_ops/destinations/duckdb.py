@@ -1,12 +1,20 @@
-"""DuckDB: the database file is opened read-only."""
+"""DuckDB: the database file is opened read-only; queries are bounded by the adapter.
+
+DuckDB has no statement or lock timeout setting: the adapter stops a query that runs past
+`Timeouts.query` itself, with the connection's `interrupt()`, as it does on Ctrl-C. A DuckDB
+file that another process has open for writing cannot be opened at all, so there is no lock
+to wait for.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-from dlt_contract_ops.destinations.base import SqlClientAdapter, data_location
+from dlt_contract_ops.destinations.execution import SqlClientAdapter
+from dlt_contract_ops.destinations.naming import data_location
 from dlt_contract_ops.destinations.sql import ParamStyle
+from dlt_contract_ops.destinations.timeouts import DEFAULT_TIMEOUTS, Timeouts
 
 
 class DuckDBAdapter(SqlClientAdapter):
@@ -15,13 +23,18 @@ class DuckDBAdapter(SqlClientAdapter):
     name: ClassVar[str] = "duckdb"
     dialect: ClassVar[str] = "duckdb"
     paramstyle: ClassVar[ParamStyle] = "qmark"
+    query_timeout_by: ClassVar[Literal["server", "client"]] = "client"
 
     @classmethod
-    def from_job_client(cls, job_client: Any) -> DuckDBAdapter:
+    def from_job_client(
+        cls, job_client: Any, *, timeouts: Timeouts = DEFAULT_TIMEOUTS
+    ) -> DuckDBAdapter:
         # set before the first connection: dlt's pool opens the file with this flag, so
         # DuckDB itself rejects any write on this connection
         job_client.config.credentials.read_only = True
-        return cls(job_client.sql_client, location=data_location(job_client.config))
+        return cls(
+            job_client.sql_client, location=data_location(job_client.config), timeouts=timeouts
+        )
 
     def _execute(self, sql: str, params: Sequence[Any]) -> Sequence[Sequence[Any]] | None:
         # straight to the connection: dlt's execute_sql rewrites every `%s` in the text to
@@ -30,3 +43,8 @@ class DuckDBAdapter(SqlClientAdapter):
             sql, list(params)
         ).fetchall()
         return rows
+
+    def _interrupt_query(self) -> None:
+        connection = self._client.native_connection if self._client is not None else None
+        if connection is not None:
+            connection.interrupt()  # DuckDB's own: safe from another thread

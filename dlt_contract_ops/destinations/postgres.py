@@ -1,26 +1,39 @@
-"""PostgreSQL: every session starts with `default_transaction_read_only = on`.
+"""PostgreSQL: every session starts read-only and bounded in time.
 
-The setting goes in as a startup option (`-c ...` in libpq's `options`), not as a `SET`:
-dlt's psycopg2 client resets the connection after a failed query (`RESET ALL`), which would
-revert a `SET`, while a startup option stays the session default for its whole life.
+`default_transaction_read_only`, `statement_timeout` and `lock_timeout` go in as startup
+options (`-c ...` in libpq's `options`), not as `SET`s: dlt's psycopg2 client resets the
+connection after a failed query (`RESET ALL`), which would revert a `SET`, while a startup
+option stays the session default for its whole life. A running query is cancelled with
+libpq's cancel request (`connection.cancel()`), which any thread may send.
 """
 
 from __future__ import annotations
 
+import logging
+import queue
 import threading
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, ClassVar
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, ClassVar, Literal
 
 from sqlglot import exp
 
-from dlt_contract_ops.destinations.base import QueryKind, SqlClientAdapter, data_location
+from dlt_contract_ops.destinations.execution import Rows, SqlClientAdapter
+from dlt_contract_ops.destinations.naming import data_location
+from dlt_contract_ops.destinations.protocol import QueryKind
+from dlt_contract_ops.destinations.session import wait_all
 from dlt_contract_ops.destinations.sql import ParamStyle
+from dlt_contract_ops.destinations.timeouts import DEFAULT_TIMEOUTS, Timeouts
+
+log = logging.getLogger("dlt_contract_ops")
 
 READ_ONLY_OPTION = "-c default_transaction_read_only=on"
 #: seconds libpq waits for a connection when the credentials set none (libpq's 0 = forever)
 CONNECT_TIMEOUT = 10
+
+#: one prepared query of a batch: (query, SQL for the driver, bound values)
+_Job = tuple[exp.Expression, str, list[Any]]
 
 
 class PostgresAdapter(SqlClientAdapter):
@@ -33,97 +46,162 @@ class PostgresAdapter(SqlClientAdapter):
     name: ClassVar[str] = "postgres"
     dialect: ClassVar[str] = "postgres"
     paramstyle: ClassVar[ParamStyle] = "format"
+    query_timeout_by: ClassVar[Literal["server", "client"]] = "server"
 
     #: coverage queries run at once, each on its own read-only session: PostgreSQL runs one
     #: query per backend process, so separate tables scan in parallel
     max_concurrency: ClassVar[int] = 4
-    #: sessions the last `run_all` used (1 when it ran on the adapter's own connection)
+    #: sessions the last `run_all` ran queries on (1 when it ran on the adapter's own)
     pool_sessions: int = 1
 
+    def __init__(self, sql_client: Any, **kwargs: Any) -> None:
+        super().__init__(sql_client, **kwargs)
+        #: why pool sessions of the last `run_all` could not open (their queries then ran
+        #: on the adapter's own connection)
+        self.pool_failures: list[str] = []
+        self._pool_lock = threading.Lock()
+        self._pool_connections: list[Any] = []  # psycopg2 connections running batch queries
+
     @classmethod
-    def from_job_client(cls, job_client: Any) -> PostgresAdapter:
-        credentials = job_client.config.credentials
-        make_read_only(credentials)
-        return cls(job_client.sql_client, location=data_location(job_client.config))
+    def from_job_client(
+        cls, job_client: Any, *, timeouts: Timeouts = DEFAULT_TIMEOUTS
+    ) -> PostgresAdapter:
+        make_read_only(job_client.config.credentials, timeouts)
+        return cls(
+            job_client.sql_client, location=data_location(job_client.config), timeouts=timeouts
+        )
+
+    def _interrupt_query(self) -> None:
+        with self._pool_lock:
+            connections = list(self._pool_connections)
+        own = self._client.native_connection if self._client is not None else None
+        for connection in [own, *connections]:
+            if connection is None or connection.closed:
+                continue
+            try:
+                connection.cancel()  # libpq's cancel request: thread-safe by design
+            except Exception as exc:  # it may have closed meanwhile; cancel the others
+                log.warning("cancelling a PostgreSQL query failed: %s", exc)
 
     def run_all(
         self, batch: Sequence[tuple[exp.Expression, Sequence[Any]]], kind: QueryKind
-    ) -> list[list[tuple[Any, ...]] | Exception]:
+    ) -> list[Rows | Exception]:
         """Run the batch on up to `max_concurrency` sessions of their own (same credentials,
-        so read-only too). Rendering and the read-only check happen here, before any thread."""
+        so read-only and bounded too). Rendering and the read-only check happen here, before
+        any thread. A session that cannot open is logged and kept in `pool_failures`; the
+        queries it would have run run on the adapter's own connection."""
         workers = min(self.max_concurrency, len(batch))
         if workers < 2:
+            self.pool_sessions = 1
             return super().run_all(batch, kind)
-        prepared: list[tuple[str, list[Any]] | Exception] = []
+        jobs: list[_Job | Exception] = []
         for query, params in batch:
             try:
                 sql = self.driver_sql(query, len(params), kind)
-                prepared.append((sql, [self.adapt_param(p) for p in params]))
+                jobs.append((query, sql, [self.adapt_param(p) for p in params]))
             except Exception as exc:
-                prepared.append(exc)
-        self._ensure_open()  # a destination that cannot be reached fails once, clearly
-        results: list[list[tuple[Any, ...]] | Exception] = [
-            p if isinstance(p, Exception) else [] for p in prepared
+                jobs.append(exc)
+        self._open()  # a destination that cannot be reached fails once, clearly
+        results: list[Rows | Exception] = [j if isinstance(j, Exception) else [] for j in jobs]
+        todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+        for i, job in enumerate(jobs):
+            if not isinstance(job, Exception):
+                todo.put(i)
+
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="co-pg")
+        sessions: list[Future[float]] = [
+            pool.submit(self._pool_session, todo, jobs, results, kind) for _ in range(workers)
         ]
-        todo = iter([i for i, p in enumerate(prepared) if not isinstance(p, Exception)])
-        lock = threading.Lock()
-
-        def worker() -> float:
-            spent = 0.0
-            client = type(self._client)(
-                self._client.dataset_name,
-                self._client.staging_dataset_name,
-                self._client.credentials,
-                self._client.capabilities,
+        try:
+            wait_all(sessions, on_interrupt=self.cancel)
+        finally:
+            # normally all done; after an interrupt the cancelled sessions end on their own
+            pool.shutdown(wait=False, cancel_futures=True)
+        spent, opened = 0.0, 0
+        self.pool_failures = []
+        for n, session in enumerate(sessions, start=1):
+            failure = session.exception()
+            if failure is None:
+                spent += session.result()
+                opened += 1
+                continue
+            message = (
+                f"PostgreSQL pool session {n} of {workers} for dataset `{self.dataset}` could "
+                f"not open: {' '.join(str(failure).split())}. Its queries run on the adapter's "
+                "own connection."
             )
-            client.open_connection()
+            log.warning(message)
+            self.pool_failures.append(message)
+        # whatever failed sessions left undone runs on the adapter's own connection
+        while not todo.empty():
+            i = todo.get()
+            query, sql, values = jobs[i]  # type: ignore[misc]
+            started = time.perf_counter()
             try:
-                while True:
-                    with lock:
-                        i = next(todo, None)
-                    if i is None:
-                        return spent
-                    sql, values = prepared[i]  # type: ignore[misc]
-                    started = time.perf_counter()
-                    try:
-                        rows = client.execute_sql(sql, *values)
-                        results[i] = [tuple(r) for r in (rows or [])]
-                    except Exception as exc:
-                        results[i] = exc
-                    spent += time.perf_counter() - started
-            finally:
-                client.close_connection()
-
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="co-pg") as pool:
-            futures = [pool.submit(worker) for _ in range(workers)]
-            spent = 0.0
-            for f in futures:
-                try:
-                    spent += f.result()
-                except Exception as exc:  # a session that could not open: run the rest here
-                    del exc
-        # whatever a failed session left undone runs on the adapter's own connection
-        for i in todo:
-            sql, values = prepared[i]  # type: ignore[misc]
-            try:
-                results[i] = [tuple(r) for r in (self._execute(sql, values) or [])]
+                results[i] = self._run_sql(query, sql, values, kind)
             except Exception as exc:
                 results[i] = exc
-        self.queries[kind] += sum(1 for p in prepared if not isinstance(p, Exception))
+            spent += time.perf_counter() - started
+        self.queries[kind] += sum(1 for j in jobs if not isinstance(j, Exception))
         self.query_seconds[kind] += spent
-        self.pool_sessions = workers
+        self.pool_sessions = max(opened, 1)
         return results
 
+    def _pool_session(
+        self,
+        todo: queue.SimpleQueue[int],
+        jobs: Sequence[_Job | Exception],
+        results: list[Rows | Exception],
+        kind: QueryKind,
+    ) -> float:
+        """One pool session: take queries until none is left; seconds spent in them. Raises
+        only when the session cannot open (then it took no query)."""
+        client = type(self._client)(
+            self._client.dataset_name,
+            self._client.staging_dataset_name,
+            self._client.credentials,
+            self._client.capabilities,
+        )
+        connection = client.open_connection()
+        with self._pool_lock:
+            self._pool_connections.append(connection)
+        spent = 0.0
+        try:
+            while not self._cancelled.is_set():
+                try:
+                    i = todo.get_nowait()
+                except queue.Empty:
+                    break
+                query, sql, values = jobs[i]  # type: ignore[misc]
+                started = time.perf_counter()
+                try:
+                    results[i] = [tuple(r) for r in (client.execute_sql(sql, *values) or [])]
+                except Exception as exc:
+                    results[i] = self.translate_error(exc, query, kind)
+                spent += time.perf_counter() - started
+        finally:
+            with self._pool_lock:
+                self._pool_connections.remove(connection)
+            client.close_connection()
+        return spent
 
-def make_read_only(credentials: Any) -> None:
-    """Add the read-only startup option to dlt `PostgresCredentials`; never wait forever.
 
-    Appended last, so it wins over a `default_transaction_read_only` a user put in
-    `options` themselves.
+def make_read_only(credentials: Any, timeouts: Timeouts = DEFAULT_TIMEOUTS) -> None:
+    """Add the read-only and timeout startup options to dlt `PostgresCredentials`; never
+    wait forever to connect.
+
+    Appended last, so they win over a `default_transaction_read_only` or `statement_timeout`
+    a user put in `options` themselves: the reconciler's own are `query_timeout` and
+    `lock_timeout`.
     """
+    ours = (
+        f"{READ_ONLY_OPTION} -c statement_timeout={timeouts.query_ms} "
+        f"-c lock_timeout={timeouts.lock_ms}"
+    )
     query = dict(credentials.query or {})
     options = str(query.get("options") or "")
-    query["options"] = f"{options} {READ_ONLY_OPTION}".strip()
+    if not options.endswith(ours):
+        query["options"] = f"{options} {ours}".strip()
     credentials.query = query
     timeout = getattr(credentials, "connect_timeout", None)
     if not timeout:

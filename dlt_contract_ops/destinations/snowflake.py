@@ -5,15 +5,19 @@ back lower-case (`live_name`) and spells every name the upper-case way in querie
 (`prepare`), while a column made out of band as `"mixedCase"` keeps its spelling both ways.
 Importing this module needs no Snowflake library (golden tests build queries offline).
 Snowflake has no read-only session switch: the renderer refuses every non-SELECT, and the
-role should hold only USAGE and SELECT grants (docs/destinations.md).
+role should hold only USAGE and SELECT grants (docs/destinations.md). The adapter stops
+waiting after `Timeouts.query`; set `STATEMENT_TIMEOUT_IN_SECONDS` and `LOCK_TIMEOUT` on the
+reconciler's user so the warehouse stops the query too.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from dlt_contract_ops.destinations.base import SqlClientAdapter, data_location
+from dlt_contract_ops.destinations.execution import SqlClientAdapter
+from dlt_contract_ops.destinations.naming import data_location
 from dlt_contract_ops.destinations.sql import ParamStyle
+from dlt_contract_ops.destinations.timeouts import DEFAULT_TIMEOUTS, Timeouts
 
 #: seconds the connector waits to log in when the credentials set none (its default is 120)
 LOGIN_TIMEOUT = 30
@@ -28,9 +32,13 @@ class SnowflakeAdapter(SqlClientAdapter):
     paramstyle: ClassVar[ParamStyle] = "format"
 
     @classmethod
-    def from_job_client(cls, job_client: Any) -> SnowflakeAdapter:
+    def from_job_client(
+        cls, job_client: Any, *, timeouts: Timeouts = DEFAULT_TIMEOUTS
+    ) -> SnowflakeAdapter:
         credentials = job_client.config.credentials
         query = dict(credentials.query or {})
         query.setdefault("login_timeout", LOGIN_TIMEOUT)
         credentials.query = query
-        return cls(job_client.sql_client, location=data_location(job_client.config))
+        return cls(
+            job_client.sql_client, location=data_location(job_client.config), timeouts=timeouts
+        )

@@ -8,8 +8,9 @@ write can never reach a driver, whatever a caller builds.
 
 from __future__ import annotations
 
+import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, ClassVar, Literal, cast
@@ -227,3 +228,35 @@ def any_not_null(columns: Sequence[str]) -> exp.Expression:
     conds: list[exp.Expression] = [exp.Not(this=exp.Is(this=col(c), expression=exp.null()))
                                    for c in columns]
     return cast(exp.Expression, exp.or_(*conds)) if len(conds) > 1 else conds[0]
+
+
+_SESSION_VARIABLE = re.compile(r"[a-z_]+")
+
+
+def render_session_settings(settings: Mapping[str, int | float], dialect: str) -> str:
+    """`SET SESSION a = 1, b = 2`: the session setup (timeouts) an adapter runs once per new
+    connection. Only variable names and numbers go in, so it can set nothing else; `render`,
+    the gate every query passes, refuses SET.
+
+    >>> render_session_settings({"max_statement_time": 1.5, "lock_wait_timeout": 2}, "mysql")
+    'SET SESSION max_statement_time = 1.5, SESSION lock_wait_timeout = 2'
+    """
+    items: list[exp.Expression] = []
+    for name, value in settings.items():
+        if not _SESSION_VARIABLE.fullmatch(name) or isinstance(value, bool):
+            raise ValueError(f"Not a session variable setting: {name!r} = {value!r}")
+        assignment = exp.EQ(this=exp.var(name), expression=exp.Literal.number(value))
+        items.append(exp.SetItem(this=assignment, kind="SESSION"))
+    return _generate(exp.Set(expressions=items), dialect)
+
+
+def render_kill_query(session_id: int, dialect: str) -> str:
+    """`KILL QUERY <id>`: how `cancel()` stops a MySQL/MariaDB statement, from a second
+    connection. Only an integer goes in: it stops that session's statement, nothing else.
+
+    >>> render_kill_query(42, "mysql")
+    'KILL QUERY 42'
+    """
+    if isinstance(session_id, bool) or not isinstance(session_id, int):
+        raise ValueError(f"Not a session id: {session_id!r}")
+    return _generate(exp.Kill(this=exp.Literal.number(session_id), kind="QUERY"), dialect)

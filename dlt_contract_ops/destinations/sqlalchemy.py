@@ -2,8 +2,11 @@
 
 One entry point (`sqlalchemy`), one adapter class per backend, picked from the engine's
 dialect when the adapter opens: each declares its own sqlglot dialect and catalog query.
-Every new DBAPI connection is made read-only by an engine `connect` listener, so a
-reconnect inside SQLAlchemy's pool is read-only too, and waits a bounded time to connect.
+Every new DBAPI connection is made read-only and bounded in time by engine listeners (its
+connect arguments, then `SET`s once connected), so a reconnect inside SQLAlchemy's pool is
+read-only and bounded too, and waits a bounded time to connect. A running query is stopped
+with the backend's own means: SQLite's `interrupt()`, psycopg2's cancel request, MySQL/MariaDB
+`KILL QUERY` from a second connection.
 """
 
 from __future__ import annotations
@@ -12,12 +15,19 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, timezone
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from sqlglot import exp
 
-from dlt_contract_ops.destinations.base import SqlClientAdapter, data_location
-from dlt_contract_ops.destinations.sql import ParamStyle, param
+from dlt_contract_ops.destinations.execution import SqlClientAdapter
+from dlt_contract_ops.destinations.naming import data_location
+from dlt_contract_ops.destinations.sql import (
+    ParamStyle,
+    param,
+    render_kill_query,
+    render_session_settings,
+)
+from dlt_contract_ops.destinations.timeouts import DEFAULT_TIMEOUTS, Timeouts
 from dlt_contract_ops.errors import DestinationError, UnsupportedDestinationError
 
 #: seconds a network backend's driver waits for a connection
@@ -67,13 +77,23 @@ class SqlalchemyAdapter(SqlClientAdapter):
     on_connect: ClassVar[Any] = None
     network: ClassVar[bool] = True
 
+    def __init__(self, sql_client: Any, **kwargs: Any) -> None:
+        super().__init__(sql_client, **kwargs)
+        # bound once, so the engine recognises them when the adapter reopens
+        self._connect_listener = self._connect_params
+        self._session_listener = self._setup_session
+        self._dbapi: Any = None  # the DBAPI connection of the open session
+
     @classmethod
-    def from_job_client(cls, job_client: Any) -> SqlClientAdapter:
+    def from_job_client(
+        cls, job_client: Any, *, timeouts: Timeouts = DEFAULT_TIMEOUTS
+    ) -> SqlClientAdapter:
         client = job_client.sql_client
         backend = str(client.dialect_name)
+        location = data_location(job_client.config)
         for impl in (SQLiteAdapter, MySQLAdapter, SqlaPostgresAdapter):
             if backend in impl.backends:
-                return impl(client, location=data_location(job_client.config))
+                return impl(client, location=location, timeouts=timeouts)
         raise UnsupportedDestinationError(
             f"The `sqlalchemy` destination's `{backend}` backend is core tier: dlt loads it, "
             "but the reconciler's sqlalchemy adapter covers sqlite, mysql, mariadb and "
@@ -91,6 +111,42 @@ class SqlalchemyAdapter(SqlClientAdapter):
         if self.network and not sa.event.contains(engine, "do_connect", _bounded_connect):
             sa.event.listen(engine, "do_connect", _bounded_connect)
             sa.event.listen(engine, "connect", _unbound_reads)
+        for event, fn in (
+            ("do_connect", self._connect_listener),
+            ("connect", self._session_listener),
+        ):
+            if not sa.event.contains(engine, event, fn):
+                sa.event.listen(engine, event, fn)
+
+    def connect_params(self, cparams: dict[str, Any]) -> None:
+        """Hook: bound the session through the driver's connect arguments (timeouts)."""
+
+    def session_settings(self, dbapi_connection: Any) -> dict[str, int | float]:
+        """Hook: session variables (timeouts) to `SET` on every new connection."""
+        return {}
+
+    def _connect_params(
+        self, _dialect: Any, _record: Any, _cargs: Any, cparams: dict[str, Any]
+    ) -> None:
+        self.connect_params(cparams)
+
+    def _setup_session(self, dbapi_connection: Any, _record: Any) -> None:
+        settings = self.session_settings(dbapi_connection)
+        if settings:
+            cursor = dbapi_connection.cursor()
+            try:
+                cursor.execute(render_session_settings(settings, self.dialect))
+            finally:
+                cursor.close()
+
+    def _on_open(self) -> None:
+        # the raw DBAPI connection, taken here on the session thread: SQLAlchemy's
+        # `Connection.connection` may reconnect, which no other thread must trigger
+        self._dbapi = self._client.native_connection.connection.dbapi_connection
+
+    def _close_on_session(self) -> None:
+        self._dbapi = None
+        super()._close_on_session()
 
     def _execute(self, sql: str, params: Sequence[Any]) -> Sequence[Sequence[Any]] | None:
         import sqlalchemy as sa
@@ -153,6 +209,18 @@ class SQLiteAdapter(SqlalchemyAdapter):
     backends: ClassVar[tuple[str, ...]] = ("sqlite",)
     on_connect = staticmethod(_session("PRAGMA query_only = ON"))
     network: ClassVar[bool] = False
+    #: SQLite has a busy timeout (locks) but no statement timeout: the adapter interrupts
+    query_timeout_by: ClassVar[Literal["server", "client"]] = "client"
+
+    def connect_params(self, cparams: dict[str, Any]) -> None:
+        # sqlite3's `timeout` is the busy timeout: how long to wait for another
+        # connection's lock on the file before "database is locked"
+        cparams["timeout"] = self.timeouts.lock
+
+    def _interrupt_query(self) -> None:
+        dbapi = self._dbapi
+        if dbapi is not None:
+            dbapi.interrupt()  # sqlite3 allows it from any thread
 
     def _before_open(self) -> None:
         from dlt.destinations.impl.sqlalchemy.configuration import SqlalchemyCredentials
@@ -230,6 +298,53 @@ class MySQLAdapter(SqlalchemyAdapter):
     dialect: ClassVar[str] = "mysql"
     backends: ClassVar[tuple[str, ...]] = ("mysql", "mariadb")
     on_connect = staticmethod(_session("SET SESSION TRANSACTION READ ONLY"))
+    query_timeout_by: ClassVar[Literal["server", "client"]] = "server"
+
+    def __init__(self, sql_client: Any, **kwargs: Any) -> None:
+        super().__init__(sql_client, **kwargs)
+        self._session_id: int | None = None  # CONNECTION_ID() of the open session
+
+    def session_settings(self, dbapi_connection: Any) -> dict[str, int | float]:
+        """MariaDB's `max_statement_time` is in seconds, MySQL's `max_execution_time` in
+        milliseconds; both wait for locks at most `lock_wait_timeout` (metadata, LOCK TABLES)
+        and `innodb_lock_wait_timeout` (rows), in whole seconds."""
+        server = str(getattr(dbapi_connection, "get_server_info", lambda: "")()).lower()
+        statement: dict[str, int | float] = (
+            {"max_statement_time": self.timeouts.query}
+            if "mariadb" in server
+            else {"max_execution_time": self.timeouts.query_ms}
+        )
+        return {
+            **statement,
+            "lock_wait_timeout": self.timeouts.lock_seconds,
+            "innodb_lock_wait_timeout": self.timeouts.lock_seconds,
+        }
+
+    def _on_open(self) -> None:
+        super()._on_open()
+        # `KILL QUERY` needs the server's id of this session
+        query = exp.select(exp.Anonymous(this="CONNECTION_ID"))
+        rows = self._execute(self.driver_sql(query, 0, "metadata"), [])
+        self._session_id = int(rows[0][0]) if rows else None
+
+    def _close_on_session(self) -> None:
+        self._session_id = None
+        super()._close_on_session()
+
+    def _interrupt_query(self) -> None:
+        session_id = self._session_id
+        if session_id is None or self._client is None:
+            return
+        # from a connection of its own: the session's is busy running the query
+        connection = self._client.engine.raw_connection()
+        try:
+            cursor = connection.cursor()
+            try:
+                cursor.execute(render_kill_query(session_id, self.dialect))
+            finally:
+                cursor.close()
+        finally:
+            connection.close()
 
     def metadata_query(self) -> exp.Select:
         query = super().metadata_query()
@@ -258,3 +373,17 @@ class SqlaPostgresAdapter(SqlalchemyAdapter):
     on_connect = staticmethod(
         _session("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
     )
+    query_timeout_by: ClassVar[Literal["server", "client"]] = "server"
+
+    def connect_params(self, cparams: dict[str, Any]) -> None:
+        # startup options, as on the `postgres` destination; appended, so they win
+        ours = (
+            f"-c statement_timeout={self.timeouts.query_ms} "
+            f"-c lock_timeout={self.timeouts.lock_ms}"
+        )
+        cparams["options"] = f"{cparams.get('options') or ''} {ours}".strip()
+
+    def _interrupt_query(self) -> None:
+        dbapi = self._dbapi
+        if dbapi is not None:
+            dbapi.cancel()  # psycopg2's cancel request: thread-safe by design

@@ -4,6 +4,8 @@ helpers do, on purpose, with the backend's own driver."""
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import uuid
 from collections.abc import Iterator, Sequence
@@ -13,12 +15,26 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import require_server
+import pytest
+
+from tests.conftest import require_server as _require_server
 
 PG_HOST, PG_PORT = "127.0.0.1", 5432
 PG_URL = f"postgresql://postgres:x@{PG_HOST}:{PG_PORT}/test"
 MARIADB_HOST, MARIADB_PORT = "127.0.0.1", 3306
 MARIADB_URL = f"mysql+pymysql://root:@{MARIADB_HOST}:{MARIADB_PORT}/test"
+
+
+def require_server(host: str, port: int, what: str) -> None:
+    """conftest's guard (skip on a laptop, fail under CI), with `CI=1` counted as CI too."""
+    if os.environ.get("CI", "").strip().lower() == "1":
+        try:
+            with socket.create_connection((host, port), timeout=2):
+                return
+        except OSError as exc:
+            pytest.fail(f"{what} is not reachable on {host}:{port} ({exc}); CI must run these "
+                        "tests, start the server.")
+    _require_server(host, port, what)
 
 
 def unique(prefix: str) -> str:
@@ -171,8 +187,8 @@ def open_adapter_for(project_root: Path, backend: Backend, dataset: str) -> Iter
     chain from the project's `.dlt/` (what `reconcile` does for each source)."""
     from dlt.common.schema import Schema
 
-    from dlt_contract_ops.config import project_context
     from dlt_contract_ops.destinations.connect import open_adapter, resolve_target
+    from dlt_contract_ops.settings import project_context
 
     with project_context(project_root) as root:
         target = resolve_target("t", "telemetry_pipe", backend.destination, dataset, root)
@@ -181,3 +197,28 @@ def open_adapter_for(project_root: Path, backend: Backend, dataset: str) -> Iter
             yield adapter
         finally:
             adapter.close()
+
+
+@contextmanager
+def adapter_for(backend: Backend, dataset: str, **timeouts: float) -> Iterator[Any]:
+    """The reconciler's adapter for `dataset` with `timeouts` (`query_timeout=`,
+    `lock_timeout=`), credentials from the environment as dlt's config chain reads them."""
+    from dlt.common.schema import Schema
+
+    from dlt_contract_ops.destinations.connect import open_adapter, resolve_target
+
+    key = f"DESTINATION__{backend.destination.upper()}__CREDENTIALS"
+    before = os.environ.get(key)
+    os.environ[key] = backend.credentials
+    try:
+        target = resolve_target("t", "faults_pipe", backend.destination, dataset, os.getcwd())
+        adapter = open_adapter(target, Schema("faults"), **timeouts)
+    finally:
+        if before is None:
+            del os.environ[key]
+        else:
+            os.environ[key] = before
+    try:
+        yield adapter
+    finally:
+        adapter.close()

@@ -18,6 +18,7 @@ from dlt_contract_ops.destinations.sqlalchemy import (
     SqlaTypeNames,
     SQLiteAdapter,
 )
+from dlt_contract_ops.destinations.timeouts import Timeouts
 
 # (adapter, name the catalog reports, name dlt's schema uses)
 LIVE_NAMES = [
@@ -148,15 +149,19 @@ def test_sqlalchemy_type_names_read_through_the_backend_dialect(
     assert names.from_destination_type(db_type).get("data_type") == dlt_type
 
 
+#: the startup options every session gets, for Timeouts(query=5, lock=0.25)
+OURS = "-c default_transaction_read_only=on -c statement_timeout=5000 -c lock_timeout=250"
+
 # (credentials, connect_timeout after, options after)
 PG_CREDENTIALS = [
-    ("postgresql://u:p@h:5432/db", 15, "-c default_transaction_read_only=on"),
-    ("postgresql://u:p@h:5432/db?connect_timeout=0", CONNECT_TIMEOUT,
-     "-c default_transaction_read_only=on"),
-    ("postgresql://u:p@h:5432/db?connect_timeout=3", 3, "-c default_transaction_read_only=on"),
-    # a user's own read-write default is overridden: the adapter's option comes last
+    ("postgresql://u:p@h:5432/db", 15, OURS),
+    ("postgresql://u:p@h:5432/db?connect_timeout=0", CONNECT_TIMEOUT, OURS),
+    ("postgresql://u:p@h:5432/db?connect_timeout=3", 3, OURS),
+    # a user's own read-write default or timeout is overridden: the adapter's come last
     ("postgresql://u:p@h:5432/db?options=-c%20default_transaction_read_only%3Doff", 15,
-     "-c default_transaction_read_only=off -c default_transaction_read_only=on"),
+     f"-c default_transaction_read_only=off {OURS}"),
+    ("postgresql://u:p@h:5432/db?options=-c%20statement_timeout%3D0", 15,
+     f"-c statement_timeout=0 {OURS}"),
 ]
 
 
@@ -167,9 +172,27 @@ def test_postgres_sessions_start_read_only_and_bounded(
     from dlt.destinations.impl.postgres.configuration import PostgresCredentials
 
     credentials = PostgresCredentials(url)
-    make_read_only(credentials)
+    make_read_only(credentials, Timeouts(query=5, lock=0.25))
     assert credentials.connect_timeout == timeout
     assert credentials.get_query()["options"] == options
+    make_read_only(credentials, Timeouts(query=5, lock=0.25))  # opening twice adds nothing
+    assert credentials.get_query()["options"] == options
+
+
+@pytest.mark.parametrize(
+    ("query", "lock", "message"),
+    [
+        (0, 1, r"`query_timeout` must be a number of seconds > 0, got 0"),
+        (5, -1, r"`lock_timeout` must be a number of seconds > 0, got -1"),
+        (float("inf"), 1, r"`query_timeout` must be a number of seconds > 0, got inf"),
+        (True, 1, r"`query_timeout` must be a number of seconds > 0, got True"),
+    ],
+)
+def test_timeouts_must_be_positive_seconds(query: float, lock: float, message: str) -> None:
+    from dlt_contract_ops.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        Timeouts(query=query, lock=lock)
 
 
 def test_a_table_column_named_like_an_output_alias_is_still_spelled_the_catalogs_way() -> None:

@@ -1,6 +1,6 @@
 """Faults: an unreachable destination is that source's error (exit 1, the other sources still
-reported, nothing hangs); a failing per-table query goes to the sink's error path and the
-sweep continues."""
+reported, nothing hangs); a failing per-table query is an error of that source's result and
+goes to the sink's error path, and the sweep continues."""
 
 from __future__ import annotations
 
@@ -125,21 +125,24 @@ def test_a_failing_table_query_goes_to_the_error_path(project: Project) -> None:
     scenario.setup(project, pg, dataset, sinks=("logging",))
     try:
         scenario.make_history_and_drift(project, pg, dataset)
-        # `readings` is windowed on loaded_at; as text it no longer compares with a timestamp
+        # `readings` is windowed on loaded_at; as text the reconciler falls back to
+        # `_dlt_load_id`, which as an integer no longer compares with a load-id string
+        readings = pg.q(dataset, "readings")
         pg.execute(dataset, [
-            f"ALTER TABLE {pg.q(dataset, 'readings')} ALTER COLUMN loaded_at TYPE text"
+            f"ALTER TABLE {readings} ALTER COLUMN loaded_at TYPE text",
+            f"ALTER TABLE {readings} ALTER COLUMN _dlt_load_id TYPE bigint USING 0",
         ])
         code, doc, stderr = scenario.reconcile_json(
             project, "-s", "telemetry", "--include-removal", "--no-dedup"
         )
     finally:
         pg.drop_dataset(dataset)
-    assert code == 0, stderr
-    assert all(r["error"] is None for r in doc["results"])
+    # a table that could not be checked is an error of that source's removal result: exit 1
+    assert code == 1, stderr
     [removal] = [r for r in doc["results"] if r["detector"] == "removal"]
-    failures = [n for n in removal["notes"] if "coverage query for table `readings`" in n]
-    assert len(failures) == 1
-    assert "operator does not exist" in failures[0]
+    assert all(r["error"] is None for r in doc["results"] if r is not removal)
+    assert "coverage query for table `readings` failed" in removal["error"]
+    assert "invalid input syntax for type bigint" in removal["error"]
     # the sweep went on: the other table's removal drift is still found
     assert scenario.by_kind(doc, "telemetry")[("removal", "events")]["columns"] == ["actor_login"]
     # and the logging sink got the error event

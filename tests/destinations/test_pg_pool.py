@@ -61,8 +61,8 @@ def test_pool_sessions_are_read_only_and_failures_stay_per_query(
 ) -> None:
     from dlt.common.schema import Schema
 
-    from dlt_contract_ops.config import project_context
     from dlt_contract_ops.destinations.connect import open_adapter, resolve_target
+    from dlt_contract_ops.settings import project_context
 
     project, _, dataset = pg
     with project_context(project.root):

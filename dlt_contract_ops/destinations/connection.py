@@ -1,0 +1,158 @@
+"""The session half of an adapter: open, cancel and close one dlt SQL client's connection,
+every driver call on the session's own thread (`session.SessionThread`).
+
+Opening happens on first use, and an unreachable destination becomes one `DestinationError`
+that says where and what to check. `cancel()` stops the running statement on the server
+(`_interrupt_query`, per destination) and retires the session; a KeyboardInterrupt while the
+caller waits does the same before it propagates.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from typing import Any, ClassVar, TypeVar
+
+from dlt_contract_ops.destinations.session import SessionThread, settle, wait_for
+from dlt_contract_ops.errors import DestinationError
+
+__all__ = ["CANCEL_GRACE", "ClientSession"]
+
+log = logging.getLogger("dlt_contract_ops")
+
+_T = TypeVar("_T")
+#: seconds a cancelled call gets to come back before its session is abandoned
+CANCEL_GRACE = 10.0
+
+
+class ClientSession:
+    """One dlt SQL client's connection, driven from a session thread; hooks for subclasses:
+    `_before_open`, `_on_open`, `_interrupt_query`."""
+
+    name: ClassVar[str] = "sql"
+
+    def __init__(self, sql_client: Any, *, location: str) -> None:
+        self._client = sql_client
+        self.location = location
+        self._opened = False
+        self._cancelled = threading.Event()
+        self._stuck = False  # a call that could not be stopped still holds the session
+        self._session = SessionThread(f"co-{self.name}")
+
+    @property
+    def dataset(self) -> str:
+        raise NotImplementedError  # CatalogNames provides it
+
+    @property
+    def sql_client(self) -> Any:
+        """dlt's SQL client the adapter runs on (None when built `offline`)."""
+        return self._client
+
+    # -- hooks ----------------------------------------------------------------------------
+    def _before_open(self) -> None:
+        """Hook: configure the connection (read-only, timeouts) before it is made."""
+
+    def _on_open(self) -> None:
+        """Hook, on the session thread right after connecting: make the session read-only
+        where that is only possible once connected; remember what `_interrupt_query` needs."""
+
+    def _interrupt_query(self) -> None:
+        """Hook, called from any thread: stop the statement the session is running, on the
+        server. Default: nothing (the caller stops waiting; the query may run on)."""
+
+    # -- open -----------------------------------------------------------------------------
+    def _open_on_session(self) -> None:
+        if self._opened:
+            return
+        try:
+            self._before_open()
+            self._client.open_connection()
+            self._opened = True
+            self._on_open()
+        except DestinationError:
+            self._close_on_session()
+            raise
+        except Exception as exc:
+            self._close_on_session()
+            raise DestinationError(self._connect_message(exc)) from exc
+
+    def _open(self) -> None:
+        """Open the session (on its thread) unless it is; DestinationError if impossible."""
+        self._check_usable()
+        if self._client is None:
+            raise DestinationError(
+                f"The `{self.name}` adapter for dataset `{self.dataset}` was built offline: "
+                "it renders queries but cannot run them. Open it with `open_adapter`."
+            )
+        if not self._opened:
+            self._call(self._open_on_session)
+
+    def _connect_message(self, exc: BaseException) -> str:
+        root: BaseException = exc
+        while root.__cause__ is not None and root.__cause__ is not root:
+            root = root.__cause__
+        detail = " ".join(str(root).split()) or type(root).__name__
+        where = f" at `{self.location}`" if self.location else ""
+        return (
+            f"Cannot connect to destination `{self.name}`{where} (dataset `{self.dataset}`): "
+            f"{detail}. Check host, port, database and credentials in "
+            f"`[destination.{self.name}.credentials]` of .dlt/secrets.toml (or the pipeline's "
+            "own section, or `DESTINATION__...` environment variables)."
+        )
+
+    # -- calls ----------------------------------------------------------------------------
+    def _call(self, fn: Callable[[], _T], *, timeout: float | None = None) -> _T:
+        """`fn()` on the session thread; a KeyboardInterrupt meanwhile cancels it."""
+        future = self._session.submit(fn)
+        return wait_for(future, timeout=timeout, on_interrupt=lambda: self._abort([future]))
+
+    def _abort(self, pending: Sequence[Future[Any]]) -> None:
+        """The caller was interrupted: cancel, and give the calls a moment to come back."""
+        self.cancel()
+        if not settle(pending, CANCEL_GRACE):
+            self._stuck = True
+
+    def _check_usable(self) -> None:
+        if self._cancelled.is_set():
+            raise DestinationError(
+                f"The `{self.name}` adapter for dataset `{self.dataset}` was cancelled "
+                "(Ctrl-C or `cancel()`) and runs no more queries: open a new one."
+            )
+        if self._stuck:
+            raise DestinationError(
+                f"A query on destination `{self.name}` (dataset `{self.dataset}`) ran out of "
+                "time and could not be stopped, so its session was abandoned: open a new "
+                "adapter, and check the server for the stuck query."
+            )
+
+    # -- cancel and close -----------------------------------------------------------------
+    def cancel(self) -> None:
+        """Stop the running query on the server and refuse later ones.
+
+        Thread-safe and idempotent; safe to call from a signal handler or another thread. The
+        adapter is done afterwards: `close` it.
+        """
+        self._cancelled.set()
+        try:
+            self._interrupt_query()
+        except Exception as exc:  # best effort: the caller is on its way out
+            log.warning("cancelling the query on `%s` failed: %s", self.name, exc)
+
+    def _close_on_session(self) -> None:
+        if self._opened:
+            self._opened = False
+            self._client.close_connection()
+
+    def close(self) -> None:
+        """Close the connection (idempotent). A session stuck in a query that could not be
+        stopped is abandoned rather than waited for."""
+        if self._opened and not self._stuck:
+            future = self._session.submit(self._close_on_session)
+            if settle([future], CANCEL_GRACE):
+                self._session.stop()
+                future.result()
+                return
+            log.warning("closing the `%s` session timed out: abandoned", self.name)
+        self._session.stop()

@@ -1,0 +1,299 @@
+"""SqlClientAdapter: the DestinationAdapter over a dlt SQL client; subclasses declare what differs.
+
+Every query is prepared (names spelled as the catalog has them), rendered through the one
+renderer (SELECT only, before a connection is opened), and run on the adapter's session
+thread while the caller waits interruptibly: a query that runs out of time, or is interrupted
+(Ctrl-C), is stopped on the server (`_interrupt_query`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import Any, ClassVar, Literal, TypeVar
+
+from sqlglot import exp
+
+from dlt_contract_ops.core.columns import LiveTable
+from dlt_contract_ops.destinations.connection import CANCEL_GRACE, ClientSession
+from dlt_contract_ops.destinations.naming import CatalogNames, capabilities, data_location
+from dlt_contract_ops.destinations.protocol import QueryKind
+from dlt_contract_ops.destinations.session import DeadlinePassed, settle, wait_for
+from dlt_contract_ops.destinations.sql import (
+    ParamStyle,
+    ident,
+    inline_params,
+    render,
+    render_bound,
+)
+from dlt_contract_ops.destinations.timeouts import (
+    DEFAULT_TIMEOUTS,
+    TimeoutReason,
+    Timeouts,
+    queried_tables,
+    timeout_error,
+    timeout_reason,
+)
+from dlt_contract_ops.errors import DestinationError
+
+__all__ = ["SERVER_GRACE", "Rows", "SqlClientAdapter", "data_location"]
+
+_A = TypeVar("_A", bound="SqlClientAdapter")
+_COMPARISONS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.NEQ)
+#: on top of twice the server's own statement timeout: the adapter's backstop for a server
+#: that stops answering altogether
+SERVER_GRACE = 10.0
+
+Rows = list[tuple[Any, ...]]
+
+
+class SqlClientAdapter(CatalogNames, ClientSession):
+    """A DestinationAdapter over a dlt `SqlClientBase`; subclasses declare what differs.
+
+    Class attributes a subclass sets: `name` (the dlt destination type and entry-point name),
+    `dialect` (sqlglot), `paramstyle` (how its driver binds), `metadata_schema_column`,
+    `query_timeout_by`. Hooks: `metadata_query`/`metadata_params`, `adapt_param`,
+    `coerce_placeholder`, `_before_open`/`_on_open` (make a session read-only, apply the
+    timeouts), `_execute`, `_interrupt_query` (stop the running statement server-side).
+    """
+
+    name: ClassVar[str] = "sql"
+    dialect: ClassVar[str] = "duckdb"
+    paramstyle: ClassVar[ParamStyle] = "format"
+    #: who bounds a query's run time: "server" (a session setting the adapter applies) or
+    #: "client" (the adapter stops the query when `Timeouts.query` has passed)
+    query_timeout_by: ClassVar[Literal["server", "client"]] = "client"
+
+    location: str
+    queries: Counter[str]
+    query_seconds: defaultdict[str, float]
+
+    def __init__(
+        self,
+        sql_client: Any,
+        *,
+        dataset: str | None = None,
+        catalog: str | None = None,
+        casefold: Callable[[str], str] | None = None,
+        location: str = "",
+        timeouts: Timeouts = DEFAULT_TIMEOUTS,
+    ) -> None:
+        CatalogNames.__init__(
+            self,
+            dataset=dataset if dataset is not None else str(sql_client.dataset_name),
+            catalog=catalog,
+            casefold=(
+                casefold if casefold is not None else sql_client.capabilities.casefold_identifier
+            ),
+        )
+        ClientSession.__init__(self, sql_client, location=location)
+        self.timeouts = timeouts
+        self.queries = Counter()
+        self.query_seconds = defaultdict(float)
+
+    # -- construction -------------------------------------------------------------------
+    @classmethod
+    def from_job_client(
+        cls, job_client: Any, *, timeouts: Timeouts = DEFAULT_TIMEOUTS
+    ) -> SqlClientAdapter:
+        """Build from a dlt job client; subclasses make the session read-only here and apply
+        `timeouts` to it."""
+        return cls(
+            job_client.sql_client, location=data_location(job_client.config), timeouts=timeouts
+        )
+
+    @classmethod
+    def offline(cls: type[_A], dataset: str, *, catalog: str | None = None) -> _A:
+        """An adapter that builds and renders queries but has no connection (golden tests,
+        docs). Casefolding comes from dlt's capabilities for `name`; `run` refuses.
+
+        >>> SqlClientAdapter.offline("raw").name
+        'sql'
+        """
+        caps = capabilities(cls.destination_type())
+        return cls(None, dataset=dataset, catalog=catalog, casefold=caps.casefold_identifier)
+
+    @classmethod
+    def destination_type(cls) -> str:
+        """The dlt destination whose capabilities an offline adapter borrows."""
+        return cls.name if cls.name != "sql" else "duckdb"
+
+    # -- types and metadata ---------------------------------------------------------------
+    def type_mapper(self) -> Any:
+        """dlt's type mapper for this destination: reads live types back as dlt data types."""
+        if self._client is not None:
+            return self._client.capabilities.get_type_mapper()
+        return capabilities(self.destination_type()).get_type_mapper()
+
+    def list_columns(self) -> dict[str, LiveTable]:
+        """Every table of the dataset with its columns, in ONE metadata query."""
+        rows = self.run(self.metadata_query(), self.metadata_params(), "metadata")
+        return self.read_metadata(rows)
+
+    # -- queries --------------------------------------------------------------------------
+    def adapt_param(self, value: Any) -> Any:
+        """A parameter as the driver should bind it. A naive datetime is taken as UTC."""
+        if isinstance(value, datetime) and value.tzinfo is None:
+            return value.replace(tzinfo=timezone.utc)
+        return value
+
+    def coerce_placeholder(self, placeholder: exp.Expression, live_type: str) -> exp.Expression:
+        """Hook: wrap a parameter compared with a column of `live_type` so the comparison
+        type-checks on this destination (BigQuery will not compare DATE with TIMESTAMP)."""
+        return placeholder
+
+    def prepare(self, query: exp.Expression) -> exp.Expression:
+        """A copy of `query` with columns spelled as the destination stores them and
+        parameters coerced to the type of the column they are compared with."""
+        q = query.copy()
+        # one walk collects what the rewrite needs; the rewrite then edits those nodes in place
+        tables: list[str] = []
+        aliases: set[str] = set()
+        comparisons: list[exp.Expression] = []
+        quoted_columns: list[exp.Column] = []
+        for node in q.walk():
+            if isinstance(node, exp.Table):
+                tables.append(node.name)
+            elif isinstance(node, exp.Alias):
+                aliases.add(node.alias)
+            elif isinstance(node, _COMPARISONS):
+                comparisons.append(node)
+            elif (
+                isinstance(node, exp.Column)
+                and isinstance(node.this, exp.Identifier)
+                and node.this.quoted
+            ):
+                quoted_columns.append(node)
+
+        for cmp in comparisons:
+            left, right = cmp.this, cmp.expression
+            if isinstance(left, exp.Placeholder):
+                left, right = right, left
+            if isinstance(left, exp.Column) and isinstance(right, exp.Placeholder):
+                found = self.catalog_column(tables, left.name)
+                if found is not None:
+                    right.replace(self.coerce_placeholder(right.copy(), found[1]))
+
+        for node in quoted_columns:
+            found = self.catalog_column(tables, node.name)
+            if found is not None:
+                spelled = found[0]
+            elif node.name in aliases:  # an output name of a subquery, not a table column
+                continue
+            else:
+                spelled = self.to_live(node.name)
+            if spelled != node.name:
+                node.set("this", ident(spelled))
+        return q
+
+    def render(self, query: exp.Expression) -> str:
+        """The query in this destination's dialect, as it would run (placeholders as `?`)."""
+        return render(self.prepare(query), self.dialect)
+
+    def driver_sql(self, query: exp.Expression, n_params: int, kind: QueryKind) -> str:
+        """The exact text `run` sends to the driver: prepared, checked, placeholders in
+        the driver's paramstyle. Golden tests pin it for destinations that cannot run here."""
+        prepared = query if kind == "metadata" else self.prepare(query)
+        return render_bound(prepared, self.dialect, self.paramstyle, n_params)
+
+    def run(self, query: exp.Expression, params: Sequence[Any], kind: QueryKind) -> Rows:
+        """Run a read-only query with bound parameters on the adapter's session.
+
+        Raises `QueryTimeoutError` (naming the table) when it runs out of time; a
+        KeyboardInterrupt meanwhile cancels it on the server, then propagates.
+        """
+        # refuses non-SELECT before a connection is even opened
+        sql = self.driver_sql(query, len(params), kind)
+        values = [self.adapt_param(p) for p in params]
+        self._open()
+        started = time.perf_counter()
+        try:
+            return self._run_sql(query, sql, values, kind)
+        finally:
+            self.queries[kind] += 1
+            self.query_seconds[kind] += time.perf_counter() - started
+
+    def _deadline(self) -> float:
+        """Seconds the caller waits for one query before stopping it itself."""
+        if self.query_timeout_by == "server":  # the server's own timeout comes first
+            return self.timeouts.query * 2 + SERVER_GRACE
+        return self.timeouts.query
+
+    def _run_sql(
+        self, query: exp.Expression, sql: str, values: Sequence[Any], kind: QueryKind
+    ) -> Rows:
+        """Rendered SQL on the session, bounded by the timeouts; errors made readable."""
+        self._check_usable()
+        future = self._session.submit(lambda: self._execute(sql, values))
+        try:
+            rows = wait_for(
+                future, timeout=self._deadline(), on_interrupt=lambda: self._abort([future])
+            )
+        except DeadlinePassed:
+            self._interrupt_query()
+            if not settle([future], CANCEL_GRACE):
+                self._stuck = True
+            elif future.exception() is None:  # it finished as the deadline passed
+                return [tuple(r) for r in (future.result() or [])]
+            detail = "" if self.query_timeout_by == "client" else "the server did not answer"
+            raise self.timeout_error(query, kind, "statement timeout", detail) from None
+        except Exception as exc:
+            failure = self.translate_error(exc, query, kind)
+            if failure is exc:
+                raise
+            raise failure from exc
+        return [tuple(r) for r in (rows or [])]
+
+    def translate_error(
+        self, exc: Exception, query: exp.Expression, kind: QueryKind
+    ) -> Exception:
+        """A driver error as the reconciler reports it: a timeout as `QueryTimeoutError`
+        naming the table, a query stopped by `cancel()` as such; others unchanged."""
+        reason = timeout_reason(exc)
+        if reason is not None:
+            return self.timeout_error(query, kind, reason)
+        if self._cancelled.is_set():
+            return DestinationError(
+                f"{kind} query on dataset `{self.dataset}` (destination `{self.name}`) was "
+                f"cancelled: {' '.join(str(exc).split())}"
+            )
+        return exc
+
+    def timeout_error(
+        self, query: exp.Expression, kind: QueryKind, reason: TimeoutReason, detail: str = ""
+    ) -> Exception:
+        seconds = self.timeouts.lock if reason == "lock timeout" else self.timeouts.query
+        return timeout_error(
+            kind=kind,
+            tables=[self.live_name(t) for t in queried_tables(query)],
+            reason=reason,
+            seconds=seconds,
+            destination=self.name,
+            dataset=self.dataset,
+            detail=detail,
+        )
+
+    def run_all(
+        self, batch: Sequence[tuple[exp.Expression, Sequence[Any]]], kind: QueryKind
+    ) -> list[Rows | Exception]:
+        """Run independent read-only queries; each result, or the exception it raised, in
+        order. One failing query never stops the others; a KeyboardInterrupt stops them all.
+        This base runs them one by one on the adapter's session; adapters whose warehouse
+        gains from it run them on a small bounded pool (`PostgresAdapter`)."""
+        out: list[Rows | Exception] = []
+        for query, params in batch:
+            try:
+                out.append(self.run(query, params, kind))
+            except Exception as exc:
+                out.append(exc)
+        return out
+
+    def _execute(self, sql: str, params: Sequence[Any]) -> Sequence[Sequence[Any]] | None:
+        """Send rendered SQL to the driver through dlt's client (on the session thread)."""
+        return self._client.execute_sql(sql, *params)  # type: ignore[no-any-return]
+
+    def reproduce(self, query: exp.Expression, params: Sequence[Any]) -> str:
+        values = [self.adapt_param(p) for p in params]
+        return render(inline_params(self.prepare(query), values), self.dialect)

@@ -1,0 +1,224 @@
+"""Hangs: a query blocked by another session's lock, or simply slow, ends in a
+`QueryTimeoutError` that names the table, within a few times the configured timeout, on real
+PostgreSQL, MariaDB, DuckDB and SQLite. The session stays usable afterwards."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from dlt_contract_ops.errors import QueryTimeoutError
+from tests.destinations.servers import (
+    MARIADB_HOST,
+    MARIADB_PORT,
+    PG_URL,
+    Backend,
+    adapter_for,
+    make,
+    unique,
+)
+
+#: a timed-out query must end within this many times its timeout (connect time excluded)
+MARGIN = 8
+
+
+@pytest.fixture
+def dataset(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Backend, str]]:
+    """A dataset with tables `orders` and `items` (one row each) on the backend named by the
+    test's parameter, made out of band."""
+    backend = make(request.param, tmp_path)
+    name = unique("co_hang")
+    q = backend.q
+    create = {
+        "postgres": [f"CREATE SCHEMA {q(name)}"],
+        "mariadb": [f"CREATE DATABASE {q(name)}"],
+        "duckdb": [f"CREATE SCHEMA {q(name)}"],
+        "sqlite": [],
+    }[backend.kind]
+    tables = [
+        stmt
+        for t in ("orders", "items")
+        for stmt in (f"CREATE TABLE {q(name, t)} (id INT)", f"INSERT INTO {q(name, t)} VALUES (1)")
+    ]
+    backend.execute(name, [*create, *tables])
+    try:
+        yield backend, name
+    finally:
+        backend.drop_dataset(name)
+
+
+@contextmanager
+def locked(backend: Backend, dataset: str, *tables: str) -> Iterator[None]:
+    """Another session holds an exclusive lock on `tables` until the block ends."""
+    if backend.kind == "postgres":
+        import psycopg2
+
+        con = psycopg2.connect(PG_URL)  # not autocommit: the lock lasts the transaction
+        try:
+            with con.cursor() as cur:
+                names = ", ".join(backend.q(dataset, t) for t in tables)
+                cur.execute(f"LOCK TABLE {names} IN ACCESS EXCLUSIVE MODE")
+            yield
+        finally:
+            con.rollback()
+            con.close()
+    else:
+        import pymysql
+
+        con = pymysql.connect(host=MARIADB_HOST, port=MARIADB_PORT, user="root", password="",
+                              database="test", autocommit=True)
+        try:
+            with con.cursor() as cur:
+                cur.execute("LOCK TABLES " + ", ".join(f"{backend.q(dataset, t)} WRITE"
+                                                       for t in tables))
+            yield
+        finally:
+            with con.cursor() as cur:
+                cur.execute("UNLOCK TABLES")
+            con.close()
+
+
+def count_rows(adapter: Any, table: str = "orders") -> exp.Select:
+    return exp.select(exp.func("count", exp.Star())).from_(adapter.table(table))
+
+
+#: SELECTs on a table `x` that run for minutes unless stopped
+SLOW = {
+    "postgres": "SELECT pg_sleep(600) FROM x",
+    "mariadb": "SELECT SLEEP(600) FROM x",
+    "duckdb": "SELECT COUNT(*) FROM x CROSS JOIN range(1000000000000) AS r(a) WHERE r.a % 7 = 3",
+    "sqlite": "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r "
+              "WHERE i < 1000000000000) SELECT COUNT(*) FROM r CROSS JOIN x",
+}
+
+
+def slow_select(backend: Backend, adapter: Any) -> exp.Expression:
+    """The backend's slow SELECT on `orders`, built with sqlglot."""
+    query = sqlglot.parse_one(SLOW[backend.kind], read=adapter.dialect)
+    orders = adapter.table("orders")
+    return query.transform(
+        lambda n: orders.copy() if isinstance(n, exp.Table) and n.name == "x" else n
+    )
+
+
+def _timed_out(adapter: Any, query: exp.Expression, kind: str = "coverage"
+               ) -> tuple[QueryTimeoutError, float]:
+    started = time.monotonic()
+    with pytest.raises(QueryTimeoutError) as info:
+        adapter.run(query, [], kind)
+    return info.value, time.monotonic() - started
+
+
+@pytest.mark.parametrize("dataset", ["postgres", "mariadb"], indirect=True)
+def test_a_lock_held_elsewhere_ends_in_a_lock_timeout_naming_the_table(
+    dataset: tuple[Backend, str],
+) -> None:
+    backend, name = dataset
+    with adapter_for(backend, name, query_timeout=120, lock_timeout=1) as adapter:
+        assert adapter.run(count_rows(adapter), [], "coverage") == [(1,)]  # session open
+        with locked(backend, name, "orders"):
+            error, elapsed = _timed_out(adapter, count_rows(adapter))
+        assert error.reason == "lock timeout"
+        assert error.table == "orders"
+        message = str(error)
+        assert message.startswith("coverage query on table `orders`")
+        assert f"dataset `{name}`" in message
+        assert "another session holds a lock on it" in message
+        assert "`[contract_ops] lock_timeout`" in message
+        assert elapsed < 1 * MARGIN
+        # the session goes on: the next query runs once the lock is gone
+        assert adapter.run(count_rows(adapter), [], "coverage") == [(1,)]
+
+
+@pytest.mark.parametrize("dataset", ["postgres", "mariadb"], indirect=True)
+def test_waiting_on_a_lock_is_bounded_by_query_timeout_too(
+    dataset: tuple[Backend, str],
+) -> None:
+    backend, name = dataset
+    with adapter_for(backend, name, query_timeout=1, lock_timeout=120) as adapter:
+        adapter.list_columns()
+        with locked(backend, name, "orders"):
+            error, elapsed = _timed_out(adapter, count_rows(adapter), "sample")
+        assert (error.reason, error.table) == ("statement timeout", "orders")
+        assert str(error).startswith("sample query on table `orders`")
+        assert "did not finish within 1s (statement timeout)" in str(error)
+        assert "raise `[contract_ops] query_timeout` or find the blocker" in str(error)
+        assert elapsed < 1 * MARGIN
+
+
+@pytest.mark.parametrize("dataset", ["postgres", "mariadb", "duckdb", "sqlite"], indirect=True)
+def test_a_slow_select_is_bounded_by_query_timeout(dataset: tuple[Backend, str]) -> None:
+    backend, name = dataset
+    with adapter_for(backend, name, query_timeout=1) as adapter:
+        adapter.list_columns()
+        error, elapsed = _timed_out(adapter, slow_select(backend, adapter))
+        assert (error.reason, error.table, error.seconds) == ("statement timeout", "orders", 1)
+        assert str(error).startswith("coverage query on table `orders`")
+        assert elapsed < 1 * MARGIN
+        assert adapter.run(count_rows(adapter), [], "coverage") == [(1,)]
+
+
+def test_postgres_timeouts_survive_the_reset_after_a_failed_query(tmp_path: Path) -> None:
+    """dlt's client runs RESET ALL after a failed query: startup options stay in force."""
+    backend = make("postgres", tmp_path)
+    setting = exp.select(
+        *(exp.func("current_setting", exp.Literal.string(s))
+          for s in ("statement_timeout", "lock_timeout", "default_transaction_read_only"))
+    )
+    with adapter_for(backend, "public", query_timeout=2.5, lock_timeout=0.25) as adapter:
+        assert adapter.run(setting, [], "metadata") == [("2500ms", "250ms", "on")]
+        with pytest.raises(QueryTimeoutError):
+            adapter.run(exp.select(exp.func("pg_sleep", exp.Literal.number(600))), [], "sample")
+        assert adapter.run(setting, [], "metadata") == [("2500ms", "250ms", "on")]
+
+
+def test_mariadb_sessions_carry_the_timeouts(tmp_path: Path) -> None:
+    backend = make("mariadb", tmp_path)
+    variables = sqlglot.parse_one(
+        "SELECT @@SESSION.max_statement_time, @@SESSION.lock_wait_timeout, "
+        "@@SESSION.innodb_lock_wait_timeout, @@SESSION.tx_read_only",
+        read="mysql",
+    )
+    with adapter_for(backend, "test", query_timeout=2.5, lock_timeout=1.5) as adapter:
+        [(statement, lock, innodb, read_only)] = adapter.run(variables, [], "metadata")
+    assert (float(statement), int(lock), int(innodb), int(read_only)) == (2.5, 2, 2, 1)
+
+
+@pytest.mark.parametrize("dataset", ["postgres"], indirect=True)
+def test_pool_sessions_time_out_per_query(dataset: tuple[Backend, str]) -> None:
+    """Each coverage query of a pooled batch gets its own timeout error, naming its table;
+    the batch's other queries still answer."""
+    backend, name = dataset
+    with adapter_for(backend, name, query_timeout=120, lock_timeout=1) as adapter:
+        adapter.list_columns()
+        batch = [(count_rows(adapter, "orders"), []), (count_rows(adapter, "items"), []),
+                 (exp.select(exp.Literal.number(1)), [])]
+        with locked(backend, name, "orders", "items"):
+            started = time.monotonic()
+            outcomes = adapter.run_all(batch, "coverage")
+            elapsed = time.monotonic() - started
+    assert adapter.pool_sessions == 3
+    assert outcomes[2] == [(1,)]
+    for outcome, table in zip(outcomes[:2], ("orders", "items"), strict=True):
+        assert isinstance(outcome, QueryTimeoutError)
+        assert (outcome.reason, outcome.table) == ("lock timeout", table)
+        assert str(outcome).startswith(f"coverage query on table `{table}`")
+    assert elapsed < 1 * MARGIN
+
+
+@pytest.mark.parametrize("dataset", ["sqlite"], indirect=True)
+def test_sqlite_waits_for_a_lock_at_most_lock_timeout(dataset: tuple[Backend, str]) -> None:
+    """SQLite's busy timeout is the lock timeout. dlt keeps datasets in WAL mode, where a
+    reader never waits for a writer, so this pins the setting rather than provoking a wait."""
+    backend, name = dataset
+    with adapter_for(backend, name, lock_timeout=1.5) as adapter:
+        adapter.list_columns()
+        # the test reads the setting through dlt's client, past the renderer (PRAGMA)
+        assert adapter.sql_client.execute_sql("PRAGMA busy_timeout") == [(1500,)]
