@@ -139,6 +139,8 @@ def _secret_fields(exc: Exception) -> set[str]:
 
 
 def _missing_config_message(source: str, exc: Exception) -> str:
+    from dlt_contract_ops.settings.files import env_name
+
     keys = _missing_keys(getattr(exc, "traces", {}) or {}, _secret_fields(exc))
     if not keys:
         return f"Source `{source}` needs configuration that is not set: {exc}"
@@ -146,7 +148,7 @@ def _missing_config_message(source: str, exc: Exception) -> str:
     first, secret = keys[0]
     section, _, key = first.rpartition(".")
     toml = "secrets.toml" if secret else "config.toml"
-    env = "__".join(first.upper().split("."))
+    env = env_name(first)
     return (
         f"Source `{source}` cannot be built: missing configuration {shown}. Set `{key}` in "
         f"the `[{section}]` table of .dlt/{toml}, or the environment variable `{env}`."

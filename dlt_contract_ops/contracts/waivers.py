@@ -15,7 +15,6 @@ Pure: the caller reads the file and passes its text and path.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import sys
 from typing import Any
 
@@ -32,8 +31,10 @@ _KEYS = ("rule", "resource", "column", "reason", "expires")
 
 
 def _hint(value: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(value, choices, n=1)
-    return f" Did you mean `{close[0]}`?" if close else ""
+    from dlt_contract_ops.settings.keys import closest
+
+    close = closest(value, choices)
+    return f" Did you mean `{close}`?" if close else ""
 
 
 def _date(value: Any, where: str) -> dt.date:

@@ -7,13 +7,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 
-def closest(name: str, known: Iterable[str]) -> str | None:
+def closest(name: str, known: Iterable[str], cutoff: float = 0.6) -> str | None:
     """The known name `name` is most likely a typo of, if any.
 
     >>> closest("recent_windw", ["recent_window", "baseline_window"])
     'recent_window'
     """
-    match = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    match = difflib.get_close_matches(name, sorted(known), n=1, cutoff=cutoff)
     return match[0] if match else None
 
 

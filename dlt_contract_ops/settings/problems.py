@@ -6,13 +6,12 @@ unknown-key check of `reconcile` (fails on the table it reads), and of `validate
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
 from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.settings.files import dig, toml_files
-from dlt_contract_ops.settings.keys import unknown_key_messages
+from dlt_contract_ops.settings.keys import closest, unknown_key_messages
 from dlt_contract_ops.settings.specs import DEDUP_KEYS, PROJECT_KEYS, REMOVAL_KEYS, SOURCE_KEYS
 
 PROJECT_SECTION = "contract_ops"
@@ -49,9 +48,8 @@ def table_problems(section: str) -> list[str]:
 
 
 def _near(name: str) -> bool:
-    return name != PROJECT_SECTION and bool(
-        difflib.get_close_matches(name.replace("-", "_").lower(), [PROJECT_SECTION], cutoff=0.8)
-    )
+    folded = name.replace("-", "_").lower()
+    return name != PROJECT_SECTION and closest(folded, [PROJECT_SECTION], cutoff=0.8) is not None
 
 
 def misplaced_sections() -> list[str]:

@@ -3,13 +3,13 @@ entry-point group (built-ins take the same path as third-party sinks)."""
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections.abc import Mapping
 from typing import Any
 
 from dlt_contract_ops.errors import AlertSinkError, OptionProblem, SinkOptionError
 from dlt_contract_ops.registry import SINK_GROUP, closest, load, registered
+from dlt_contract_ops.settings.keys import closest as closest_key
 from dlt_contract_ops.sinks.base import AlertSink
 from dlt_contract_ops.sinks.options import (
     OptionValue,
@@ -76,8 +76,8 @@ def _check_options(name: str, factory: Any, options: Mapping[str, OptionValue]) 
     if not var_kw:
         for key, opt in sorted(options.items()):
             if key not in accepted:
-                close = difflib.get_close_matches(key, sorted(accepted), n=1)
-                hint = f" Did you mean `{close[0]}`?" if close else ""
+                close = closest_key(key, accepted)
+                hint = f" Did you mean `{close}`?" if close else ""
                 problems.append(OptionProblem(key, opt.origin, (
                     f"Unknown option `{key}` for alert sink '{name}' in `{table_name(name)}` "
                     f"({opt.origin}).{hint} Known options: {', '.join(sorted(accepted)) or 'none'}."
