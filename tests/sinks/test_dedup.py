@@ -1,4 +1,5 @@
-"""Dedup across runs: the rule, the state file, concurrent runs, and the emitter's use."""
+"""Dedup across runs: the rule, the two-phase state file, concurrent runs, settings, and the
+emitter's use of it."""
 
 from __future__ import annotations
 
@@ -6,23 +7,25 @@ import json
 import logging
 import multiprocessing
 import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dlt_contract_ops.settings import project_context
 from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.settings import load_project_settings, project_context
+from dlt_contract_ops.settings.project import default_state_file
 from dlt_contract_ops.sinks.dedup import (
+    PENDING_LEASE,
     AlertMark,
     DedupStore,
     decide,
-    default_state_file,
+    finding_digest,
     finding_key,
-    load_dedup_settings,
-    parse_duration,
-    recording_alerts,
 )
 from dlt_contract_ops.sinks.emitter import Emitter
 from tests.projects import Project
@@ -30,6 +33,7 @@ from tests.sinks.conftest import make_finding
 from tests.sinks.test_emitter import Recording
 
 DAY = 86400.0
+START = 1_000_000.0
 
 
 @pytest.mark.parametrize(
@@ -48,51 +52,107 @@ def test_decide(entry: dict[str, Any] | None, digest: str, now: float, expected:
     assert decide(entry, digest, now, DAY) == expected
 
 
-@pytest.mark.parametrize(
-    ("value", "seconds"),
-    [(86400, 86400.0), (90.5, 90.5), ("24h", 86400.0), ("90m", 5400.0), ("1d", 86400.0),
-     ("1h30m", 5400.0), ("45s", 45.0), ("3600", 3600.0), (" 2 h ", 7200.0), ("0", 0.0)],
-)
-def test_parse_duration(value: object, seconds: float) -> None:
-    assert parse_duration(value, "contract_ops.dedup.realert_after") == seconds
-
-
-@pytest.mark.parametrize("value", ["soon", "24x", "h", "-1", -5, True, "1h junk", None])
-def test_parse_duration_rejects(value: object) -> None:
-    message = r"`contract_ops\.dedup\.realert_after` must be a duration"
-    with pytest.raises(ConfigError, match=message):
-        parse_duration(value, "contract_ops.dedup.realert_after")
-
-
 class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
+    def __init__(self, now: float = START) -> None:
+        self.now = now
 
     def __call__(self) -> float:
         return self.now
+
+
+def _alerted(store: DedupStore, finding: DriftFinding) -> AlertMark:
+    """One run that sends `finding` and gets it delivered: reserve, then settle."""
+    mark = store.reserve(finding)
+    if mark.status == "new":
+        store.settle([finding], [])
+    return mark
+
+
+def _alerts(path: Path) -> dict[str, Any]:
+    alerts: dict[str, Any] = json.loads(path.read_text())["alerts"]
+    return alerts
 
 
 def test_new_repeat_changed_realert(tmp_path: Path) -> None:
     clock = Clock()
     store = DedupStore(tmp_path / "state.json", DAY, clock=clock)
     finding = make_finding()
-    assert store.claim(finding) == AlertMark("new", "first")
+    assert _alerted(store, finding) == AlertMark("new", "first")
     clock.now += 3600
-    assert store.claim(finding) == AlertMark("repeat", "unchanged")
+    assert _alerted(store, finding) == AlertMark("repeat", "unchanged")
     # samples and first_seen move every run: still the same alert
     moved = make_finding(samples={}, first_seen=None)
-    assert store.claim(moved) == AlertMark("repeat", "unchanged")
+    assert _alerted(store, moved) == AlertMark("repeat", "unchanged")
     # another live type for the same columns: changed
     changed = make_finding(column_types={"payload_size": "DOUBLE", "Straße-Nr": "VARCHAR"})
-    assert store.claim(changed) == AlertMark("new", "changed")
-    assert store.claim(changed) == AlertMark("repeat", "unchanged")
+    assert _alerted(store, changed) == AlertMark("new", "changed")
+    assert _alerted(store, changed) == AlertMark("repeat", "unchanged")
     # another column set is another key: new
-    assert store.claim(make_finding(columns=["payload_size"])) == AlertMark("new", "first")
+    assert _alerted(store, make_finding(columns=["payload_size"])) == AlertMark("new", "first")
     # another drift type on the same columns: new
-    assert store.claim(make_finding(drift_type="removal")) == AlertMark("new", "first")
+    assert _alerted(store, make_finding(drift_type="removal")) == AlertMark("new", "first")
     clock.now += DAY
-    assert store.claim(changed) == AlertMark("new", "realert")
+    assert _alerted(store, changed) == AlertMark("new", "realert")
     assert store.check(changed) == AlertMark("repeat", "unchanged")
+
+
+def test_reserve_leaves_a_pending_claim_that_settle_turns_into_an_alert(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    clock = Clock()
+    store = DedupStore(path, DAY, clock=clock)
+    finding = make_finding()
+    assert store.reserve(finding) == AlertMark("new", "first")
+    entry = _alerts(path)[finding_key(finding)]
+    assert entry["pending"] == {"owner": f"{socket.gethostname()}:{os.getpid()}", "since": START}
+    assert "last_alerted" not in entry
+    # the same process asking again is not "in flight": its own claim does not block it
+    assert store.reserve(finding) == AlertMark("new", "first")
+    clock.now += 5
+    store.settle([finding], [])
+    entry = _alerts(path)[finding_key(finding)]
+    assert "pending" not in entry
+    assert (entry["digest"], entry["first_alerted"], entry["last_alerted"]) == (
+        finding_digest(finding), START + 5, START + 5
+    )
+
+
+@pytest.mark.parametrize(
+    ("earlier", "then", "expected_next"),
+    [
+        # never delivered: the entry goes, as if never seen
+        (None, {}, AlertMark("new", "first")),
+        # a re-alert that failed is due again next run (its stale entry is pruned)
+        ("same", {"dt": DAY}, AlertMark("new", "first")),
+        # a changed finding that failed keeps the old digest: still "changed" next run
+        ("other-type", {"dt": 3600}, AlertMark("new", "changed")),
+    ],
+)
+def test_settle_undelivered_releases_the_claim(
+    tmp_path: Path, earlier: str | None, then: dict[str, float], expected_next: AlertMark
+) -> None:
+    path = tmp_path / "state.json"
+    clock = Clock()
+    store = DedupStore(path, DAY, clock=clock)
+    finding = make_finding()
+    if earlier == "same":
+        _alerted(store, finding)
+    elif earlier == "other-type":
+        _alerted(store, make_finding(column_types={"payload_size": "DOUBLE"}))
+    before = _alerts(path) if path.exists() else {}
+    clock.now += then.get("dt", 0.0)
+    assert store.reserve(finding).status == "new"
+    store.settle([], [finding])
+    after = _alerts(path)
+    key = finding_key(finding)
+    if earlier is None:
+        assert after == {}
+    elif earlier == "same":
+        # older than realert_after and not pending: pruned, which decides the same
+        assert after == {}
+    else:
+        assert after == before
+        assert "pending" not in after[key]
+    assert store.reserve(finding) == expected_next
 
 
 def test_state_file_shape_and_pruning(tmp_path: Path) -> None:
@@ -100,18 +160,38 @@ def test_state_file_shape_and_pruning(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     store = DedupStore(path, DAY, clock=clock)
     old, fresh = make_finding(resource="old"), make_finding(resource="fresh")
-    store.claim(old)
+    _alerted(store, old)
     clock.now += DAY + 1
-    store.claim(fresh)
+    _alerted(store, fresh)
     doc = json.loads(path.read_text())
     assert doc["format_version"] == 1
     # the old entry would alert again anyway: it is dropped, the file stays small
     assert list(doc["alerts"]) == [finding_key(fresh)]
     entry = doc["alerts"][finding_key(fresh)]
-    assert entry["columns"] == ["payload_size", "Straße-Nr"]
+    assert entry == {
+        "source": "shop",
+        "resource": "fresh",
+        "drift_type": "additive",
+        "columns": ["payload_size", "Straße-Nr"],
+        "digest": finding_digest(fresh),
+        "first_alerted": START + DAY + 1,
+        "last_alerted": START + DAY + 1,
+        "last_alerted_at": "1970-01-13T13:46:41+00:00",
+    }
     assert json.loads(finding_key(fresh)) == ["shop", "fresh", "additive",
                                               ["payload_size", "Straße-Nr"]]
     assert not list(tmp_path.glob(".state.json.*.tmp"))
+
+
+def test_a_pending_claim_is_never_pruned(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    clock = Clock()
+    store = DedupStore(path, DAY, clock=clock)
+    sending = make_finding(resource="sending")
+    store.reserve(sending)
+    clock.now += DAY + 1
+    _alerted(store, make_finding(resource="other"))  # a write that prunes
+    assert "pending" in _alerts(path)[finding_key(sending)]
 
 
 def test_check_never_writes(tmp_path: Path) -> None:
@@ -119,35 +199,128 @@ def test_check_never_writes(tmp_path: Path) -> None:
     store = DedupStore(path, DAY)
     assert store.check(make_finding()) == AlertMark("new", "first")
     assert not path.exists()
+    _alerted(store, make_finding())
+    written = path.read_bytes()
+    assert store.check(make_finding()) == AlertMark("repeat", "unchanged")
+    assert store.check(make_finding(resource="other")) == AlertMark("new", "first")
+    assert path.read_bytes() == written
 
 
-def test_corrupt_state_is_set_aside_and_alerting_goes_on(tmp_path: Path) -> None:
+def test_corrupt_state_is_set_aside_and_alerting_goes_on(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     path = tmp_path / "state.json"
     path.write_text("{not json")
     store = DedupStore(path, DAY)
-    assert store.claim(make_finding()) == AlertMark("new", "first")
+    with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
+        assert _alerted(store, make_finding()) == AlertMark("new", "first")
     assert (tmp_path / "state.json.corrupt").read_text() == "{not json"
-    assert store.claim(make_finding()) == AlertMark("repeat", "unchanged")
+    [warning] = [r for r in caplog.records if "unreadable" in r.getMessage()]
+    assert warning.levelno == logging.WARNING
+    assert f"moved to `{tmp_path / 'state.json.corrupt'}`" in warning.getMessage()
+    assert _alerted(store, make_finding()) == AlertMark("repeat", "unchanged")
+
+    # a second corruption is kept beside the first, never over it
+    path.write_text("[1, 2]")
+    assert _alerted(store, make_finding()) == AlertMark("new", "first")
+    assert (tmp_path / "state.json.corrupt").read_text() == "{not json"
+    assert (tmp_path / "state.json.corrupt.1").read_text() == "[1, 2]"
+    path.write_text("")
+    assert store.reserve(make_finding()) == AlertMark("new", "first")
+    assert (tmp_path / "state.json.corrupt.2").read_text() == ""
 
 
-def _claim_many(path: str, resources: list[str], start: Any, out: Any) -> None:
+def test_check_on_corrupt_state_raises_and_leaves_it(tmp_path: Path) -> None:
+    """A dry run must not move the user's file: the emitter turns this into "unchecked"."""
+    from dlt_contract_ops.statefile import StateFileError
+
+    path = tmp_path / "state.json"
+    path.write_text("{not json")
+    with pytest.raises(StateFileError, match="not valid JSON"):
+        DedupStore(path, DAY).check(make_finding())
+    assert path.read_text() == "{not json"
+    assert not (tmp_path / "state.json.corrupt").exists()
+
+
+# -- pending claims of other processes -----------------------------------------------------
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    return int(proc.stdout)
+
+
+@pytest.mark.parametrize(
+    ("owner", "age", "expected"),
+    [
+        # a live process on this host is sending it right now
+        ("parent", 0.0, AlertMark("repeat", "in_flight")),
+        # ... unless its claim is older than the lease
+        ("parent", PENDING_LEASE, AlertMark("new", "first")),
+        # a killed run's claim on this host stops counting at once
+        ("dead", 0.0, AlertMark("new", "first")),
+        # another host cannot be asked: the claim stands for the lease
+        ("elsewhere", PENDING_LEASE - 1, AlertMark("repeat", "in_flight")),
+        ("elsewhere", PENDING_LEASE, AlertMark("new", "first")),
+        ("garbage", 0.0, AlertMark("repeat", "in_flight")),
+    ],
+)
+def test_pending_claim_of_another_process(
+    tmp_path: Path, owner: str, age: float, expected: AlertMark
+) -> None:
+    host = socket.gethostname()
+    owners = {
+        "parent": f"{host}:{os.getppid()}",
+        "dead": f"{host}:{_dead_pid()}",
+        "elsewhere": "another-host.invalid:4242",
+        "garbage": "no pid here",
+    }
+    finding = make_finding()
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps({
+        "format_version": 1,
+        "alerts": {finding_key(finding): {
+            "source": "shop", "resource": "Order Items", "drift_type": "additive",
+            "columns": list(finding.columns),
+            "pending": {"owner": owners[owner], "since": START},
+        }},
+    }))
+    store = DedupStore(path, DAY, clock=Clock(START + age))
+    assert store.reserve(finding) == expected
+    pending = _alerts(path)[finding_key(finding)]["pending"]
+    if expected.status == "new":  # the claim is taken over
+        assert pending == {"owner": f"{host}:{os.getpid()}", "since": START + age}
+    else:  # left to its owner
+        assert pending == {"owner": owners[owner], "since": START}
+
+
+# -- concurrent runs (real processes) -------------------------------------------------------
+
+
+def _reserve_many(path: str, resources: list[str], start: Any, out: Any) -> None:
     store = DedupStore(Path(path), DAY)
     start.wait()
     for r in resources:
-        out.put((os.getpid(), r, store.claim(make_finding(resource=r)).status))
+        finding = make_finding(resource=r)
+        mark = store.reserve(finding)
+        if mark.status == "new":
+            store.settle([finding], [])
+        out.put((os.getpid(), r, mark.status))
 
 
 def _race(path: Path, per_process: list[list[str]]) -> list[tuple[int, str, str]]:
     ctx = multiprocessing.get_context("spawn")
     start, out = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=_claim_many, args=(str(path), rs, start, out))
+    procs = [ctx.Process(target=_reserve_many, args=(str(path), rs, start, out))
              for rs in per_process]
     for p in procs:
         p.start()
     start.set()
-    results = [out.get(timeout=60) for _ in range(sum(len(rs) for rs in per_process))]
+    results = [out.get(timeout=120) for _ in range(sum(len(rs) for rs in per_process))]
     for p in procs:
-        p.join(30)
+        p.join(60)
         assert p.exitcode == 0
     return results
 
@@ -155,7 +328,11 @@ def _race(path: Path, per_process: list[list[str]]) -> list[tuple[int, str, str]
 def test_concurrent_runs_alert_exactly_once(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     results = _race(path, [["same"]] * 8)
+    assert len({pid for pid, _, _ in results}) == 8
     assert sorted(status for _, _, status in results) == ["new"] + ["repeat"] * 7
+    [entry] = _alerts(path).values()
+    assert "pending" not in entry
+    assert entry["resource"] == "same"
 
 
 def test_concurrent_runs_lose_no_update(tmp_path: Path) -> None:
@@ -163,11 +340,12 @@ def test_concurrent_runs_lose_no_update(tmp_path: Path) -> None:
     per_process = [[f"p{p}-r{i}" for i in range(10)] for p in range(6)]
     results = _race(path, per_process)
     assert {status for _, _, status in results} == {"new"}
-    alerts = json.loads(path.read_text())["alerts"]
+    alerts = _alerts(path)
     assert sorted(json.loads(k)[1] for k in alerts) == sorted(r for rs in per_process for r in rs)
+    assert all("last_alerted" in e and "pending" not in e for e in alerts.values())
 
 
-# -- settings ------------------------------------------------------------------------------
+# -- settings --------------------------------------------------------------------------------
 
 
 def test_default_location_is_per_project_in_the_dlt_data_dir(
@@ -175,103 +353,135 @@ def test_default_location_is_per_project_in_the_dlt_data_dir(
 ) -> None:
     project.config("[runtime]\n")
     with project_context(project.root):
-        settings = load_dedup_settings()
+        settings = load_project_settings().dedup
+        emitter = Emitter.from_names(["logging"])
+    assert (settings.enabled, settings.realert_after, settings.state_file) == (True, DAY, None)
     expected = default_state_file(project.root, str(tmp_path / "_dlt_data"))
-    assert settings.state_file == expected
+    assert emitter.dedup is not None
+    assert emitter.dedup.path == expected
+    assert emitter.dedup.realert_after == DAY
     assert expected.parent == tmp_path / "_dlt_data" / "contract_ops" / "alert_state"
     assert expected.name.startswith("project-")
     assert expected.suffix == ".json"
     assert default_state_file(tmp_path / "other" / "project", "/d") != default_state_file(
         project.root, "/d"
     )
-    assert (settings.enabled, settings.realert_after) == (True, DAY)
 
 
 def test_settings_from_config(project: Project) -> None:
     project.config('[contract_ops.dedup]\nrealert_after = "2h"\nstate_file = "state/alerts.json"\n'
                    "enabled = false\n")
     with project_context(project.root):
-        settings = load_dedup_settings()
+        settings = load_project_settings().dedup
+        emitter = Emitter.from_names(["logging"], dedup_settings=settings)
     assert settings.realert_after == 7200.0
     assert settings.state_file == project.root / "state" / "alerts.json"
     assert settings.enabled is False
+    assert emitter.dedup is None
 
 
-def test_bad_settings_name_the_key(project: Project) -> None:
-    project.config('[contract_ops.dedup]\nrealert_after = "tomorrow"\n')
-    with project_context(project.root), pytest.raises(ConfigError, match="realert_after"):
-        load_dedup_settings()
+def test_enabled_settings_reach_the_store(project: Project) -> None:
+    project.config('[contract_ops.dedup]\nrealert_after = "90m"\nstate_file = "alerts.json"\n')
+    with project_context(project.root):
+        emitter = Emitter.from_names(["logging"], dedup_settings=load_project_settings().dedup)
+    assert emitter.dedup is not None
+    assert (emitter.dedup.path, emitter.dedup.realert_after) == (
+        project.root / "alerts.json", 5400.0
+    )
 
 
-# -- the emitter with dedup ----------------------------------------------------------------
+@pytest.mark.parametrize("value", ['"tomorrow"', '"-1h"', "true"])
+def test_bad_realert_after_names_the_key(project: Project, value: str) -> None:
+    project.config(f"[contract_ops.dedup]\nrealert_after = {value}\n")
+    with project_context(project.root), pytest.raises(ConfigError) as caught:
+        load_project_settings()
+    assert "`realert_after` in `[contract_ops.dedup]`" in str(caught.value)
+    assert "CONTRACT_OPS__DEDUP__REALERT_AFTER" in str(caught.value)
+
+
+# -- the emitter with dedup ------------------------------------------------------------------
 
 
 def _emit(
     findings: list[DriftFinding], store: DedupStore, *, dry_run: bool = False,
     no_sinks: bool = False,
-) -> Recording:
+) -> tuple[Emitter, Recording]:
     sink = Recording()
     emitter = Emitter([] if no_sinks else [("r", sink)], dedup=store, dry_run=dry_run)
     for f in findings:
         emitter.drift(f)
     emitter.flush(1)
-    return sink
+    return emitter, sink
 
 
 def test_emitter_sends_new_and_suppresses_repeats(tmp_path: Path) -> None:
     store = DedupStore(tmp_path / "s.json", DAY)
     a, b = make_finding(resource="a"), make_finding(resource="b")
-    with recording_alerts() as first:
-        assert [f.resource for f in _emit_with_active([a], store).drift] == ["a"]
-    assert dict(first) == {a.key: "new"}
-    with recording_alerts() as second:
-        assert [f.resource for f in _emit_with_active([a, b], store).drift] == ["b"]
-    assert dict(second) == {a.key: "repeat", b.key: "new"}
-    assert second.mark(a) == AlertMark("repeat", "unchanged")
-
-
-def _emit_with_active(findings: list[DriftFinding], store: DedupStore) -> Recording:
-    from dlt_contract_ops.sinks.dedup import active_ledger
-
-    sink = Recording()
-    emitter = Emitter([("r", sink)], dedup=store, ledger=active_ledger())
-    for f in findings:
-        emitter.drift(f)
-    return sink
+    first, sink = _emit([a], store)
+    assert [f.resource for f in sink.drift] == ["a"]
+    assert dict(first.report.ledger) == {a.key: "new"}
+    second, sink = _emit([a, b], store)
+    assert [f.resource for f in sink.drift] == ["b"]
+    assert dict(second.report.ledger) == {a.key: "repeat", b.key: "new"}
+    assert second.report.ledger.mark(a) == AlertMark("repeat", "unchanged")
+    assert second.report.ledger.mark(b) == AlertMark("new", "first")
+    assert second.report.undelivered == []
+    assert sorted(json.loads(k)[1] for k in _alerts(tmp_path / "s.json")) == ["a", "b"]
 
 
 def test_dry_run_and_no_sinks_mark_but_never_record(tmp_path: Path) -> None:
     path = tmp_path / "s.json"
     store = DedupStore(path, DAY)
-    dry = _emit([make_finding()], store, dry_run=True)
-    assert dry.drift == []
+    dry, dry_sink = _emit([make_finding()], store, dry_run=True)
+    assert dry_sink.drift == []
+    assert dict(dry.report.ledger) == {make_finding().key: "new"}
     assert not path.exists()
-    _emit([make_finding()], store, no_sinks=True)
+    none, _ = _emit([make_finding()], store, no_sinks=True)
+    assert dict(none.report.ledger) == {make_finding().key: "new"}
     assert not path.exists()
-    assert [f.resource for f in _emit([make_finding()], store).drift] == ["Order Items"]
-    assert path.exists()
+    _, sink = _emit([make_finding()], store)
+    assert [f.resource for f in sink.drift] == ["Order Items"]
+    assert list(_alerts(path)) == [finding_key(make_finding())]
+    # and once alerted, a dry run reports the repeat without touching the file
+    written = path.read_bytes()
+    dry, _ = _emit([make_finding()], store, dry_run=True)
+    assert dict(dry.report.ledger) == {make_finding().key: "repeat"}
+    assert path.read_bytes() == written
 
 
-def test_no_dedup_sends_everything_and_marks_nothing(project: Project) -> None:
+def test_no_dedup_sends_every_time_and_marks_nothing(
+    project: Project, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     project.config("[runtime]\n")
-    with project_context(project.root), recording_alerts() as alerts:
+    ledgers = []
+    with project_context(project.root), caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
         for _ in range(2):
             emitter = Emitter.from_names(["logging"], dedup=False)
             assert emitter.dedup is None
             emitter.drift(make_finding())
             emitter.flush(1)
-    assert dict(alerts) == {}
+            ledgers.append(dict(emitter.report.ledger))
+    sent = [r.getMessage() for r in caplog.records if r.name == "dlt_contract_ops.alerts"]
+    assert sent == [
+        'schema drift kind=additive at=shop_pipeline.shop."Order Items" '
+        'columns=["payload_size", "Straße-Nr"] | reproduce: ' + make_finding().reproduce
+    ] * 2
+    assert ledgers == [{}, {}]
+    assert not (tmp_path / "_dlt_data" / "contract_ops").exists()
 
 
 def test_unwritable_state_alerts_anyway(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
     store = DedupStore(blocker / "sub" / "state.json", DAY)  # a file where a folder must be
-    with recording_alerts() as alerts:
-        sink = _emit_with_active([make_finding(), make_finding()], store)
-    assert len(sink.drift) == 2
-    assert {m.reason for m in (alerts.mark(make_finding()),) if m} == {"unchecked"}
+    a, b = make_finding(resource="a"), make_finding(resource="b")
+    with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
+        emitter, sink = _emit([a, b, a], store)
+    assert [f.resource for f in sink.drift] == ["a", "b", "a"]
+    assert [emitter.report.ledger.mark(f) for f in (a, b)] == [AlertMark("new", "unchecked")] * 2
+    assert emitter.report.undelivered == []
     assert caplog.text.count("alerting without dedup for this run") == 1
+    assert "not updated" not in caplog.text  # settle is not attempted on a broken store
 
 
 def test_dry_run_does_not_claim_a_repeat_was_held_back(
@@ -283,4 +493,5 @@ def test_dry_run_does_not_claim_a_repeat_was_held_back(
     _emit([make_finding()], store, dry_run=True)
     assert not [r for r in caplog.records if "not sent again" in r.getMessage()]
     _emit([make_finding()], store)
-    assert [r for r in caplog.records if "not sent again" in r.getMessage()]
+    [held] = [r.getMessage() for r in caplog.records if "not sent again" in r.getMessage()]
+    assert "already alerted within 24h" in held

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
 
 from dlt_contract_ops.sinks.emitter import Emitter
-from dlt_contract_ops.sinks.logging_sink import LoggingSink, drift_line, error_line, where
+from dlt_contract_ops.sinks.logging_sink import (
+    LoggingSink,
+    drift_detail,
+    drift_line,
+    error_line,
+    where,
+)
 from tests.sinks.conftest import make_error, make_finding
 
 
@@ -80,6 +87,32 @@ def test_drift_is_one_warning(caplog: pytest.LogCaptureFixture) -> None:
     assert (record.name, record.levelno) == ("dlt_contract_ops.alerts", logging.WARNING)
     assert record.getMessage() == drift_line(make_finding())
     assert record.exc_info is None
+
+
+def test_detail_is_the_line_then_the_whole_finding(caplog: pytest.LogCaptureFixture) -> None:
+    """The fallback for an undelivered finding: nothing a sink would have carried is lost."""
+    finding = make_finding(expected_types={"payload_size": "text"}, alert="undelivered")
+    with caplog.at_level(logging.DEBUG, logger="dlt_contract_ops"):
+        LoggingSink(detail=True).emit_drift(finding)
+    [record] = caplog.records
+    assert (record.name, record.levelno) == ("dlt_contract_ops.alerts", logging.WARNING)
+    assert record.getMessage() == drift_detail(finding)
+    first, _, rest = record.getMessage().partition("\n")
+    assert first == drift_line(finding)
+    assert json.loads(rest) == {
+        "drift_type": "additive",
+        "source": "shop",
+        "resource": "Order Items",
+        "table": "order_items",
+        "columns": ["payload_size", "Straße-Nr"],
+        "column_types": {"payload_size": "BIGINT", "Straße-Nr": "VARCHAR"},
+        "samples": {"payload_size": [519, 526], "Straße-Nr": ["12a"]},
+        "first_seen": "2026-07-16T16:25:09+00:00",
+        "reproduce": 'SELECT "payload_size", "Straße-Nr" FROM "shop_raw"."order_items" LIMIT 5',
+        "expected_types": {"payload_size": "text"},
+        "alert": "undelivered",
+    }
+    assert "Straße-Nr" in rest  # not \u-escaped: readable in a log
 
 
 def test_error_is_one_error_with_traceback(caplog: pytest.LogCaptureFixture) -> None:
