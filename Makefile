@@ -20,8 +20,9 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	bash scripts/demo.sh
 
+# every core; a test module stays on one worker so its module-scoped warehouse is built once
 test: $(STAMP)
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadfile
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check dlt_contract_ops tests examples bench

@@ -30,6 +30,11 @@ def project(tmp_path: Path) -> Project:
     return Project(tmp_path / "project")
 
 
+def in_ci() -> bool:
+    """`CI=true` and `CI=1` (and `yes`) both mean CI: skipped server tests then fail."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
 def require_server(host: str, port: int, what: str) -> None:
     """Skip when a local server is unreachable on a laptop; fail under CI=true."""
     try:
@@ -37,6 +42,6 @@ def require_server(host: str, port: int, what: str) -> None:
             return
     except OSError as exc:
         message = f"{what} is not reachable on {host}:{port} ({exc})"
-        if os.environ.get("CI", "").lower() == "true":
+        if in_ci():
             pytest.fail(f"{message}; CI must run these tests, start the server.")
         pytest.skip(f"{message}; start it to run these tests.")
