@@ -222,3 +222,84 @@ def adapter_for(backend: Backend, dataset: str, **timeouts: float) -> Iterator[A
         yield adapter
     finally:
         adapter.close()
+
+
+@contextmanager
+def two_table_dataset(backend: Backend) -> Iterator[str]:
+    """A new dataset with tables `orders` and `items` (one row each), made out of band;
+    dropped afterwards."""
+    name = unique("co_hang")
+    q = backend.q
+    create = {"postgres": [f"CREATE SCHEMA {q(name)}"], "duckdb": [f"CREATE SCHEMA {q(name)}"],
+              "mariadb": [f"CREATE DATABASE {q(name)}"], "sqlite": []}[backend.kind]
+    tables = [
+        stmt
+        for t in ("orders", "items")
+        for stmt in (f"CREATE TABLE {q(name, t)} (id INT)", f"INSERT INTO {q(name, t)} VALUES (1)")
+    ]
+    backend.execute(name, [*create, *tables])
+    try:
+        yield name
+    finally:
+        backend.drop_dataset(name)
+
+
+@contextmanager
+def locked(backend: Backend, dataset: str, *tables: str) -> Iterator[None]:
+    """Another session holds an exclusive lock on `tables` of `dataset` until the block ends
+    (PostgreSQL `LOCK TABLE ... IN ACCESS EXCLUSIVE MODE`, MariaDB `LOCK TABLES ... WRITE`)."""
+    if backend.kind == "postgres":
+        import psycopg2
+
+        pg = psycopg2.connect(PG_URL)  # not autocommit: the lock lasts the transaction
+        try:
+            with pg.cursor() as cur:
+                names = ", ".join(backend.q(dataset, t) for t in tables)
+                cur.execute(f"LOCK TABLE {names} IN ACCESS EXCLUSIVE MODE")
+            yield
+        finally:
+            pg.rollback()
+            pg.close()
+        return
+    import pymysql
+
+    maria = pymysql.connect(host=MARIADB_HOST, port=MARIADB_PORT, user="root", password="",
+                            database="test", autocommit=True)
+    try:
+        with maria.cursor() as cur:
+            cur.execute("LOCK TABLES " + ", ".join(f"{backend.q(dataset, t)} WRITE"
+                                                   for t in tables))
+        yield
+    finally:
+        with maria.cursor() as cur:
+            cur.execute("UNLOCK TABLES")
+        maria.close()
+
+
+def count_rows(adapter: Any, table: str = "orders") -> Any:
+    """`SELECT COUNT(*) FROM <table>` as a sqlglot expression."""
+    from sqlglot import exp
+
+    return exp.select(exp.func("count", exp.Star())).from_(adapter.table(table))
+
+
+#: SELECTs on a table `x` that run for minutes unless stopped
+SLOW = {
+    "postgres": "SELECT pg_sleep(600) FROM x",
+    "mariadb": "SELECT SLEEP(600) FROM x",
+    "duckdb": "SELECT COUNT(*) FROM x CROSS JOIN range(1000000000000) AS r(a) WHERE r.a % 7 = 3",
+    "sqlite": "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r "
+              "WHERE i < 1000000000000) SELECT COUNT(*) FROM r CROSS JOIN x",
+}
+
+
+def slow_select(backend: Backend, adapter: Any) -> Any:
+    """The backend's slow SELECT on `orders`, built with sqlglot."""
+    import sqlglot
+    from sqlglot import exp
+
+    query = sqlglot.parse_one(SLOW[backend.kind], read=adapter.dialect)
+    orders = adapter.table("orders")
+    return query.transform(
+        lambda n: orders.copy() if isinstance(n, exp.Table) and n.name == "x" else n
+    )

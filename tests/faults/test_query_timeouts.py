@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +15,13 @@ from sqlglot import exp
 
 from dlt_contract_ops.errors import QueryTimeoutError
 from tests.destinations.servers import (
-    MARIADB_HOST,
-    MARIADB_PORT,
-    PG_URL,
     Backend,
     adapter_for,
+    count_rows,
+    locked,
     make,
-    unique,
+    slow_select,
+    two_table_dataset,
 )
 
 #: a timed-out query must end within this many times its timeout (connect time excluded)
@@ -31,81 +30,10 @@ MARGIN = 8
 
 @pytest.fixture
 def dataset(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Backend, str]]:
-    """A dataset with tables `orders` and `items` (one row each) on the backend named by the
-    test's parameter, made out of band."""
+    """A dataset with tables `orders` and `items` on the backend the parameter names."""
     backend = make(request.param, tmp_path)
-    name = unique("co_hang")
-    q = backend.q
-    create = {
-        "postgres": [f"CREATE SCHEMA {q(name)}"],
-        "mariadb": [f"CREATE DATABASE {q(name)}"],
-        "duckdb": [f"CREATE SCHEMA {q(name)}"],
-        "sqlite": [],
-    }[backend.kind]
-    tables = [
-        stmt
-        for t in ("orders", "items")
-        for stmt in (f"CREATE TABLE {q(name, t)} (id INT)", f"INSERT INTO {q(name, t)} VALUES (1)")
-    ]
-    backend.execute(name, [*create, *tables])
-    try:
+    with two_table_dataset(backend) as name:
         yield backend, name
-    finally:
-        backend.drop_dataset(name)
-
-
-@contextmanager
-def locked(backend: Backend, dataset: str, *tables: str) -> Iterator[None]:
-    """Another session holds an exclusive lock on `tables` until the block ends."""
-    if backend.kind == "postgres":
-        import psycopg2
-
-        con = psycopg2.connect(PG_URL)  # not autocommit: the lock lasts the transaction
-        try:
-            with con.cursor() as cur:
-                names = ", ".join(backend.q(dataset, t) for t in tables)
-                cur.execute(f"LOCK TABLE {names} IN ACCESS EXCLUSIVE MODE")
-            yield
-        finally:
-            con.rollback()
-            con.close()
-    else:
-        import pymysql
-
-        con = pymysql.connect(host=MARIADB_HOST, port=MARIADB_PORT, user="root", password="",
-                              database="test", autocommit=True)
-        try:
-            with con.cursor() as cur:
-                cur.execute("LOCK TABLES " + ", ".join(f"{backend.q(dataset, t)} WRITE"
-                                                       for t in tables))
-            yield
-        finally:
-            with con.cursor() as cur:
-                cur.execute("UNLOCK TABLES")
-            con.close()
-
-
-def count_rows(adapter: Any, table: str = "orders") -> exp.Select:
-    return exp.select(exp.func("count", exp.Star())).from_(adapter.table(table))
-
-
-#: SELECTs on a table `x` that run for minutes unless stopped
-SLOW = {
-    "postgres": "SELECT pg_sleep(600) FROM x",
-    "mariadb": "SELECT SLEEP(600) FROM x",
-    "duckdb": "SELECT COUNT(*) FROM x CROSS JOIN range(1000000000000) AS r(a) WHERE r.a % 7 = 3",
-    "sqlite": "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r "
-              "WHERE i < 1000000000000) SELECT COUNT(*) FROM r CROSS JOIN x",
-}
-
-
-def slow_select(backend: Backend, adapter: Any) -> exp.Expression:
-    """The backend's slow SELECT on `orders`, built with sqlglot."""
-    query = sqlglot.parse_one(SLOW[backend.kind], read=adapter.dialect)
-    orders = adapter.table("orders")
-    return query.transform(
-        lambda n: orders.copy() if isinstance(n, exp.Table) and n.name == "x" else n
-    )
 
 
 def _timed_out(adapter: Any, query: exp.Expression, kind: str = "coverage"
