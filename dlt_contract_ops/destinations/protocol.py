@@ -143,7 +143,7 @@ def protocol_problems(cls: object) -> list[str]:
     'missing `name`'
     """
     if not isinstance(cls, type):
-        return [f"it is a {type(cls).__name__}, not a class"]
+        return [f"the entry point names a `{type(cls).__name__}` object, not a class"]
     have = _declared(cls)
     problems = [f"missing `{m}`" for m in MEMBERS if m not in have]
     factory = getattr(cls, "from_job_client", None)

@@ -3,6 +3,7 @@ sessions; the findings are the same as one by one."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from sqlglot import exp
 from dlt_contract_ops.destinations.postgres import PostgresAdapter
 from dlt_contract_ops.reconcile import run
 from tests.destinations import scenario
-from tests.destinations.servers import Backend, make
+from tests.destinations.servers import Backend, adapter_for, make, unique
 from tests.projects import Project
 
 
@@ -84,3 +85,32 @@ def test_pool_sessions_are_read_only_and_failures_stay_per_query(
     assert outcomes[2] == [("on",)]
     assert isinstance(outcomes[1], Exception)
     assert "no_such_column" in str(outcomes[1])
+
+
+def test_a_pool_session_that_cannot_open_is_reported_and_its_queries_run_on_the_main_one(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A role allowed one connection: the adapter's own session opens, every pool session is
+    refused by the server. Each refusal is logged and kept; all queries still answer."""
+    backend = make("postgres", tmp_path)
+    role = unique("co_one_session")
+    backend.execute("public", [f"CREATE ROLE {role} LOGIN CONNECTION LIMIT 1"])
+    try:
+        limited = Backend("postgres", "postgres", f"postgresql://{role}:x@127.0.0.1:5432/test")
+        with adapter_for(limited, "public") as adapter:
+            batch = [(exp.select(exp.Literal.number(n)), []) for n in (1, 2, 3)]
+            with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
+                outcomes = adapter.run_all(batch, "coverage")
+    finally:
+        backend.execute("public", [f"DROP ROLE IF EXISTS {role}"])
+    assert outcomes == [[(1,)], [(2,)], [(3,)]]
+    assert adapter.queries["coverage"] == 3
+    assert adapter.pool_sessions == 1  # the adapter's own
+    assert len(adapter.pool_failures) == 3
+    for n, failure in enumerate(adapter.pool_failures, start=1):
+        assert failure.startswith(f"PostgreSQL pool session {n} of 3 for dataset `public` "
+                                  "could not open:")
+        assert f'too many connections for role "{role}"' in failure
+        assert failure.endswith("Its queries run on the adapter's own connection.")
+    assert [r.getMessage() for r in caplog.records
+            if r.getMessage().startswith("PostgreSQL pool session")] == adapter.pool_failures
