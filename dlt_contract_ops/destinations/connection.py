@@ -135,9 +135,13 @@ class ClientSession:
         adapter is done afterwards: `close` it.
         """
         self._cancelled.set()
+        self._stop_running()
+
+    def _stop_running(self) -> None:
+        """`_interrupt_query`, best effort: a failure is logged, never raised."""
         try:
             self._interrupt_query()
-        except Exception as exc:  # best effort: the caller is on its way out
+        except Exception as exc:  # the caller is on its way out (or past a deadline)
             log.warning("cancelling the query on `%s` failed: %s", self.name, exc)
 
     def _close_on_session(self) -> None:

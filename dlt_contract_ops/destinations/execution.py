@@ -232,7 +232,7 @@ class SqlClientAdapter(CatalogNames, ClientSession):
                 future, timeout=self._deadline(), on_interrupt=lambda: self._abort([future])
             )
         except DeadlinePassed:
-            self._interrupt_query()
+            self._stop_running()
             if not settle([future], CANCEL_GRACE):
                 self._stuck = True
             elif future.exception() is None:  # it finished as the deadline passed

@@ -2,8 +2,11 @@
 
 Every identifier is quoted here (`ident`), every value is a bound parameter or, for the
 copy-pasteable `reproduce` text, a literal rendered by sqlglot. No SQL text is built by hand.
-`render` is the single gate every statement passes: it refuses anything but a SELECT, so a
-write can never reach a driver, whatever a caller builds.
+`render` is the single gate every query passes: it refuses anything but a SELECT, so a
+write can never reach a driver, whatever a caller builds. Two narrow renderers take no
+expression at all, only names and numbers: `render_session_settings` (the timeouts an
+adapter sets on a new MySQL/MariaDB connection) and `render_kill_query` (how `cancel()` stops
+a MySQL/MariaDB statement).
 """
 
 from __future__ import annotations

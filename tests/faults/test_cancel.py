@@ -202,7 +202,9 @@ def test_ctrl_c_kills_the_mariadb_query_waiting_on_a_lock(dataset: tuple[Backend
             adapter.run(count_rows(adapter), [], "coverage")
 
 
-@pytest.mark.parametrize("dataset", ["postgres", "mariadb", "duckdb", "sqlite"], indirect=True)
+@pytest.mark.parametrize(
+    "dataset", ["postgres", "mariadb", "duckdb", "sqlite", "sqla_postgres"], indirect=True
+)
 def test_cancel_from_another_thread_stops_the_running_query(
     dataset: tuple[Backend, str],
 ) -> None:

@@ -44,7 +44,7 @@ def _timed_out(adapter: Any, query: exp.Expression, kind: str = "coverage"
     return info.value, time.monotonic() - started
 
 
-@pytest.mark.parametrize("dataset", ["postgres", "mariadb"], indirect=True)
+@pytest.mark.parametrize("dataset", ["postgres", "mariadb", "sqla_postgres"], indirect=True)
 def test_a_lock_held_elsewhere_ends_in_a_lock_timeout_naming_the_table(
     dataset: tuple[Backend, str],
 ) -> None:
@@ -65,7 +65,7 @@ def test_a_lock_held_elsewhere_ends_in_a_lock_timeout_naming_the_table(
         assert adapter.run(count_rows(adapter), [], "coverage") == [(1,)]
 
 
-@pytest.mark.parametrize("dataset", ["postgres", "mariadb"], indirect=True)
+@pytest.mark.parametrize("dataset", ["postgres", "mariadb", "sqla_postgres"], indirect=True)
 def test_waiting_on_a_lock_is_bounded_by_query_timeout_too(
     dataset: tuple[Backend, str],
 ) -> None:
@@ -81,7 +81,9 @@ def test_waiting_on_a_lock_is_bounded_by_query_timeout_too(
         assert elapsed < 1 * MARGIN
 
 
-@pytest.mark.parametrize("dataset", ["postgres", "mariadb", "duckdb", "sqlite"], indirect=True)
+@pytest.mark.parametrize(
+    "dataset", ["postgres", "mariadb", "duckdb", "sqlite", "sqla_postgres"], indirect=True
+)
 def test_a_slow_select_is_bounded_by_query_timeout(dataset: tuple[Backend, str]) -> None:
     backend, name = dataset
     with adapter_for(backend, name, query_timeout=1) as adapter:
