@@ -168,23 +168,17 @@ class SourceSettings:
 
 
 # -- resolution -----------------------------------------------------------------------------
-def _resolve(spec: _Spec, sections: tuple[str, ...]) -> _Spec:
+def resolve_exact(spec: _Spec, sections: tuple[str, ...]) -> _Spec:
     """Resolve `spec` at exactly `sections`; values found higher up by dlt's walk are
     dropped (they belong to other tables)."""
     from dlt.common.configuration import resolve_configuration
-    from dlt.common.configuration.exceptions import ConfigurationValueError
     from dlt.common.configuration.specs import BaseConfiguration
     from dlt.common.configuration.utils import get_resolved_traces
 
     assert isinstance(spec, BaseConfiguration)
     log = get_resolved_traces()
     start = len(log.resolved_traces)
-    try:
-        resolved = resolve_configuration(spec, sections=sections, accept_partial=True)
-    except ConfigurationValueError as exc:
-        key = getattr(exc, "field_name", None)
-        dotted = ".".join((*sections, key)) if key else ".".join(sections)
-        raise ConfigError(f"Cannot read {where(dotted)}: {exc}") from None
+    resolved = resolve_configuration(spec, sections=sections, accept_partial=True)
     embedded = {
         id(v): (*sections, k) for k, v in resolved.items() if isinstance(v, BaseConfiguration)
     }
@@ -196,19 +190,36 @@ def _resolve(spec: _Spec, sections: tuple[str, ...]) -> _Spec:
     return resolved
 
 
+def _resolve(spec: _Spec, sections: tuple[str, ...]) -> _Spec:
+    """`resolve_exact`, a value dlt cannot coerce being a ConfigError naming key and file."""
+    from dlt.common.configuration.exceptions import ConfigurationValueError
+
+    try:
+        return resolve_exact(spec, sections)
+    except ConfigurationValueError as exc:
+        key = getattr(exc, "field_name", None)
+        dotted = ".".join((*sections, key)) if key else ".".join(sections)
+        raise ConfigError(f"Cannot read {where(dotted)}: {exc}") from None
+
+
 def _removal(spec: RemovalSpec, base: RemovalSettings, section: str) -> RemovalSettings:
     return base.overridden(dict(spec), lambda key: where(f"{section}.{key}"))
 
 
-def load_project_settings() -> ProjectSettings:
-    """Read `[contract_ops]` (inside a project context); ConfigError on any bad key or value."""
+def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
+    """Read `[contract_ops]` (inside a project context); ConfigError on any bad key or value.
+
+    `check_keys=False` skips the unknown-key check (`validate` lists those itself, and still
+    wants the values read).
+    """
     import dlt
 
     from dlt_contract_ops.settings.problems import not_a_table, raise_problems, table_problems
 
     for section in (PROJECT_SECTION, f"{PROJECT_SECTION}.removal", f"{PROJECT_SECTION}.dedup"):
         raise_problems([m for m in [not_a_table(section)] if m])
-    raise_problems(table_problems(PROJECT_SECTION))
+    if check_keys:
+        raise_problems(table_problems(PROJECT_SECTION))
     p = PROJECT_SECTION
     spec = _resolve(ProjectSpec(), (p,))
     sinks = (
@@ -248,14 +259,18 @@ def source_section(name: str) -> str:
     return f"sources.{name}.{PROJECT_SECTION}"
 
 
-def load_source_settings(name: str, project: ProjectSettings) -> SourceSettings:
-    """Read `[sources.<name>.contract_ops]`; UnknownSourceError when it has no `ref`."""
+def load_source_settings(
+    name: str, project: ProjectSettings, *, check_keys: bool = True
+) -> SourceSettings:
+    """Read `[sources.<name>.contract_ops]`; UnknownSourceError when it has no `ref`.
+    `check_keys=False` skips the unknown-key check (as for `load_project_settings`)."""
     from dlt_contract_ops.settings.problems import not_a_table, raise_problems, table_problems
 
     base = source_section(name)
     for section in (base, f"{base}.removal"):
         raise_problems([m for m in [not_a_table(section)] if m])
-    raise_problems(table_problems(base))
+    if check_keys:
+        raise_problems(table_problems(base))
     spec = _resolve(SourceSpec(), ("sources", name, PROJECT_SECTION))
 
     def text(key: str) -> str | None:

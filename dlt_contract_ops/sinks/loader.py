@@ -17,6 +17,7 @@ from dlt_contract_ops.sinks.options import (
     read_sink_options,
     table_name,
 )
+from dlt_contract_ops.sinks.spec import resolve_options
 
 
 def unknown_sink_message(name: str) -> str:
@@ -137,5 +138,5 @@ def load_sink(name: str, options: Mapping[str, Any] | None = None) -> AlertSink:
     if options is None:
         resolved = read_sink_options(name)
         _check_options(name, factory, resolved)
-        options = {k: v.value for k, v in resolved.items()}
+        options = resolve_options(name, factory, {k: v.value for k, v in resolved.items()})
     return construct(name, factory, options)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dlt_contract_ops.settings import project_context
 from dlt_contract_ops.errors import AlertSinkError
+from dlt_contract_ops.settings import project_context
 from dlt_contract_ops.sinks.loader import load_sink, unknown_sink_message
 from dlt_contract_ops.sinks.logging_sink import LoggingSink
 from dlt_contract_ops.sinks.options import as_bool, as_number, read_sink_options
@@ -83,6 +83,32 @@ def test_environment_wins_and_counts_as_secret(
     assert opts["url"].origin == "environment variable CONTRACT_OPS__ALERT_SINK__WEBHOOK__URL"
     assert isinstance(sink, WebhookSink)
     assert (sink.url, sink.send_samples, sink.format) == ("http://127.0.0.1:9/b", False, "slack")
+
+
+def test_options_are_typed_by_dlt_through_the_sink_spec(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Environment values arrive as text; dlt coerces them by the constructor's hints."""
+    from dlt_contract_ops.sinks.spec import resolve_options
+
+    _webhook_project(
+        project,
+        '[contract_ops.alert_sink.webhook]\ntimeout = "2.5"\n',  # text where a number goes
+        '[contract_ops.alert_sink.webhook]\nurl = "http://h:9/a"\n',
+    )
+    monkeypatch.setenv("CONTRACT_OPS__ALERT_SINK__WEBHOOK__RETRIES", "7")
+    monkeypatch.setenv("CONTRACT_OPS__ALERT_SINK__WEBHOOK__HEADERS", '{"X-Token": "t"}')
+    with project_context(project.root):
+        given = {k: v.value for k, v in read_sink_options("webhook").items()}
+        typed = resolve_options("webhook", WebhookSink, given)
+        sink = load_sink("webhook")
+    assert given["retries"] == 7  # JSON-parsed from the environment by the reader already
+    assert given["timeout"] == "2.5"
+    assert typed == {
+        "url": "http://h:9/a", "retries": 7, "headers": {"X-Token": "t"}, "timeout": 2.5
+    }
+    assert isinstance(sink, WebhookSink)
+    assert (sink.retries, sink.timeout, sink.headers["X-Token"]) == (7, 2.5, "t")
 
 
 @pytest.mark.parametrize(
