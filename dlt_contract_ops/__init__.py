@@ -19,7 +19,10 @@ if TYPE_CHECKING:
         DEFAULT_RECENT_WINDOW,
     )
     from dlt_contract_ops.destinations.base import DestinationAdapter
+    from dlt_contract_ops.errors import GateRejected
     from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
+    from dlt_contract_ops.gate.report import GateReport
+    from dlt_contract_ops.gate.run import gated_run
     from dlt_contract_ops.reconcile import detect_removal, reconcile_all, reconcile_source
     from dlt_contract_ops.sinks.base import AlertSink, ErrorEvent
 
@@ -35,10 +38,13 @@ __all__ = [
     "DestinationAdapter",
     "DriftFinding",
     "ErrorEvent",
+    "GateRejected",
+    "GateReport",
     "ReconcileResult",
     "Semantics",
     "TableSemantics",
     "detect_removal",
+    "gated_run",
     "reconcile_all",
     "reconcile_source",
 ]
@@ -54,6 +60,9 @@ _LAZY: dict[str, str] = {
     "DestinationAdapter": "dlt_contract_ops.destinations.base",
     "DriftFinding": "dlt_contract_ops.findings",
     "ErrorEvent": "dlt_contract_ops.sinks.base",
+    "GateRejected": "dlt_contract_ops.errors",
+    "GateReport": "dlt_contract_ops.gate.report",
+    "gated_run": "dlt_contract_ops.gate.run",
     "ReconcileResult": "dlt_contract_ops.findings",
     "Semantics": "dlt_contract_ops.contracts.semantics",
     "TableSemantics": "dlt_contract_ops.contracts.semantics",

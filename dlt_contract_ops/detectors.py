@@ -34,7 +34,7 @@ class Detector:
     every reconcile runs it or a flag turns it on, and how the text output treats it."""
 
     name: str
-    runner: str  # "module:function"
+    runner: str  # "module:function"; empty for a kind of finding no reconcile produces
     summary: str
     #: None: runs on every reconcile; else the `reconcile` flag that turns it on
     flag: str | None = None
@@ -77,6 +77,12 @@ DETECTORS: tuple[Detector, ...] = (
         "live columns whose type cannot hold the model's type",
         quiet_when_clean=True,
     ),
+    Detector(
+        "gate",
+        "",  # no runner: the gate runs at load time (`gated_run`), not in a reconcile
+        "a batch the ingest gate rejected before it was loaded",
+        reconcile=False,
+    ),
 )
 
 
@@ -85,7 +91,7 @@ def detector_names() -> tuple[str, ...]:
     """Every registered detector name, in output order.
 
     >>> detector_names()
-    ('additive', 'removal', 'missing', 'type')
+    ('additive', 'removal', 'missing', 'type', 'gate')
     """
     return tuple(d.name for d in DETECTORS)
 

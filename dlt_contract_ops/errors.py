@@ -29,6 +29,18 @@ class WaiverError(ConfigError):
     """A contract waiver file is malformed."""
 
 
+class GateRejected(ContractOpsError):
+    """The ingest gate rejected a batch; `.report` says which columns and where it is kept."""
+
+    def __init__(self, report: object) -> None:
+        where = getattr(report, "quarantine", None)
+        super().__init__(
+            f"Batch rejected by the contract gate: {getattr(report, 'reason', report)}."
+            + (f" The batch is kept in `{where}` (with diff.json)." if where else "")
+        )
+        self.report = report
+
+
 class UnknownSourceError(ContractOpsError):
     """A source name has no `[sources.<name>.contract_ops]` table."""
 

@@ -12,7 +12,13 @@ from typing import Any
 from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.settings.files import dig, toml_files
 from dlt_contract_ops.settings.keys import closest, unknown_key_messages
-from dlt_contract_ops.settings.specs import DEDUP_KEYS, PROJECT_KEYS, REMOVAL_KEYS, SOURCE_KEYS
+from dlt_contract_ops.settings.specs import (
+    DEDUP_KEYS,
+    GATE_KEYS,
+    PROJECT_KEYS,
+    REMOVAL_KEYS,
+    SOURCE_KEYS,
+)
 
 PROJECT_SECTION = "contract_ops"
 
@@ -20,9 +26,10 @@ PROJECT_SECTION = "contract_ops"
 _PROJECT_SUBTABLES: dict[str, frozenset[str] | None] = {
     "removal": REMOVAL_KEYS,
     "dedup": DEDUP_KEYS,
+    "gate": GATE_KEYS,
     "alert_sink": None,
 }
-_SOURCE_SUBTABLES: dict[str, frozenset[str] | None] = {"removal": REMOVAL_KEYS}
+_SOURCE_SUBTABLES: dict[str, frozenset[str] | None] = {"removal": REMOVAL_KEYS, "gate": GATE_KEYS}
 
 
 def _schema(section: str) -> tuple[frozenset[str], dict[str, frozenset[str] | None]]:

@@ -38,6 +38,17 @@ class DedupSpec(BaseConfiguration):
 
 
 @configspec
+class GateSpec(BaseConfiguration):
+    """`[contract_ops.gate]` and `[sources.<X>.contract_ops.gate]`: the ingest gate's policy."""
+
+    allow_nullable_additions: Optional[bool] = None  # noqa: UP045
+    approved_additions: Optional[Any] = None  # noqa: UP045
+    allow_coercion: Optional[bool] = None  # noqa: UP045
+    quarantine_dir: Optional[Any] = None  # noqa: UP045
+    contracts_dir: Optional[Any] = None  # noqa: UP045
+
+
+@configspec
 class ProjectSpec(BaseConfiguration):
     """`[contract_ops]`: project-wide settings."""
 
@@ -48,6 +59,7 @@ class ProjectSpec(BaseConfiguration):
     lock_timeout: Optional[Any] = None  # noqa: UP045
     removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     dedup: DedupSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
+    gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     #: per-sink option tables, read by `sinks.options` with provenance and secret rules
     alert_sink: Optional[dict[str, Any]] = None  # noqa: UP045
 
@@ -63,6 +75,7 @@ class SourceSpec(BaseConfiguration):
     injected_columns: Optional[Any] = None  # noqa: UP045
     load_timestamp_column: Optional[Any] = None  # noqa: UP045
     removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
+    gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
 
 
 def fields_of(spec: type[BaseConfiguration]) -> frozenset[str]:
@@ -74,3 +87,4 @@ PROJECT_KEYS = fields_of(ProjectSpec)
 SOURCE_KEYS = fields_of(SourceSpec)
 REMOVAL_KEYS = fields_of(RemovalSpec)
 DEDUP_KEYS = fields_of(DedupSpec)
+GATE_KEYS = fields_of(GateSpec)

@@ -73,10 +73,13 @@ def test_public_api_is_pinned() -> None:
         "DestinationAdapter",
         "DriftFinding",
         "ErrorEvent",
+        "GateRejected",
+        "GateReport",
         "ReconcileResult",
         "Semantics",
         "TableSemantics",
         "detect_removal",
+        "gated_run",
         "reconcile_all",
         "reconcile_source",
     ]

@@ -1,0 +1,1 @@
+"""The ingest gate: reject a breaking batch before any trusted row changes."""
