@@ -37,6 +37,8 @@ class BuiltSource:
     models: dict[str, type[Any]] = field(default_factory=dict)  # resource name -> model
     notes: tuple[str, ...] = ()
     resources: tuple[ModelledResource, ...] = ()
+    #: the DltSource or DltResource itself (the gate extracts from it)
+    obj: Any = field(default=None, compare=False, repr=False)
 
     def for_destination(self, capabilities: Any) -> BuiltSource:
         """The source named as dlt names it when loading into a destination with these
@@ -244,6 +246,7 @@ def build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
         models=models,
         notes=tuple(notes + merge_notes),
         resources=tuple(modelled),
+        obj=built,
     )
 
 

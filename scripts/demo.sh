@@ -44,3 +44,6 @@ rc=$?
 set -e
 echo "exit code: $rc"
 [ "$rc" -eq 3 ] || { echo "expected exit code 3" >&2; exit 1; }
+
+step "9. The ingest gate: an approved nullable addition loads, a renamed date is rejected"
+"$py" gate_orders.py 2>/dev/null

@@ -12,6 +12,7 @@ import sys
 import click
 
 from dlt_contract_ops.commands.contract import contract
+from dlt_contract_ops.commands.gate import gate
 from dlt_contract_ops.commands.list_sinks import sinks
 from dlt_contract_ops.commands.reconcile import reconcile
 from dlt_contract_ops.commands.validate import validate
@@ -35,5 +36,5 @@ def main(verbose: bool) -> None:
     _setup_logging(verbose)
 
 
-for _command in (reconcile, validate, sinks, contract):
+for _command in (reconcile, validate, sinks, contract, gate):
     main.add_command(_command)

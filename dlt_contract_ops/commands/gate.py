@@ -1,0 +1,60 @@
+"""`dlt-contract-ops gate check`: would this source's next batch pass the ingest gate?"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from dlt_contract_ops.commands.common import (
+    EXIT_DRIFT,
+    EXIT_OK,
+    EXIT_SOURCE_ERROR,
+    project_dir_option,
+    usage_error,
+)
+
+
+@click.group()
+def gate() -> None:
+    """The ingest gate: reject a breaking batch before any trusted row changes."""
+
+
+@gate.command()
+@click.option("-s", "--source", required=True, metavar="NAME",
+              help="A source declared in [sources.NAME.contract_ops].")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.option("--fail-on-drift", is_flag=True, help="Exit 3 when the batch would be rejected.")
+@project_dir_option
+def check(source: str, fmt: str, fail_on_drift: bool, project_dir: str | None) -> None:
+    """Extract, normalize and compare the source's batch with its contract; never load.
+
+    Exit 0 when the batch is admissible (or rejected without --fail-on-drift), 3 when it
+    would be rejected with --fail-on-drift, 1 when the source cannot be checked."""
+    from dlt_contract_ops.errors import ConfigError, ContractOpsError
+    from dlt_contract_ops.gate.check import check_source
+
+    try:
+        report = check_source(source, project_dir)
+    except ConfigError as exc:
+        usage_error(exc)
+    except ContractOpsError as exc:
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(EXIT_SOURCE_ERROR)
+    rejected = report.action == "rejected"
+    if fmt == "json":
+        click.echo(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    else:
+        verdict = "REJECTED" if rejected else "ADMISSIBLE"
+        click.echo(f"Gate: {source} (pipeline {report.pipeline})  |  {verdict}")
+        for d in report.differences:
+            mark = "✓" if d.approved else "✗"
+            types = f"{d.observed_type or '-'} (expected {d.expected_type or '-'})"
+            hint = f", renamed from {d.renamed_from}?" if d.renamed_from else ""
+            click.echo(f"  {mark} {d.change:<8} {d.label}: {types}{hint}")
+        click.echo(f"  Reason: {report.reason}")
+        for note in report.notes:
+            click.echo(f"  ! {note}")
+    sys.exit(EXIT_DRIFT if rejected and fail_on_drift else EXIT_OK)
