@@ -59,8 +59,22 @@ class DriftFinding(BaseModel):
     sample_error: str | None = None
     #: set by the sweep after the sinks were flushed; None when nothing was decided
     alert: AlertStatus | None = None
+    #: the acknowledgement that covers (or covered, `expired: true`) this finding
+    ack: dict[str, Any] | None = None
 
     _drift_type = field_validator("drift_type")(_registered)
+
+    @property
+    def id(self) -> str:
+        """Stable across runs for the same drift: (source, table, detector, columns)."""
+        from dlt_contract_ops.acks import finding_id
+
+        return finding_id(self.source, self.table, self.drift_type, self.columns)
+
+    @property
+    def acknowledged(self) -> bool:
+        """Covered by an acknowledgement that has not expired: not alerted, not failing."""
+        return self.ack is not None and not self.ack.get("expired", False)
 
     @property
     def key(self) -> tuple[str, str, str, tuple[str, ...]]:
@@ -116,13 +130,15 @@ FINDING_KEYS: tuple[str, ...] = (
     "reproduce",
 )
 #: detector-specific finding keys: in the document only when the detector set them
-OPTIONAL_FINDING_KEYS: tuple[str, ...] = ("coverage", "expected_types", "sample_error", "alert")
+OPTIONAL_FINDING_KEYS: tuple[str, ...] = (
+    "coverage", "expected_types", "sample_error", "alert", "ack"
+)
 
 
 def finding_document(finding: DriftFinding) -> dict[str, Any]:
     """One finding as the JSON document carries it (see `FINDING_KEYS`)."""
     data = finding.model_dump(mode="json")
-    doc = {k: data[k] for k in FINDING_KEYS}
+    doc = {"id": finding.id, **{k: data[k] for k in FINDING_KEYS}}
     doc.update({k: data[k] for k in OPTIONAL_FINDING_KEYS if data.get(k) is not None})
     return doc
 

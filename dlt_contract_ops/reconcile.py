@@ -9,12 +9,13 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from dlt_contract_ops.context import Sweep
+from dlt_contract_ops.acks import AckBook, load_book, remember
+from dlt_contract_ops.context import SourceContext, Sweep
 from dlt_contract_ops.core.removal import (
     DEFAULT_BASELINE_THRESHOLD,
     DEFAULT_BASELINE_WINDOW,
@@ -39,6 +40,32 @@ log = logging.getLogger("dlt_contract_ops")
 #: detectors of every reconcile, in output order; the others join with their flag
 DEFAULT_DETECTORS: tuple[str, ...] = selected()
 ALL_DETECTORS: tuple[str, ...] = tuple(d.name for d in DETECTORS if d.reconcile)
+
+
+#: told of each source as it is built, before its detectors query: (index from 1, total,
+#: source name, modelled table count; None when the source could not be built)
+Progress = Callable[[int, int, str, "int | None"], None]
+
+
+class _AnnouncingSweep(Sweep):
+    """A sweep that tells `progress` of each source it builds (`run(progress=...)`)."""
+
+    def __init__(
+        self, *args: Any, names: Sequence[str], progress: Progress, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._names = list(names)
+        self._progress = progress
+
+    def context(self, name: str) -> SourceContext:
+        index, total = self._names.index(name) + 1, len(self._names)
+        try:
+            ctx = super().context(name)
+        except Exception:
+            self._progress(index, total, name, None)
+            raise
+        self._progress(index, total, name, len(ctx.built.tables))
+        return ctx
 
 
 class SweepInterrupted(BaseException):
@@ -110,28 +137,36 @@ def _run_source(
     return results
 
 
-def _with_delivery(results: list[ReconcileResult], report: DeliveryReport) -> list[ReconcileResult]:
-    """Carry each finding's alert status onto it; a result with undelivered findings gets an
-    error naming them (the run then exits 1), so a lost alert is never silent."""
+def _with_delivery(
+    results: list[ReconcileResult], report: DeliveryReport, acks: AckBook | None = None
+) -> list[ReconcileResult]:
+    """Carry each finding's alert status and acknowledgement onto it; a result with
+    undelivered findings gets an error naming them (the run then exits 1), so a lost alert
+    is never silent."""
     undelivered = {f.key for f in report.undelivered}
     out = []
     for r in results:
-        findings = [
-            f.model_copy(update={"alert": report.ledger[f.key]}) if f.key in report.ledger else f
-            for f in r.findings
-        ]
+        findings = []
+        for f in r.findings:
+            update: dict[str, Any] = {}
+            if f.key in report.ledger:
+                update["alert"] = report.ledger[f.key]
+            ack = acks.get(f.id) if acks is not None else None
+            if ack is not None:
+                update["ack"] = {**ack.document(), "expired": ack.expired(acks.now)}  # type: ignore[union-attr]  # acks is set when ack is
+            findings.append(f.model_copy(update=update) if update else f)
         lost = [f for f in findings if f.key in undelivered]
-        update: dict[str, Any] = {"findings": findings}
+        changes: dict[str, Any] = {"findings": findings}
         if lost:
             why = "; ".join(f"'{n}': {m}" for n, m in sorted(report.failures.items()))
-            update["error"] = (r.error + " " if r.error else "") + (
+            changes["error"] = (r.error + " " if r.error else "") + (
                 f"alert not delivered for {len(lost)} finding(s) "
                 f"({', '.join(f'`{f.table}` {f.drift_type}' for f in lost)}): no alert sink "
                 f"confirmed delivery ({why or 'no sink accepted it'}). They were written to the "
                 "log and will be sent again on the next run."
             )
-            update["error_kind"] = r.error_kind or "delivery"
-        out.append(r.model_copy(update=update))
+            changes["error_kind"] = r.error_kind or "delivery"
+        out.append(r.model_copy(update=changes))
     return out
 
 
@@ -144,6 +179,7 @@ def run(
     alert_sinks: Sequence[str] | None = None,
     removal: Mapping[str, Any] | None = None,
     dedup: bool = True,
+    progress: Progress | None = None,
 ) -> list[ReconcileResult]:
     """Run `detectors` over `sources` (every declared source when None) in one sweep.
 
@@ -152,7 +188,7 @@ def run(
     and thresholds (keys of `[contract_ops.removal]`, plus `now`). `dedup=False` sends every
     finding to the sinks, whatever the alert state file says (the CLI's `--no-dedup`).
     Each finding carries what became of its alert (`alert`); one no sink delivered puts an
-    error on its result.
+    error on its result. `progress` is told of each source as it is built (see `Progress`).
     """
     unknown = [d for d in detectors if d not in detector_names()]
     if unknown or not detectors:
@@ -178,7 +214,13 @@ def run(
         emitter = Emitter.from_names(
             sink_names, dry_run=dry_run, dedup=dedup, dedup_settings=project.dedup
         )
+        book = load_book(pdir, now)
+        emitter.acks = book
         sweep = Sweep(project, pdir, emitter, now=now)
+        if progress is not None:
+            sweep = _AnnouncingSweep(
+                project, pdir, emitter, now=now, names=names, progress=progress
+            )
         results: list[ReconcileResult] = []
         try:
             for name in names:
@@ -186,10 +228,26 @@ def run(
         except (KeyboardInterrupt, SystemExit) as exc:
             sweep.close()
             emitter.flush()
-            raise SweepInterrupted(_with_delivery(results, emitter.report), exc) from exc
+            raise SweepInterrupted(_with_delivery(results, emitter.report, book), exc) from exc
         sweep.close()
         emitter.flush()
-        return _with_delivery(results, emitter.report)
+        _remember(pdir, results)
+        return _with_delivery(results, emitter.report, book)
+
+
+def _remember(project_dir: str, results: list[ReconcileResult]) -> None:
+    """Index this run's findings by id, for `ack` and `validate` (a local file)."""
+    entries = {
+        f.id: {"source": f.source, "table": f.table, "detector": f.drift_type,
+               "columns": list(f.columns)}
+        for r in results for f in r.findings
+    }
+    if not entries:
+        return
+    try:
+        remember(project_dir, entries)
+    except Exception as exc:  # the index is a convenience: never fail a sweep over it
+        log.debug("finding index not updated: %s", exc)
 
 
 def reconcile_source(

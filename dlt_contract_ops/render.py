@@ -49,9 +49,15 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
             lines.append("  ✓ No drift")
         for f in r.findings:
             mark = f" [{f.alert}]" if f.alert else ""
+            if f.ack is not None:
+                state = "ack expired" if f.ack.get("expired") else "acked"
+                mark += (
+                    f" [{state} until {str(f.ack.get('until', ''))[:10]} by "
+                    f"{_one_line(str(f.ack.get('by')))}: {_one_line(str(f.ack.get('reason')))}]"
+                )
             lines.append(
                 f"  • {text_name(f.resource)}: {f.drift_type} drift ({len(f.columns)} "
-                f"column(s)){mark}"
+                f"column(s)){mark}  id {f.id}"
             )
             lines.append(f"      Columns: {', '.join(text_name(c) for c in f.columns)}")
             if f.coverage:

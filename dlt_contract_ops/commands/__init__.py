@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from dlt_contract_ops.commands.ack import ack, acks, unack
 from dlt_contract_ops.commands.contract import contract
 from dlt_contract_ops.commands.gate import gate
 from dlt_contract_ops.commands.list_sinks import sinks
@@ -36,5 +37,5 @@ def main(verbose: bool) -> None:
     _setup_logging(verbose)
 
 
-for _command in (reconcile, validate, sinks, contract, gate):
+for _command in (reconcile, validate, sinks, contract, gate, ack, acks, unack):
     main.add_command(_command)

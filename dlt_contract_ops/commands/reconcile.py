@@ -129,6 +129,7 @@ def reconcile(
         sys.exit(EXIT_USAGE)
     if any(r.error for r in results):
         sys.exit(EXIT_SOURCE_ERROR)
-    if fail_on_drift and any(r.findings for r in results):
+    # an acknowledged finding is reported but does not fail the run (until its expiry)
+    if fail_on_drift and any(not f.acknowledged for r in results for f in r.findings):
         sys.exit(EXIT_DRIFT)
     sys.exit(EXIT_OK)

@@ -85,8 +85,14 @@ def finding_digest(finding: DriftFinding) -> str:
 
     Samples, coverage ratios and timestamps move on every run and are deliberately left out.
     """
+    expired_ack = (
+        f"{finding.ack.get('id')}@{finding.ack.get('until')}"
+        if finding.ack is not None and finding.ack.get("expired") else None
+    )
     body = json.dumps(
-        {"column_types": finding.column_types, "expected_types": finding.expected_types},
+        # an acknowledgement that just expired makes the drift news once: alert it again
+        {"column_types": finding.column_types, "expected_types": finding.expected_types,
+         **({"ack_expired": expired_ack} if expired_ack else {})},
         sort_keys=True,
         ensure_ascii=False,
     )

@@ -27,6 +27,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from dlt_contract_ops.acks import AckBook
 from dlt_contract_ops.errors import AlertSinkError
 from dlt_contract_ops.findings import DriftFinding
 from dlt_contract_ops.settings.duration import human
@@ -77,6 +78,8 @@ class Emitter:
         self.dry_run = dry_run
         self.dedup = dedup
         self.report = DeliveryReport()
+        #: acknowledgements of the project; None: none apply (library use without a project)
+        self.acks: AckBook | None = None
         self._fallback: LoggingSink | None = None
         self._dedup_broken = False
         self._closed = False
@@ -146,7 +149,19 @@ class Emitter:
             return AlertMark("new", "unchecked")
 
     def drift(self, finding: DriftFinding) -> None:
-        """Hand `finding` to every sink, unless dry run or dedup says it is a repeat."""
+        """Hand `finding` to every sink, unless dry run, an acknowledgement, or dedup (a
+        repeat) holds it back."""
+        if self.acks is not None:
+            ack = self.acks.get(finding.id)
+            if ack is not None and not ack.expired(self.acks.now):
+                log.info(
+                    "drift at %s (%s) acknowledged until %s by %s: not sent",
+                    where(finding.pipeline, finding.source, finding.resource),
+                    finding.drift_type, ack.until.isoformat(), ack.by,
+                )
+                return
+            if ack is not None:  # expired: alert again, saying so
+                finding = finding.model_copy(update={"ack": {**ack.document(), "expired": True}})
         mark = self._mark(finding)
         if mark is not None:
             self.report.ledger.record(finding, mark)

@@ -1,0 +1,188 @@
+"""Acknowledgements: an accepted drift is reported but neither alerted nor failing until its
+expiry; a changed drift is not covered; the file survives concurrent `ack` commands."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import multiprocessing
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dlt_contract_ops.acks import ACKS_FILE, Ack, add_ack, finding_id, parse_until, read_acks
+from dlt_contract_ops.acks_cli import ack_problems, record_ack
+from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.settings import project_context
+from dlt_contract_ops.sinks.emitter import Emitter
+from tests.projects import Project
+from tests.sinks.app_project import add_column
+
+NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+
+
+class Recording:
+    """An AlertSink that keeps what it was handed."""
+
+    def __init__(self) -> None:
+        self.drift: list[DriftFinding] = []
+
+    def emit_drift(self, finding: DriftFinding) -> None:
+        self.drift.append(finding)
+
+    def emit_error(self, event: Any) -> None:
+        pass
+
+    def flush(self, timeout: float) -> None:
+        pass
+
+
+@pytest.fixture
+def sink(monkeypatch: pytest.MonkeyPatch) -> Recording:
+    """Every sweep in the test sends to one recording sink (the emitter's own fan-out)."""
+    recording = Recording()
+    real = Emitter.from_names.__func__  # type: ignore[attr-defined]  # a classmethod
+
+    def from_names(cls: type[Emitter], names: Any, *args: Any, **kwargs: Any) -> Emitter:
+        emitter = real(cls, [], *args, **kwargs)
+        emitter.sinks = [] if kwargs.get("dry_run") else [("recording", recording)]
+        return emitter
+
+    monkeypatch.setattr(Emitter, "from_names", classmethod(from_names))
+    return recording
+
+
+def _sweep(project: Project, now: dt.datetime = NOW) -> list[DriftFinding]:
+    results = run(["app"], project_dir=project.root, removal={"now": now})
+    assert all(r.error is None for r in results), [r.error for r in results]
+    return [f for r in results for f in r.findings]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-12-31", dt.datetime(2026, 12, 31, 23, 59, 59, tzinfo=dt.timezone.utc)),
+        ("14d", NOW + dt.timedelta(days=14)),
+        ("PT12H", NOW + dt.timedelta(hours=12)),
+        ("2026-12-02T08:00:00Z", dt.datetime(2026, 12, 2, 8, tzinfo=dt.timezone.utc)),
+    ],
+)
+def test_until(text: str, expected: dt.datetime) -> None:
+    assert parse_until(text, NOW) == expected
+
+
+def test_until_rejects_nonsense() -> None:
+    with pytest.raises(ConfigError, match="neither a date"):
+        parse_until("next sprint", NOW)
+
+
+def test_finding_id_is_stable_and_column_order_free() -> None:
+    a = finding_id("app", "events", "additive", ["b", "a"])
+    assert a == finding_id("app", "events", "additive", ["a", "b"])
+    assert a != finding_id("app", "events", "additive", ["a", "b", "c"])
+    assert a != finding_id("app", "events", "removal", ["a", "b"])
+    assert len(a) == 12
+
+
+def test_ack_suppresses_alerts_and_fail_on_drift_until_expiry_then_alerts_once(
+    app_project: Project, sink: Recording
+) -> None:
+    [finding] = _sweep(app_project)
+    assert [f.id for f in sink.drift] == [finding.id]
+    assert not finding.acknowledged
+    record_ack(finding.id, "7d", "known: payload size ships next sprint", "alice",
+               project_dir=app_project.root, now=NOW)
+    sink.drift.clear()
+    [acked] = _sweep(app_project, NOW + dt.timedelta(days=1))
+    assert sink.drift == []  # reported, not alerted
+    assert acked.acknowledged
+    assert acked.ack is not None
+    assert acked.ack["by"] == "alice"
+    assert acked.ack["reason"] == "known: payload size ships next sprint"
+    proc = app_project.cli("reconcile", "-s", "app", "--fail-on-drift", "--format", "json")
+    assert proc.returncode == 0, proc.stderr  # the only finding is acknowledged
+    doc = json.loads(proc.stdout)
+    ack_doc = doc["results"][0]["findings"][0]["ack"]
+    assert set(ack_doc) >= {"id", "until", "reason", "by", "created"}
+    text = app_project.cli("reconcile", "-s", "app", "--dry-run").stdout
+    assert "[acked until " in text
+    assert "by alice" in text
+    # after the expiry the drift alerts again, once, saying the acknowledgement expired
+    [expired] = _sweep(app_project, NOW + dt.timedelta(days=8))
+    assert [f.id for f in sink.drift] == [finding.id]
+    assert sink.drift[0].ack is not None
+    assert sink.drift[0].ack["expired"] is True
+    assert expired.ack is not None
+    assert expired.ack["expired"] is True
+    assert not expired.acknowledged
+    # once: the next sweep holds the same expired drift back as a repeat
+    sink.drift.clear()
+    _sweep(app_project, NOW + dt.timedelta(days=8, hours=1))
+    assert sink.drift == []
+
+
+def test_an_ack_for_two_columns_does_not_cover_a_third(
+    app_project: Project, sink: Recording
+) -> None:
+    [finding] = _sweep(app_project)
+    record_ack(finding.id, "7d", "accepted", "bob", project_dir=app_project.root, now=NOW)
+    add_column(app_project.root, "utm source")
+    sink.drift.clear()
+    [grown] = _sweep(app_project, NOW + dt.timedelta(hours=1))
+    assert grown.id != finding.id
+    assert grown.ack is None
+    assert [f.id for f in sink.drift] == [grown.id]  # the changed drift alerts
+
+
+def test_unknown_id_needs_force(app_project: Project) -> None:
+    with pytest.raises(ConfigError, match="No recent run found finding"):
+        record_ack("0123456789ab", "7d", "why", "me", project_dir=app_project.root, now=NOW)
+    entry, path = record_ack("0123456789ab", "7d", "expected", "me", force=True,
+                             project_dir=app_project.root, now=NOW)
+    assert path == app_project.root / ACKS_FILE
+    assert [a.id for a in read_acks(path)[0]] == [entry.id]
+    with pytest.raises(ConfigError, match="not a finding id"):
+        record_ack("nope", "7d", "why", "me", project_dir=app_project.root, force=True)
+
+
+def test_validate_rules(app_project: Project, sink: Recording) -> None:
+    [finding] = _sweep(app_project)
+    path = app_project.root / ACKS_FILE
+    record_ack(finding.id, "1d", "live", "a", project_dir=app_project.root, now=NOW)
+    record_ack("0123456789ab", "1d", "gone", "b", force=True, project_dir=app_project.root,
+               now=NOW)
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write('\n[[acks]]\nid = "zz"\nreason = "x"\nby = "c"\n')
+    with project_context(app_project.root) as pdir:
+        rules = sorted(rule for rule, _ in ack_problems(pdir, NOW + dt.timedelta(hours=1)))
+        later = sorted(rule for rule, _ in ack_problems(pdir, NOW + dt.timedelta(days=2)))
+    assert rules == ["ack_malformed", "ack_orphaned"]
+    assert later == ["ack_expired", "ack_expired", "ack_malformed"]
+
+
+def _add_many(path: str, data_dir: str, worker: int) -> None:
+    os.environ["DLT_DATA_DIR"] = data_dir
+    for i in range(10):
+        fid = f"{worker:02d}{i:02d}" + "0" * 8
+        add_ack(Path(path), Ack(fid, NOW, "r", "w", NOW))
+
+
+def test_concurrent_acks_lose_no_entry(tmp_path: Path) -> None:
+    path = tmp_path / ".dlt" / "contract_ops_acks.toml"
+    ctx = multiprocessing.get_context("spawn")
+    procs = [
+        ctx.Process(target=_add_many, args=(str(path), str(tmp_path / "data"), w))
+        for w in range(4)
+    ]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    acks, problems = read_acks(path)
+    assert problems == []
+    assert len({a.id for a in acks}) == 40
