@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from dlt_contract_ops.context import SourceContext
     from dlt_contract_ops.findings import ReconcileResult
     from dlt_contract_ops.settings.project import SourceSettings
-    from dlt_contract_ops.sinks.emitter import Emitter
+    from dlt_contract_ops.sinks.emitter import Emits
 
-    Runner = Callable[[SourceContext, Emitter, SourceSettings], ReconcileResult]
+    Runner = Callable[[SourceContext, Emits, SourceSettings], ReconcileResult]
 
 
 @dataclass(frozen=True)
@@ -42,15 +42,18 @@ class Detector:
     quiet_when_clean: bool = False
     #: the finding is a kind of drift the reconciler looks for (False: gate-only kinds)
     reconcile: bool = True
+    #: a combiner reads the other detectors' findings instead of querying
+    #: (`(ctx, results, settings, min_confidence) -> (results, result)`); it runs after them
+    combines: bool = False
 
     @property
     def default(self) -> bool:
         return self.flag is None
 
-    def load(self) -> Runner:
+    def load(self) -> Any:
+        """The runner (or combiner) function, imported on first use."""
         module, _, attr = self.runner.partition(":")
-        runner: Runner = getattr(importlib.import_module(module), attr)
-        return runner
+        return getattr(importlib.import_module(module), attr)
 
 
 DETECTORS: tuple[Detector, ...] = (
@@ -78,6 +81,13 @@ DETECTORS: tuple[Detector, ...] = (
         quiet_when_clean=True,
     ),
     Detector(
+        "rename",
+        "dlt_contract_ops.runners.rename:fold_renames",
+        "an added column that took over from a vanished one at one load boundary",
+        quiet_when_clean=True,
+        combines=True,
+    ),
+    Detector(
         "gate",
         "",  # no runner: the gate runs at load time (`gated_run`), not in a reconcile
         "a batch the ingest gate rejected before it was loaded",
@@ -91,7 +101,7 @@ def detector_names() -> tuple[str, ...]:
     """Every registered detector name, in output order.
 
     >>> detector_names()
-    ('additive', 'removal', 'missing', 'type', 'gate')
+    ('additive', 'removal', 'missing', 'type', 'rename', 'gate')
     """
     return tuple(d.name for d in DETECTORS)
 
@@ -108,8 +118,10 @@ def selected(include: Any = ()) -> tuple[str, ...]:
     """The default detectors plus those whose flag is in `include` (names or flags), in
     registry order.
 
-    >>> selected(), selected({"removal"})
-    (('additive', 'missing', 'type'), ('additive', 'removal', 'missing', 'type'))
+    >>> selected()
+    ('additive', 'missing', 'type', 'rename')
+    >>> selected({"removal"})
+    ('additive', 'removal', 'missing', 'type', 'rename')
     """
     chosen = set(include)
     return tuple(

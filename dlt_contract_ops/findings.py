@@ -61,6 +61,14 @@ class DriftFinding(BaseModel):
     alert: AlertStatus | None = None
     #: the acknowledgement that covers (or covered, `expired: true`) this finding
     ack: dict[str, Any] | None = None
+    #: a probable rename (`drift_type: "rename"`): old and new column, the load where one
+    #: stopped and the other began, how sure, why, and the folded component findings
+    renamed_from: str | None = None
+    renamed_to: str | None = None
+    handoff_load: str | None = None
+    confidence: float | None = None
+    reasons: list[str] | None = None
+    components: list[dict[str, Any]] | None = None
 
     _drift_type = field_validator("drift_type")(_registered)
 
@@ -131,7 +139,8 @@ FINDING_KEYS: tuple[str, ...] = (
 )
 #: detector-specific finding keys: in the document only when the detector set them
 OPTIONAL_FINDING_KEYS: tuple[str, ...] = (
-    "coverage", "expected_types", "sample_error", "alert", "ack"
+    "coverage", "expected_types", "sample_error", "alert", "ack", "renamed_from", "renamed_to",
+    "handoff_load", "confidence", "reasons", "components",
 )
 
 

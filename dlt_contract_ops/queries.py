@@ -27,6 +27,17 @@ def _is_null_last(column: str) -> exp.Expression:
     )
 
 
+def _free(name: str, taken: set[str]) -> str:
+    """`name`, or `_name`, `__name`, ...: an alias no column of the table is called.
+
+    >>> _free("_co_rank_0", {"_co_rank_0", "x"})
+    '__co_rank_0'
+    """
+    while name in taken:
+        name = "_" + name
+    return name
+
+
 def sample_query(
     table: exp.Table,
     columns: Sequence[str],
@@ -49,10 +60,15 @@ def sample_query(
     inner: list[exp.Expr] = [col(c) for c in columns]
     outer: list[exp.Expr] = []
     keep: list[exp.Expr] = []
+    # the helper aliases share the subquery's output with the table's own columns: a column
+    # that happens to be called like one must not shadow it
+    taken = {*columns, *(c for c in (axis.column if axis else None, tiebreak) if c)}
+    first_seen = _free(FIRST_SEEN_ALIAS, taken)
+    taken.add(first_seen)
     if axis is not None:
         inner.append(col(axis.column))
         inner.append(exp.alias_(exp.Window(this=exp.Min(this=col(axis.column))),
-                                FIRST_SEEN_ALIAS, quoted=True))
+                                first_seen, quoted=True))
     if tiebreak is not None:
         inner.append(col(tiebreak))
     for i, c in enumerate(columns):
@@ -62,7 +78,8 @@ def sample_query(
         if tiebreak is not None:
             order.append(exp.Ordered(this=col(tiebreak)))
         rank = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=order))
-        rank_name = f"{_RANK_PREFIX}{i}"
+        rank_name = _free(f"{_RANK_PREFIX}{i}", taken)
+        taken.add(rank_name)
         inner.append(exp.alias_(rank, rank_name, quoted=True))
         in_rank = exp.LTE(this=col(rank_name), expression=exp.Literal.number(per_column))
         outer.append(exp.alias_(exp.Case(ifs=[exp.If(this=in_rank, true=col(c))]), c,
@@ -70,7 +87,7 @@ def sample_query(
         keep.append(exp.and_(exp.Not(this=exp.Is(this=col(c), expression=exp.null())),
                              in_rank.copy()))
     if axis is not None:
-        outer += [col(axis.column), col(FIRST_SEEN_ALIAS)]
+        outer += [col(axis.column), col(first_seen)]
     sub = exp.select(*inner).from_(table).where(any_not_null(columns))
     q = exp.select(*outer).from_(exp.alias_(exp.Subquery(this=sub), "s")).where(exp.or_(*keep))
     newest_first: list[exp.Ordered] = []
@@ -160,3 +177,20 @@ def reproduce_coverage_query(
 def select_columns(table: exp.Table, columns: Sequence[str], limit: int) -> exp.Select:
     """`SELECT cols FROM table LIMIT n`: a reproduce for declared-side drift."""
     return exp.select(*[col(c) for c in columns]).from_(table).limit(limit)
+
+
+def handoff_query(table: exp.Table, columns: Sequence[str], axis_column: str) -> exp.Select:
+    """Rows and non-NULL counts of `columns` per load (`axis_column`, dlt's `_dlt_load_id`),
+    oldest first, from a lower bound on the axis (one parameter): ONE query per table with a
+    rename candidate, to see where one column stopped carrying values and another began."""
+    return (
+        exp.select(
+            col(axis_column),
+            exp.Count(this=exp.Star()),
+            *[exp.Count(this=col(c)) for c in columns],
+        )
+        .from_(table)
+        .where(exp.GTE(this=col(axis_column), expression=exp.Placeholder()))
+        .group_by(col(axis_column))
+        .order_by(col(axis_column))
+    )

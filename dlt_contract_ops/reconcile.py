@@ -33,7 +33,7 @@ from dlt_contract_ops.settings.project import (
     load_project_settings,
 )
 from dlt_contract_ops.sinks.base import ErrorEvent
-from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter
+from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter, HeldDrift
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -124,12 +124,29 @@ def _run_source(
             removal=settings.removal.overridden(overrides, lambda key: f"`{key}`"),
         )
     results = []
+    held = HeldDrift(sweep.emitter)  # alerted once the combiners folded what they combine
     for detector in detectors:
+        if get(detector).combines:
+            continue
         t0 = time.perf_counter()
         try:
-            results.append(get(detector).load()(ctx, sweep.emitter, settings))
+            results.append(get(detector).load()(ctx, held, settings))
         except Exception as exc:
             results.append(_error_result(name, detector, exc, sweep.emitter, t0))
+    for detector in detectors:
+        if not get(detector).combines:
+            continue
+        t0 = time.perf_counter()
+        try:
+            results, combined = get(detector).load()(
+                ctx, results, settings, sweep.project.rename_min_confidence
+            )
+            results.append(combined)
+        except Exception as exc:
+            results.append(_error_result(name, detector, exc, sweep.emitter, t0))
+    for r in results:
+        for finding in r.findings:
+            sweep.emitter.drift(finding)
     # the first block also carries the time spent building the source and reading metadata
     rest = sum(r.duration_s for r in results[1:])
     total = round(time.perf_counter() - started - rest, 4)

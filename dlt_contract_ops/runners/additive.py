@@ -11,11 +11,11 @@ from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.jsonable import jsonable
 from dlt_contract_ops.queries import SAMPLES_PER_COLUMN, axis_time, sample_query
 from dlt_contract_ops.settings.project import SourceSettings
-from dlt_contract_ops.sinks.emitter import Emitter
+from dlt_contract_ops.sinks.emitter import Emits
 
 
 def run_additive(
-    ctx: SourceContext, emitter: Emitter, settings: SourceSettings
+    ctx: SourceContext, emitter: Emits, settings: SourceSettings
 ) -> ReconcileResult:
     started = time.perf_counter()
     findings: list[DriftFinding] = []

@@ -10,11 +10,11 @@ from dlt_contract_ops.core.declared import detect_missing, detect_type, type_rea
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.queries import select_columns
 from dlt_contract_ops.settings.project import SourceSettings
-from dlt_contract_ops.sinks.emitter import Emitter
+from dlt_contract_ops.sinks.emitter import Emits
 
 
 def run_missing(
-    ctx: SourceContext, emitter: Emitter, settings: SourceSettings
+    ctx: SourceContext, emitter: Emits, settings: SourceSettings
 ) -> ReconcileResult:
     started = time.perf_counter()
     findings: list[DriftFinding] = []
@@ -47,7 +47,7 @@ def run_missing(
 
 
 def run_type(
-    ctx: SourceContext, emitter: Emitter, settings: SourceSettings
+    ctx: SourceContext, emitter: Emits, settings: SourceSettings
 ) -> ReconcileResult:
     started = time.perf_counter()
     findings: list[DriftFinding] = []

@@ -15,7 +15,7 @@ from dlt_contract_ops.core.removal import WindowCounts, detect_dark_columns
 from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
 from dlt_contract_ops.queries import axis_bound, coverage_query, reproduce_coverage_query
 from dlt_contract_ops.settings.project import SourceSettings
-from dlt_contract_ops.sinks.emitter import Emitter
+from dlt_contract_ops.sinks.emitter import Emits
 
 
 def window_counts(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> WindowCounts:
@@ -42,7 +42,7 @@ def _iso(moment: datetime) -> str:
 
 
 def run_removal(
-    ctx: SourceContext, emitter: Emitter, settings: SourceSettings
+    ctx: SourceContext, emitter: Emits, settings: SourceSettings
 ) -> ReconcileResult:
     started = time.perf_counter()
     options = settings.removal

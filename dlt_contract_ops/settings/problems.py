@@ -17,6 +17,7 @@ from dlt_contract_ops.settings.specs import (
     GATE_KEYS,
     PROJECT_KEYS,
     REMOVAL_KEYS,
+    RENAME_KEYS,
     SOURCE_KEYS,
 )
 
@@ -27,6 +28,7 @@ _PROJECT_SUBTABLES: dict[str, frozenset[str] | None] = {
     "removal": REMOVAL_KEYS,
     "dedup": DEDUP_KEYS,
     "gate": GATE_KEYS,
+    "rename": RENAME_KEYS,
     "alert_sink": None,
 }
 _SOURCE_SUBTABLES: dict[str, frozenset[str] | None] = {"removal": REMOVAL_KEYS, "gate": GATE_KEYS}

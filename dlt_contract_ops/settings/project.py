@@ -40,6 +40,7 @@ PROJECT_SECTION = "contract_ops"
 DEFAULT_REALERT_AFTER = 24 * 3600.0
 DEFAULT_QUERY_TIMEOUT = 300.0
 DEFAULT_LOCK_TIMEOUT = 30.0
+DEFAULT_RENAME_MIN_CONFIDENCE = 0.6
 
 _Spec = TypeVar("_Spec")
 
@@ -151,6 +152,7 @@ class ProjectSettings:
     dedup: DedupSettings = field(default_factory=DedupSettings)
     query_timeout: float = DEFAULT_QUERY_TIMEOUT
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
+    rename_min_confidence: float = DEFAULT_RENAME_MIN_CONFIDENCE
 
 
 @dataclass(frozen=True)
@@ -185,9 +187,29 @@ def resolve_exact(spec: _Spec, sections: tuple[str, ...]) -> _Spec:
     for trace in log.resolved_traces[start:]:
         own = sections if trace.config is resolved else embedded.get(id(trace.config))
         if own is not None and tuple(trace.sections) != own:
-            setattr(trace.config, trace.key, None)
+            # found higher up (a `[destination]` table for a source's `destination`); the
+            # exact key may still sit in a provider dlt did not ask after that first hit
+            setattr(trace.config, trace.key, _exact_value(trace.key, trace.hint, own))
     del log.resolved_traces[start:]  # our lookups are not a pipeline's config trace
     return resolved
+
+
+def _exact_value(key: str, hint: Any, sections: tuple[str, ...]) -> Any:
+    """`key` at exactly `sections`, from the first provider that has it (no walk-up)."""
+    import dlt
+    from dlt.common.configuration.utils import deserialize_value
+    from dlt.common.configuration.specs.base_configuration import extract_inner_hint
+    from dlt.common.typing import is_any_type
+
+    inner = extract_inner_hint(hint)
+    for provider in dlt.config.config_providers:
+        try:
+            value, _ = provider.get_value(key, hint, None, *sections)
+        except Exception:  # a provider that cannot read the key has nothing for us
+            continue
+        if value is not None:
+            return value if is_any_type(inner) else deserialize_value(key, value, inner)
+    return None
 
 
 def _resolve(spec: _Spec, sections: tuple[str, ...]) -> _Spec:
@@ -251,6 +273,10 @@ def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
         lock_timeout=(
             DEFAULT_LOCK_TIMEOUT if spec.lock_timeout is None
             else _duration(spec.lock_timeout, f"{p}.lock_timeout").total_seconds()
+        ),
+        rename_min_confidence=(
+            DEFAULT_RENAME_MIN_CONFIDENCE if spec.rename.min_confidence is None
+            else as_fraction(spec.rename.min_confidence, f"{p}.rename.min_confidence")
         ),
     )
 

@@ -38,6 +38,13 @@ class DedupSpec(BaseConfiguration):
 
 
 @configspec
+class RenameSpec(BaseConfiguration):
+    """`[contract_ops.rename]`: when an added and a vanished column count as one rename."""
+
+    min_confidence: Optional[Any] = None  # noqa: UP045
+
+
+@configspec
 class GateSpec(BaseConfiguration):
     """`[contract_ops.gate]` and `[sources.<X>.contract_ops.gate]`: the ingest gate's policy."""
 
@@ -60,6 +67,7 @@ class ProjectSpec(BaseConfiguration):
     removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     dedup: DedupSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
+    rename: RenameSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     #: per-sink option tables, read by `sinks.options` with provenance and secret rules
     alert_sink: Optional[dict[str, Any]] = None  # noqa: UP045
 
@@ -88,3 +96,4 @@ SOURCE_KEYS = fields_of(SourceSpec)
 REMOVAL_KEYS = fields_of(RemovalSpec)
 DEDUP_KEYS = fields_of(DedupSpec)
 GATE_KEYS = fields_of(GateSpec)
+RENAME_KEYS = fields_of(RenameSpec)

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from dlt_contract_ops.acks import AckBook
 from dlt_contract_ops.errors import AlertSinkError
@@ -55,6 +55,29 @@ class DeliveryReport:
     undelivered: list[DriftFinding] = field(default_factory=list)
     #: sink name -> why it failed, for the error message
     failures: dict[str, str] = field(default_factory=dict)
+
+
+class Emits(Protocol):
+    """What a detector runner hands its findings and errors to."""
+
+    def drift(self, finding: DriftFinding) -> None: ...
+
+    def error(self, event: ErrorEvent) -> None: ...
+
+
+class HeldDrift:
+    """Holds one source's drift findings until the combining detectors (renames) ran, so a
+    folded component is never alerted on its own; errors pass straight through."""
+
+    def __init__(self, emitter: Emits) -> None:
+        self.emitter = emitter
+        self.findings: list[DriftFinding] = []
+
+    def drift(self, finding: DriftFinding) -> None:
+        self.findings.append(finding)
+
+    def error(self, event: ErrorEvent) -> None:
+        self.emitter.error(event)
 
 
 def _default_state_file() -> Path:

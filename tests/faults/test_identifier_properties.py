@@ -53,7 +53,8 @@ NASTY = [
     "schema.table.col", "1st_place", "123", "userId", "größe", "İstanbul", "ǅemal",
     "ﬀ", "日本語", "Ω", "select", "ORDER", "semi;colon", "a--b", "/*c*/", "dollar$", "$1",
     "pct%", "a%sb", "%(x)s", "question?", "back\\slash", "tab\there", "new\nline",
-    "a__b", "trailing_", "_co_rank", "s", "x" * 64, "é" * 40, ":p0", "a :b", "::c", "@v",
+    "a__b", "trailing_", "_co_rank", "_co_rank_0", "_co_first_seen", "s", "x" * 64, "é" * 40,
+    ":p0", "a :b", "::c", "@v",
 ]
 #: differ from a column of the `Event` model (`id`, `kind`, `actor_login`, `score`) or from
 #: `userId` only by case: a new column on PostgreSQL alone
@@ -280,19 +281,10 @@ def test_known_awkward_names_round_trip_together(loaded: Loaded) -> None:
         drop_columns(loaded, added)
 
 
-# -- bugs found on the way: `NASTY` leaves these out while they stand ------------------------
+# -- bugs found on the way, fixed; each pinned by its own test ------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: queries.sample_query aliases its helper columns `_co_rank_<i>` and "
-    "`_co_first_seen` in the same inner SELECT as the drifted columns, so a live column of that "
-    "name collides. `_co_rank_0`: DuckDB `Binder Error: Cannot compare values of type VARCHAR "
-    "and type INTEGER_LITERAL`, PostgreSQL `column reference \"_co_rank_0\" is ambiguous`, "
-    "MariaDB `(1060, \"Duplicate column name '_co_rank_0'\")`, SQLite samples `[]` (silently). "
-    "`_co_first_seen`: PostgreSQL ambiguous, MariaDB 1060, DuckDB and SQLite report the "
-    "column's value as `first_seen` (silently)",
-)
+# was a bug: sample_query's helper aliases collided with a column of the same name
 @pytest.mark.parametrize("name", ["_co_rank_0", "_co_first_seen"])
 def test_column_named_like_a_sample_query_alias_round_trips(loaded: Loaded, name: str) -> None:
     drift = [Drift(name, "TEXT", "v", 1)]
@@ -303,15 +295,7 @@ def test_column_named_like_a_sample_query_alias_round_trips(loaded: Loaded, name
         drop_columns(loaded, added)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: settings.project resolve_exact drops `destination` from "
-    "`[sources.<name>.contract_ops]` when secrets.toml has dlt's usual `[destination.<type>]` "
-    "table: dlt's secrets provider answers the key `destination` first, at the root, and the "
-    "value found outside the source's section is discarded. With no local pipeline state: "
-    "`Source `telemetry`: `destination` not configured and pipeline `telemetry_pipe` has no "
-    "local state here.`",
-)
+# was a bug: a `[destination.<type>]` table in secrets.toml hid the source's `destination`
 def test_source_destination_is_read_beside_destination_secrets(
     project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

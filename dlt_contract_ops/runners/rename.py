@@ -1,0 +1,218 @@
+"""Probable renames: one finding where the other detectors saw an added and a vanished column.
+
+A combiner, not a query runner: it reads the other detectors' findings of one source (before
+any is alerted), pairs an added column with a declared one that went dark (`removal`) or
+missing (`missing`) in the same table by the one pairing rule (`core.rename`), and checks
+the handoff with ONE query per table: the last load where the old column carried values must
+be immediately followed by the first load where the new one does. A pair whose confidence
+reaches `[contract_ops.rename] min_confidence` becomes one `rename` finding; its component
+findings are folded into it (listed under `components`, not alerted on their own).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from dlt_contract_ops.context import SourceContext
+from dlt_contract_ops.core.declared import type_reader
+from dlt_contract_ops.core.rename import pair_renames
+from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
+from dlt_contract_ops.queries import axis_bound, handoff_query
+from dlt_contract_ops.settings.project import SourceSettings
+
+LOAD_ID = "_dlt_load_id"
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """What the per-load counts say about one (old, new) pair."""
+
+    clean: bool  # the old column's last load is immediately followed by the new one's first
+    handoff_load: str | None
+    overlap_loads: int
+    gap_loads: int
+    new_recent: float | None
+
+
+def _handoff(rows: Sequence[Sequence[Any]], old: int, new: int) -> Handoff:
+    """Read `handoff_query` rows (load, rows, counts...) for the column at index `old`/`new`.
+
+    >>> rows = [("1", 10, 10, 0), ("2", 10, 10, 0), ("3", 10, 0, 10), ("4", 10, 0, 9)]
+    >>> h = _handoff(rows, 0, 1)
+    >>> (h.clean, h.handoff_load, h.overlap_loads, h.new_recent)
+    (True, '3', 0, 0.95)
+    """
+    loads = [(str(r[0]), int(r[1] or 0), int(r[2 + old] or 0), int(r[2 + new] or 0))
+             for r in rows]
+    with_old = [i for i, (_, _, o, _) in enumerate(loads) if o > 0]
+    with_new = [i for i, (_, _, _, n) in enumerate(loads) if n > 0]
+    if not with_new:
+        return Handoff(False, None, 0, 0, None)
+    first_new = with_new[0]
+    overlap = sum(1 for _, _, o, n in loads if o > 0 and n > 0)
+    after = loads[first_new:]
+    rows_after = sum(r for _, r, _, _ in after)
+    recent = round(sum(n for _, _, _, n in after) / rows_after, 6) if rows_after else None
+    if not with_old:
+        return Handoff(False, loads[first_new][0], overlap, 0, recent)
+    last_old = with_old[-1]
+    return Handoff(
+        clean=overlap == 0 and first_new == last_old + 1,
+        handoff_load=loads[first_new][0],
+        overlap_loads=overlap,
+        gap_loads=max(0, first_new - last_old - 1),
+        new_recent=recent,
+    )
+
+
+def _load_time(load_id: str | None) -> str | None:
+    if load_id is None:
+        return None
+    try:
+        return datetime.fromtimestamp(float(load_id), tz=timezone.utc).isoformat()
+    except ValueError:
+        return load_id
+
+
+def _component(f: DriftFinding) -> dict[str, Any]:
+    return {"id": f.id, "drift_type": f.drift_type, "columns": list(f.columns)}
+
+
+def _without(f: DriftFinding, columns: set[str]) -> DriftFinding | None:
+    """`f` without the folded columns, or None when nothing of it is left."""
+    keep = [c for c in f.columns if c not in columns]
+    if not keep:
+        return None
+    if len(keep) == len(f.columns):
+        return f
+    def only(d: dict[str, Any] | None) -> Any:
+        return None if d is None else {k: v for k, v in d.items() if k in keep}
+    return f.model_copy(update={
+        "columns": keep,
+        "column_types": only(f.column_types) or {},
+        "samples": only(f.samples) or {},
+        "coverage": only(f.coverage),
+        "expected_types": only(f.expected_types),
+    })
+
+
+def fold_renames(
+    ctx: SourceContext,
+    results: list[ReconcileResult],
+    settings: SourceSettings,
+    min_confidence: float,
+) -> tuple[list[ReconcileResult], ReconcileResult]:
+    """The other detectors' results with rename components folded out, and the rename block."""
+    started = time.perf_counter()
+    by_kind: dict[str, dict[str, DriftFinding]] = {}
+    for r in results:
+        for f in r.findings:
+            by_kind.setdefault(f.drift_type, {})[f.table] = f
+    read = type_reader(ctx.adapter.type_mapper())
+    expected = {t.table: t for t in ctx.built.tables}
+    renames: list[DriftFinding] = []
+    notes: list[str] = []
+    failures: list[str] = []
+    folded: dict[str, set[str]] = {}  # finding id -> columns folded out of it
+    for table, added in sorted(by_kind.get("additive", {}).items()):
+        gone = by_kind.get("removal", {}).get(table) or by_kind.get("missing", {}).get(table)
+        exp_table = expected.get(table)
+        if gone is None or exp_table is None:
+            continue
+        declared = {c.name: c.data_type for c in exp_table.columns}
+        new_types = {c: read(t) for c, t in added.column_types.items()}
+        old_types = {c: declared.get(c) for c in gone.columns}
+        pairs = pair_renames(new_types, old_types)
+        if not pairs:
+            continue
+        live = ctx.live.get(table)
+        can_query = live is not None and live.has(LOAD_ID) and gone.drift_type == "removal"
+        rows: Sequence[Sequence[Any]] = ()
+        columns = sorted({*pairs.values(), *pairs})
+        if can_query:
+            start = (ctx.now or datetime.now(timezone.utc)) - (
+                settings.removal.recent_window + settings.removal.baseline_window
+            )
+            axis = ctx.axis(table)
+            try:
+                query = handoff_query(ctx.adapter.table(table), columns, LOAD_ID)
+                bound = axis_bound(start, axis) if axis is not None else f"{start.timestamp()}"
+                rows = ctx.adapter.run(query, [bound], "coverage")
+            except Exception as exc:
+                failures.append(f"rename handoff query for table `{table}` failed: {exc}")
+                continue
+        for new, old in sorted(pairs.items()):
+            reasons = [f"`{new}` ({new_types.get(new)}) can hold `{old}` ({old_types.get(old)})"]
+            confidence = 0.3
+            if new_types.get(new) == old_types.get(old):
+                confidence += 0.1
+                reasons.append("same type")
+            handoff: Handoff | None = None
+            if can_query:
+                handoff = _handoff(rows, columns.index(old), columns.index(new))
+                if handoff.clean:
+                    confidence += 0.4
+                    reasons.append(
+                        f"`{old}` stopped and `{new}` began at the same load boundary "
+                        f"(load {handoff.handoff_load})"
+                    )
+                elif handoff.overlap_loads:
+                    confidence -= 0.2
+                    reasons.append(f"both carried values in {handoff.overlap_loads} load(s)")
+                elif handoff.gap_loads:
+                    confidence += 0.1
+                    reasons.append(
+                        f"`{new}` began {handoff.gap_loads} load(s) after `{old}` stopped"
+                    )
+            else:
+                reasons.append(
+                    f"`{old}` is {gone.drift_type}: the load boundary cannot be checked"
+                )
+            confidence = round(max(0.0, min(1.0, confidence)), 2)
+            if confidence < min_confidence:
+                notes.append(
+                    f"table `{table}`: `{old}` → `{new}` looks like a rename with confidence "
+                    f"{confidence} (below {min_confidence}): reported as separate findings"
+                )
+                continue
+            old_cov = (gone.coverage or {}).get(old)
+            coverage = {}
+            if old_cov is not None:
+                coverage[old] = old_cov
+            if handoff is not None and handoff.new_recent is not None:
+                coverage[new] = Coverage(baseline=0.0, recent=handoff.new_recent)
+            renames.append(ctx.finding(
+                "rename",
+                exp_table,
+                [old, new],
+                column_types={
+                    old: (gone.column_types or {}).get(old) or str(old_types.get(old)),
+                    new: added.column_types.get(new, ""),
+                },
+                samples={new: list(added.samples.get(new, []))},
+                first_seen=_load_time(handoff.handoff_load if handoff else None),
+                reproduce=added.reproduce,
+                coverage=coverage or None,
+                renamed_from=old,
+                renamed_to=new,
+                handoff_load=handoff.handoff_load if handoff else None,
+                confidence=confidence,
+                reasons=reasons,
+                components=[_component(gone), _component(added)],
+            ))
+            folded.setdefault(gone.id, set()).add(old)
+            folded.setdefault(added.id, set()).add(new)
+    out = []
+    for r in results:
+        kept = []
+        for f in r.findings:
+            g = _without(f, folded[f.id]) if f.id in folded else f
+            if g is not None:
+                kept.append(g)
+        out.append(r.model_copy(update={"findings": kept}) if len(kept) != len(r.findings)
+                   or any(a is not b for a, b in zip(kept, r.findings, strict=False)) else r)
+    return out, ctx.result("rename", started, renames, notes, failures)

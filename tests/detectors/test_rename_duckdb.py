@@ -1,0 +1,140 @@
+"""Probable renames through real dlt loads into DuckDB: a producer renames `order_date` to
+`sale_date` between two loads, and the reconciler reports one `rename` finding instead of an
+unrelated removal and an addition."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import duckdb
+import pytest
+
+from dlt_contract_ops.reconcile import run
+from tests.projects import Project
+
+SOURCE = """
+from datetime import date, timedelta
+from typing import Optional
+
+import dlt
+from pydantic import BaseModel
+
+
+class Order(BaseModel):
+    id: int
+    amount: int
+    order_date: Optional[date] = None
+
+
+@dlt.resource(columns=Order, write_disposition="append", schema_contract={"columns": "evolve"})
+def orders(start=0, n=20, field="order_date", as_text=False):
+    for i in range(start, start + n):
+        row = {"id": i, "amount": 100 + i}
+        if field:
+            day = date(2026, 3, 1) + timedelta(days=i % 20)
+            row[field] = day.isoformat() if as_text else day
+        yield row
+
+
+@dlt.source(name="shop")
+def shop(start=0, n=20, field="order_date", as_text=False):
+    return orders(start, n, field, as_text)
+"""
+
+DB = "shop_pipe.duckdb"
+DATASET = "shop_data"
+
+
+@pytest.fixture
+def shop(project: Project) -> Project:
+    project.module("shop_mod", SOURCE)
+    project.config("[contract_ops]\nalert_sinks = []\n")
+    project.source("shop", "shop_mod:shop", pipeline_name="shop_pipe", dataset_name=DATASET)
+    return project
+
+
+def _load(project: Project, days_ago: float, **kwargs: Any) -> None:
+    """One real load, then its rows moved `days_ago` into the past (its own load id)."""
+    args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    project.python(f"""
+        import dlt
+        from shop_mod import shop
+        dlt.pipeline("shop_pipe", destination="duckdb", dataset_name={DATASET!r}).run(shop({args}))
+        """)
+    if days_ago:
+        with duckdb.connect(str(project.root / DB)) as con:
+            newest = con.execute(f"SELECT MAX(_dlt_load_id) FROM {DATASET}.orders").fetchone()[0]
+            stamp = f"{time.time() - days_ago * 86400:.7f}"
+            con.execute(f"UPDATE {DATASET}.orders SET _dlt_load_id = ? WHERE _dlt_load_id = ?",
+                        [stamp, newest])
+
+
+def _findings(project: Project) -> dict[str, list[Any]]:
+    results = run(["shop"], detectors=("additive", "removal", "missing", "type", "rename"),
+                  dry_run=True, project_dir=project.root)
+    assert [r.error for r in results] == [None] * len(results)
+    out: dict[str, list[Any]] = {}
+    for r in results:
+        out.setdefault(r.detector, []).extend(r.findings)
+    return out
+
+
+def test_a_rename_across_one_load_boundary_is_one_finding(shop: Project) -> None:
+    _load(shop, 3, start=0)
+    _load(shop, 0, start=100, field="sale_date")
+    found = _findings(shop)
+    [rename] = found["rename"]
+    assert (rename.renamed_from, rename.renamed_to) == ("order_date", "sale_date")
+    assert rename.columns == ["order_date", "sale_date"]
+    assert rename.confidence is not None
+    assert rename.confidence >= 0.6
+    assert rename.handoff_load is not None
+    assert rename.reasons
+    assert any("same load boundary" in reason for reason in rename.reasons)
+    assert rename.coverage is not None
+    assert rename.coverage["order_date"].recent == 0.0
+    assert rename.coverage["sale_date"].recent == 1.0
+    assert {c["drift_type"] for c in rename.components or []} == {"removal", "additive"}
+    # the components are folded: absent from their own blocks
+    assert found["additive"] == []
+    assert found["removal"] == []
+    # and the JSON document carries the rename's own keys
+    proc = shop.cli("reconcile", "-s", "shop", "--include-removal", "--dry-run",
+                    "--format", "json")
+    doc = json.loads(proc.stdout)
+    [block] = [r for r in doc["results"] if r["detector"] == "rename"]
+    [finding] = block["findings"]
+    assert finding["drift_type"] == "rename"
+    assert {"renamed_from", "renamed_to", "handoff_load", "confidence", "reasons",
+            "components"} <= set(finding)
+
+
+def test_the_same_changes_in_loads_far_apart_stay_two_findings(shop: Project) -> None:
+    _load(shop, 5, start=0)
+    _load(shop, 4, start=100, field="")
+    _load(shop, 3, start=200, field="")
+    _load(shop, 0, start=300, field="sale_date")
+    found = _findings(shop)
+    assert found["rename"] == []
+    assert [f.columns for f in found["removal"]] == [["order_date"]]
+    assert [f.columns for f in found["additive"]] == [["sale_date"]]
+
+
+def test_a_type_incompatible_pair_stays_two_findings(shop: Project) -> None:
+    _load(shop, 3, start=0)
+    _load(shop, 0, start=100, field="sale_day", as_text=True)
+    found = _findings(shop)
+    assert found["rename"] == []
+    assert [f.columns for f in found["removal"]] == [["order_date"]]
+    assert [f.columns for f in found["additive"]] == [["sale_day"]]
+
+
+def test_min_confidence_is_a_setting(shop: Project) -> None:
+    shop.config("[contract_ops.rename]\nmin_confidence = 0.95\n")
+    _load(shop, 3, start=0)
+    _load(shop, 0, start=100, field="sale_date")
+    found = _findings(shop)
+    assert found["rename"] == []
+    assert len(found["removal"]) == 1
