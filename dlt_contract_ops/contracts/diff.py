@@ -23,6 +23,7 @@ from dlt_contract_ops.contracts.rules import (
     Rule,
     Severity,
 )
+from dlt_contract_ops.core.rename import pair_renames
 
 _RULE_ORDER = {rule: i for i, rule in enumerate(Rule)}
 
@@ -218,6 +219,17 @@ def diff_resources(
     renames = {} if schema_only else _renames(old, new)
     renamed_to = set(renames.values())
     new_names = set(new.names)
+    # an undeclared rename stays a removal plus an addition; the addition names the column it
+    # probably replaces, by the same pairing rule the gate and the reconciler use
+    hints: dict[str, str] = {}
+    if not schema_only:
+        old_names = set(old.names)
+        hints = pair_renames(
+            {c.name: c.type for c in new.columns
+             if c.name not in old_names and c.name not in renamed_to},
+            {c.name: c.type for c in old.columns
+             if c.name not in new_names and c.name not in renames},
+        )
     for col in old.columns:
         if col.name not in new_names and col.name not in renames:
             changes.append(Change(Rule.COLUMN_REMOVED, res, col.name, _column_shape(col), None))
@@ -229,7 +241,12 @@ def diff_resources(
             before = old.column(source)
         if before is None:
             rule = Rule.COLUMN_ADDED_NULLABLE if col.nullable else Rule.COLUMN_ADDED_REQUIRED
-            changes.append(Change(rule, res, col.name, None, _column_shape(col)))
+            hint = hints.get(col.name)
+            changes.append(Change(
+                rule, res, col.name, None, _column_shape(col),
+                detail=(f"probably renamed from `{hint}`: declare `renamed_from` to make it a "
+                        "rename") if hint else None,
+            ))
             continue
         changes.extend(_column_changes(res, before, col, schema_only=schema_only))
     if not schema_only:
