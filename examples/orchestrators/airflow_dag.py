@@ -1,0 +1,143 @@
+"""An Airflow DAG that reconciles every declared dlt source, one mapped task per source.
+
+Copy this file into your DAGs folder and set `CONTRACT_OPS_PROJECT_DIR` to the dlt project
+(the folder that holds `.dlt/`). A task fails when the reconciler could not check its source,
+and on drift when the run's `fail_on_drift` param is true; otherwise it returns the findings
+(the `--format json` document plus a summary) as its XCom.
+
+The task bodies are plain functions (`declared_source_names`, `reconcile_task`), importable
+and testable without Airflow; the DAG object is built only when Airflow is installed.
+Needs `pip install 'dlt-contract-ops[airflow]'`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from dlt_contract_ops.detectors import selected
+from dlt_contract_ops.errors import ContractOpsError
+from dlt_contract_ops.findings import ReconcileResult, results_document
+from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.settings import declared_sources, project_context
+
+# AirflowFailException fails the task at once, whatever its retries: re-running a check finds
+# the same drift, and a missing dataset or an unknown source does not fix itself either.
+try:  # Airflow 3
+    from airflow.sdk import dag, task
+    from airflow.sdk.exceptions import AirflowFailException as _TaskFailure
+except ImportError:
+    try:  # Airflow 2
+        from airflow.decorators import dag, task  # type: ignore[no-redef]
+        from airflow.exceptions import AirflowFailException as _TaskFailure  # type: ignore[no-redef]
+    except ImportError:  # no Airflow (CI, a notebook): the task functions still run
+        dag = task = None  # type: ignore[assignment]
+        _TaskFailure = RuntimeError  # type: ignore[assignment,misc]
+
+PROJECT_DIR = os.environ.get("CONTRACT_OPS_PROJECT_DIR", ".")
+
+
+class ContractCheckFailed(_TaskFailure):  # type: ignore[valid-type,misc]
+    """A source has drift (and the run asked to fail on it), or could not be checked.
+
+    `document` is what the task would have returned.
+    """
+
+    def __init__(self, message: str, document: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.document = document
+
+
+def declared_source_names(project_dir: str | os.PathLike[str] = PROJECT_DIR) -> list[str]:
+    """Every source with a `[sources.<name>.contract_ops]` table, sorted."""
+    with project_context(project_dir):
+        return declared_sources()
+
+
+def reconcile_task(
+    project_dir: str | os.PathLike[str] = PROJECT_DIR,
+    fail_on_drift: bool = False,
+    *,
+    sources: Sequence[str] | None = None,
+    include_removal: bool = False,
+    alert_sinks: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """Reconcile `sources` (every declared source when None); the JSON-safe document.
+
+    Raises ContractCheckFailed on a reconciler error, and on drift with `fail_on_drift`.
+
+    >>> reconcile_task("path/to/project", sources=["shop"])["summary"]  # doctest: +SKIP
+    {'findings': 2, 'by_detector': {'additive': 2}, 'tables': ['order_items', 'plain_tbl'],
+     'errors': []}
+    """
+    try:
+        results = run(
+            sources,
+            detectors=selected({"removal"} if include_removal else ()),
+            project_dir=project_dir,
+            alert_sinks=alert_sinks,
+        )
+    except ContractOpsError as exc:  # the sweep could not start (a bad project, a bad sink)
+        results = [
+            ReconcileResult(source=", ".join(sources or ["*"]), error=str(exc), error_kind="config")
+        ]
+    document = results_document(results)
+    document["summary"] = _summary(results)
+    errors = document["summary"]["errors"]
+    if errors:
+        raise ContractCheckFailed("reconciler error: " + "; ".join(errors), document)
+    findings = document["summary"]["findings"]
+    if findings and fail_on_drift:
+        drifted = ", ".join(
+            f"`{f.table}` ({f.drift_type}: {', '.join(f.columns)})"
+            for r in results
+            for f in r.findings
+        )
+        raise ContractCheckFailed(f"{findings} drift finding(s): {drifted}", document)
+    return document
+
+
+def _summary(results: Sequence[ReconcileResult]) -> dict[str, Any]:
+    by_detector = Counter(f.drift_type for r in results for f in r.findings)
+    return {
+        "findings": sum(by_detector.values()),
+        "by_detector": dict(by_detector),
+        "tables": sorted({f.table for r in results for f in r.findings}),
+        "errors": [f"{r.source} ({r.detector}): {r.error}" for r in results if r.error],
+    }
+
+
+if dag is not None:
+
+    @dag(
+        dag_id="dlt_contract_ops_reconcile",
+        schedule="@daily",
+        start_date=datetime(2026, 1, 1),
+        catchup=False,
+        params={"fail_on_drift": False, "include_removal": False},
+        tags=["dlt", "contract-ops"],
+    )
+    def dlt_contract_ops_reconcile() -> None:
+        @task
+        def list_sources() -> list[str]:
+            return declared_source_names(PROJECT_DIR)
+
+        # context arrives as keyword arguments (`params` is the run's params)
+        @task
+        def reconcile(source: str, **context: Any) -> dict[str, Any]:
+            params = context["params"]
+            return reconcile_task(
+                PROJECT_DIR,
+                bool(params["fail_on_drift"]),
+                sources=[source],
+                include_removal=bool(params["include_removal"]),
+            )
+
+        reconcile.expand(source=list_sources())
+
+    DAG = dlt_contract_ops_reconcile()
+else:
+    DAG = None

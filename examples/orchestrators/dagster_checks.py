@@ -1,0 +1,181 @@
+"""Dagster asset checks: one per declared dlt source, each running the drift reconciler.
+
+Every `[sources.<name>.contract_ops]` table of the project becomes an asset check named
+`contract_drift` on the asset `dlt/<name>` (pass `asset_key_for` to point it at your own
+assets, e.g. the ones `dagster-dlt` builds). A check fails (severity ERROR) when the reconciler
+could not check the source, and on drift when `fail_on_drift=True`; its metadata carries the
+findings: counts per detector, the drifted tables and columns, and a markdown report.
+
+Run it on its own (the tables become external assets, the checks run from the UI)::
+
+    export CONTRACT_OPS_PROJECT_DIR=path/to/dlt/project  # the folder that holds `.dlt/`
+    dagster dev -f examples/orchestrators/dagster_checks.py
+
+or in code::
+
+    defs = build_definitions("path/to/dlt/project", fail_on_drift=True)
+    defs.resolve_implicit_global_asset_job_def().execute_in_process()
+
+Needs `pip install 'dlt-contract-ops[dagster]'`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import dagster as dg
+
+from dlt_contract_ops import ReconcileResult
+from dlt_contract_ops.detectors import selected
+from dlt_contract_ops.errors import ContractOpsError
+from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.settings import declared_sources, project_context
+
+#: the name of every check this module builds (one per source, on different assets)
+CHECK_NAME = "contract_drift"
+
+
+def default_asset_key(source: str) -> dg.AssetKey:
+    """`dlt/<source>`: the asset a source's check is attached to unless you say otherwise."""
+    return dg.AssetKey(["dlt", source])
+
+
+def check_result(
+    results: Sequence[ReconcileResult], *, fail_on_drift: bool = False
+) -> dg.AssetCheckResult:
+    """One source's reconcile results as a check result: failed on an error (and on drift
+    with `fail_on_drift`), with the findings as metadata."""
+    errors = [f"{r.detector}: {r.error}" for r in results if r.error]
+    findings = [f for r in results for f in r.findings]
+    by_detector = Counter(r.detector for r in results for _ in r.findings)
+    metadata: dict[str, Any] = {
+        "findings": dg.MetadataValue.int(len(findings)),
+        "findings_by_detector": dg.MetadataValue.json(
+            {r.detector: by_detector[r.detector] for r in results}
+        ),
+        "tables": dg.MetadataValue.json(sorted({f.table for f in findings})),
+        "columns": dg.MetadataValue.json(
+            [{"detector": f.drift_type, "table": f.table, "columns": f.columns} for f in findings]
+        ),
+    }
+    first = results[0] if results else None
+    if first is not None and first.dataset:
+        metadata["dataset"] = dg.MetadataValue.text(f"{first.destination}:{first.dataset}")
+    if findings:
+        metadata["report"] = dg.MetadataValue.md(_markdown(results))
+    notes = [n for r in results for n in r.notes]
+    if notes:
+        metadata["notes"] = dg.MetadataValue.json(notes)
+    if errors:
+        metadata["error"] = dg.MetadataValue.text("\n".join(errors))
+        return dg.AssetCheckResult(
+            passed=False,
+            severity=dg.AssetCheckSeverity.ERROR,
+            metadata=metadata,
+            description=f"reconciler error: {errors[0]}",
+        )
+    summary = ", ".join(f"{d}: {n}" for d, n in by_detector.items())
+    description = f"{len(findings)} drift finding(s) ({summary})" if findings else "no drift"
+    return dg.AssetCheckResult(
+        passed=not (findings and fail_on_drift),
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata=metadata,
+        description=description,
+    )
+
+
+def _markdown(results: Sequence[ReconcileResult]) -> str:
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    rows = [
+        f"| {f.drift_type} | {cell(f.table)} | {cell(', '.join(f.columns))} |"
+        for r in results
+        for f in r.findings
+    ]
+    return "\n".join(["| detector | table | columns |", "|---|---|---|", *rows])
+
+
+def evaluate(
+    source: str,
+    project_dir: str | os.PathLike[str],
+    *,
+    include_removal: bool = False,
+    fail_on_drift: bool = False,
+    alert_sinks: Sequence[str] | None = None,
+) -> dg.AssetCheckResult:
+    """Reconcile one source and judge it. The project's alert sinks still get the findings."""
+    try:
+        results = run(
+            [source],
+            detectors=selected({"removal"} if include_removal else ()),
+            project_dir=project_dir,
+            alert_sinks=alert_sinks,
+        )
+    except ContractOpsError as exc:  # the sweep could not start (a bad project, a bad sink)
+        results = [ReconcileResult(source=source, error=str(exc), error_kind="config")]
+    return check_result(results, fail_on_drift=fail_on_drift)
+
+
+def build_contract_checks(
+    project_dir: str | os.PathLike[str],
+    *,
+    sources: Sequence[str] | None = None,
+    asset_key_for: Callable[[str], dg.AssetKey] = default_asset_key,
+    include_removal: bool = False,
+    fail_on_drift: bool = False,
+    blocking: bool = False,
+    alert_sinks: Sequence[str] | None = None,
+) -> list[dg.AssetChecksDefinition]:
+    """One `contract_drift` check per source: `sources`, or every declared source.
+
+    `blocking=True` keeps downstream assets from materializing after a failed check.
+    """
+    project_dir = os.path.abspath(os.fspath(project_dir))
+    if sources is None:
+        with project_context(project_dir):
+            sources = declared_sources()
+
+    def make(source: str) -> dg.AssetChecksDefinition:
+        @dg.asset_check(
+            asset=asset_key_for(source),
+            name=CHECK_NAME,
+            description=f"Schema drift of dlt source `{source}` against its models.",
+            blocking=blocking,
+        )
+        def _check() -> dg.AssetCheckResult:
+            return evaluate(
+                source,
+                project_dir,
+                include_removal=include_removal,
+                fail_on_drift=fail_on_drift,
+                alert_sinks=alert_sinks,
+            )
+
+        return _check
+
+    return [make(source) for source in sources]
+
+
+def build_definitions(project_dir: str | os.PathLike[str], **options: Any) -> dg.Definitions:
+    """The checks plus one external asset per source (dlt, not Dagster, loads the tables).
+
+    When your Dagster project already defines the assets, add only `build_contract_checks`.
+    """
+    checks = build_contract_checks(project_dir, **options)
+    keys = {key for check in checks for key in check.check_keys}
+    specs = [dg.AssetSpec(k.asset_key, group_name="dlt") for k in sorted(keys, key=str)]
+    return dg.Definitions(assets=specs, asset_checks=checks)
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    """For `dagster dev -f`: read on load, so importing this module reads no project."""
+    return build_definitions(
+        os.environ.get("CONTRACT_OPS_PROJECT_DIR", "."),
+        include_removal=os.environ.get("CONTRACT_OPS_INCLUDE_REMOVAL") == "1",
+        fail_on_drift=os.environ.get("CONTRACT_OPS_FAIL_ON_DRIFT") == "1",
+    )

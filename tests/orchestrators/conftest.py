@@ -1,0 +1,63 @@
+"""The shop project loaded and drifted once, plus a source whose dataset was never loaded;
+and the example modules, loaded from their files (examples/ is not a package)."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from tests.integration import shop
+from tests.projects import Project
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "orchestrators"
+
+#: declared, but no pipeline ever loaded its dataset: the reconciler cannot check it
+GHOST = "ghost"
+
+
+def load_example(name: str) -> ModuleType:
+    """Import `examples/orchestrators/<name>.py` under a private module name."""
+    module_name = f"_orchestrator_example_{name}"
+    if module_name in sys.modules:
+        return sys.modules[module_name]
+    spec = importlib.util.spec_from_file_location(module_name, EXAMPLES / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="session")
+def loaded_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Read-only: `shop` and `shop_extra` drifted, `shop_clean` clean, `ghost` unloaded."""
+    base = tmp_path_factory.mktemp("orchestrators")
+    with pytest.MonkeyPatch.context() as mp:
+        # session fixtures run before the per-test isolation: isolate the load here
+        mp.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
+        mp.setenv("DLT_DATA_DIR", str(base / "_dlt_data"))
+        project = Project(base / "project")
+        shop.build(project)
+        project.source(
+            GHOST,
+            "pipelines.shop:shop_clean",
+            pipeline_name="ghost_pipeline",
+            dataset_name="ghost_data",
+        )
+        shop.load(project)
+    shop.drift(project.root)
+    return project.root
+
+
+@pytest.fixture
+def project_dir(loaded_project: Path, tmp_path: Path) -> Path:
+    """A private copy of the loaded project."""
+    root = tmp_path / "project"
+    shutil.copytree(loaded_project, root)
+    return root
