@@ -5,7 +5,6 @@ helpers do, on purpose, with the backend's own driver."""
 from __future__ import annotations
 
 import os
-import socket
 import sqlite3
 import uuid
 from collections.abc import Iterator, Sequence
@@ -15,26 +14,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.conftest import require_server as _require_server
+from tests.conftest import require_server
 
 PG_HOST, PG_PORT = "127.0.0.1", 5432
 PG_URL = f"postgresql://postgres:x@{PG_HOST}:{PG_PORT}/test"
 MARIADB_HOST, MARIADB_PORT = "127.0.0.1", 3306
 MARIADB_URL = f"mysql+pymysql://root:@{MARIADB_HOST}:{MARIADB_PORT}/test"
-
-
-def require_server(host: str, port: int, what: str) -> None:
-    """conftest's guard (skip on a laptop, fail under CI), with `CI=1` counted as CI too."""
-    if os.environ.get("CI", "").strip().lower() == "1":
-        try:
-            with socket.create_connection((host, port), timeout=2):
-                return
-        except OSError as exc:
-            pytest.fail(f"{what} is not reachable on {host}:{port} ({exc}); CI must run these "
-                        "tests, start the server.")
-    _require_server(host, port, what)
 
 
 def unique(prefix: str) -> str:
