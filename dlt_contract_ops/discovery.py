@@ -184,6 +184,30 @@ def _build(obj: Any, source: str, ref: str) -> Any:
     return built
 
 
+def _ref_hint(obj: Any, missing: str, prefix: str) -> str:
+    """A sentence for a missing attribute: "Did you mean `<prefix><name>`?" naming the
+    attribute of `obj` closest to `missing` that is a dlt source or resource; else the ones
+    `obj` has; else nothing."""
+    from dlt.extract import DltResource, DltSource
+    from dlt.extract.reference import SourceFactory
+
+    from dlt_contract_ops.settings.keys import closest
+
+    names = []
+    for attr in dir(obj):
+        if attr.startswith("_"):
+            continue
+        value = getattr(obj, attr, None)
+        if isinstance(value, SourceFactory | DltSource | DltResource):
+            names.append(attr)
+    if not names:
+        return ""
+    hint = closest(missing, names)
+    if hint:
+        return f" Did you mean `{prefix}{hint}`?"
+    return f" Its dlt sources and resources: {', '.join(f'`{prefix}{n}`' for n in names)}."
+
+
 def build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
     """Import `ref` ("module:attribute") under `project_dir`, build it once, read its models."""
     from dlt.common.schema import Schema
@@ -198,12 +222,15 @@ def build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
             f"`{project_dir}`: {type(exc).__name__}: {exc}"
         ) from exc
     obj: Any = module
+    done: list[str] = []
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise SourceImportError(
                 f"`{module_name}` has no attribute `{attr}` (source `{name}`, ref `{ref}`)."
+                + _ref_hint(obj, part, ":".join([module_name, ".".join([*done, ""])]))
             )
         obj = getattr(obj, part)
+        done.append(part)
     built = _build(obj, name, ref)
 
     if isinstance(built, DltResource):

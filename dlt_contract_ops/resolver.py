@@ -39,13 +39,25 @@ def resolve_source(name: str, project: ProjectSettings, project_dir: str) -> Res
     return ResolvedSource(settings, build_source(name, settings.ref, project_dir))
 
 
-def resolve_target_of(settings: SourceSettings, project_dir: str) -> Target:
-    """Destination and dataset of a source: configured, else the pipeline's local state."""
+def resolve_target_of(
+    settings: SourceSettings, project_dir: str, built: BuiltSource | None = None
+) -> Target:
+    """Destination and dataset of a source: configured, else the pipeline's local state.
+
+    Without a configured `pipeline_name`, and without `destination` and `dataset_name`, a
+    source whose name no local pipeline has is looked up by its schema among the local
+    pipelines (`built` gives the schema name and tables): `onboarding.pipeline_of`.
+    """
     from dlt_contract_ops.destinations.connect import resolve_target
 
+    pipeline_name = settings.pipeline_name
+    if pipeline_name is None:
+        from dlt_contract_ops.onboarding import pipeline_of
+
+        pipeline_name = pipeline_of(settings, built)
     return resolve_target(
         settings.name,
-        settings.pipeline_name or settings.name,
+        pipeline_name,
         settings.destination,
         settings.dataset_name,
         project_dir,

@@ -14,6 +14,7 @@ import click
 from dlt_contract_ops.commands.ack import ack, acks, unack
 from dlt_contract_ops.commands.contract import contract
 from dlt_contract_ops.commands.gate import gate
+from dlt_contract_ops.commands.init import init
 from dlt_contract_ops.commands.list_sinks import sinks
 from dlt_contract_ops.commands.reconcile import reconcile
 from dlt_contract_ops.commands.validate import validate
@@ -37,5 +38,5 @@ def main(verbose: bool) -> None:
     _setup_logging(verbose)
 
 
-for _command in (reconcile, validate, sinks, contract, gate, ack, acks, unack):
+for _command in (reconcile, validate, sinks, contract, gate, ack, acks, unack, init):
     main.add_command(_command)

@@ -1,0 +1,69 @@
+"""The plugin tests' project, loaded once per session; each test gets a private copy of the
+project and of dlt's data dir (the pipelines' local state), and runs the real executables."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.plugin import project as shop
+from tests.projects import Project
+
+BIN = Path(sys.executable).parent
+
+
+@dataclass
+class Loaded:
+    """A copy of the loaded project; `dlt(...)` and `ops(...)` run in its folder."""
+
+    project: Project
+    data_dir: Path
+
+    @property
+    def root(self) -> Path:
+        return self.project.root
+
+    def run(self, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*argv], cwd=self.root, capture_output=True, text=True,
+            env={**os.environ, "DLT_DATA_DIR": str(self.data_dir), **env},
+        )
+
+    def dlt(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        """`dlt ARGS` through the `dlt` executable of this environment."""
+        return self.run(str(BIN / "dlt"), *args, **env)
+
+    def ops(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        """`dlt-contract-ops ARGS` through its console script."""
+        return self.run(str(BIN / "dlt-contract-ops"), *args, **env)
+
+
+@pytest.fixture(scope="session")
+def loaded_plugin_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """(project, data dir) after the real loads and the drift. Read-only: copy them."""
+    base = tmp_path_factory.mktemp("plugin_session")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
+        mp.setenv("DLT_DATA_DIR", str(base / "_dlt_data"))
+        project = Project(base / "project")
+        shop.build(project)
+        shop.load(project)
+    shop.drift(project.root)
+    return project.root, base / "_dlt_data"
+
+
+@pytest.fixture
+def loaded(loaded_plugin_project: tuple[Path, Path], tmp_path: Path,
+           monkeypatch: pytest.MonkeyPatch) -> Loaded:
+    """A private copy of the loaded project and its data dir."""
+    root, data = loaded_plugin_project
+    shutil.copytree(root, tmp_path / "shop")
+    shutil.copytree(data, tmp_path / "data")
+    monkeypatch.setenv("DLT_DATA_DIR", str(tmp_path / "data"))
+    return Loaded(Project(tmp_path / "shop"), tmp_path / "data")
