@@ -49,6 +49,13 @@ SERVER_GRACE = 10.0
 Rows = list[tuple[Any, ...]]
 
 
+
+def _reads_a_table(column: exp.Column) -> bool:
+    """Whether the innermost SELECT around `column` reads a table (not a subquery)."""
+    select = column.find_ancestor(exp.Select)
+    source = select.args.get("from_") if select is not None else None
+    return source is not None and isinstance(source.this, exp.Table)
+
 class SqlClientAdapter(CatalogNames, ClientSession):
     """A DestinationAdapter over a dlt `SqlClientBase`; subclasses declare what differs.
 
@@ -176,12 +183,16 @@ class SqlClientAdapter(CatalogNames, ClientSession):
                 if found is not None:
                     right.replace(self.coerce_placeholder(right.copy(), found[1]))
 
+        # A column in a SELECT that reads a table is a table column; in a SELECT over a
+        # subquery it is either such a column passed through (spelled the same way) or an
+        # output alias of the subquery (left alone).
+        table_columns = {n.name for n in quoted_columns if _reads_a_table(n)}
         for node in quoted_columns:
             found = self.catalog_column(tables, node.name)
             if found is not None:
                 spelled = found[0]
-            elif node.name in aliases:  # an output name of a subquery, not a table column
-                continue
+            elif node.name in aliases and node.name not in table_columns:
+                continue  # an output name of a subquery, not a table column
             else:
                 spelled = self.to_live(node.name)
             if spelled != node.name:

@@ -323,12 +323,7 @@ def test_sample_returns_newest_non_null_values_of_drifted_columns(
     assert raw_query(adapter.reproduce(query, [])) == rows
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="adapter bug: without a metadata read, `prepare` leaves a dlt column that is also "
-    "an output alias of the sample query as quoted lower case (\"user_id\", not \"USER_ID\"), "
-    "which Snowflake rejects (offline golden snowflake/sample*.sql pin it)",
-)
+# was an adapter bug: a column that is also an output alias kept its dlt spelling
 def test_sample_spells_dlt_columns_as_stored_before_any_metadata_read() -> None:
     offline = SnowflakeAdapter.offline(DATASET)
     query = sample_query(offline.table("events"), ["user_id"], LOAD_ID, tiebreak="_dlt_id")
