@@ -104,8 +104,9 @@ def test_json_document_shape(shop_project: Project) -> None:
         assert isinstance(result["notes"], list)
         assert isinstance(result["duration_s"], float)
         for finding in result["findings"]:
-            assert list(finding)[: len(FINDING_KEYS)] == list(FINDING_KEYS)
-            assert set(finding) - set(FINDING_KEYS) <= EXTRA_FINDING_KEYS
+            # the stable finding id first (what `ack` takes), then the documented keys
+            assert list(finding)[: len(FINDING_KEYS) + 1] == ["id", *FINDING_KEYS]
+            assert set(finding) - {"id", *FINDING_KEYS} <= EXTRA_FINDING_KEYS
             assert finding["drift_type"] == "additive"
             assert finding["source"] == source
             assert finding["columns"] == sorted(finding["columns"])
