@@ -20,7 +20,7 @@ from dlt_contract_ops.core.timeaxis import choose_time_axis
 from dlt_contract_ops.destinations.base import DestinationAdapter
 from dlt_contract_ops.destinations.connect import Target, open_adapter
 from dlt_contract_ops.discovery import BuiltSource
-from dlt_contract_ops.errors import DestinationError
+from dlt_contract_ops.errors import ConfigError, DestinationError
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.resolver import resolve_source, resolve_target_of
 from dlt_contract_ops.settings.project import ProjectSettings, SourceSettings
@@ -157,6 +157,45 @@ class SourceContext:
         )
 
 
+def resolve_target_checked(settings: SourceSettings, project_dir: str) -> Target:
+    """`resolve_target_of`, with a destination dlt cannot resolve (`destination = "duckdbb"`)
+    as the configuration error it is (exit 2): the setting, the closest dlt destination."""
+    from dlt.common.destination.exceptions import (
+        InvalidDestinationReference,
+        UnknownDestinationModule,
+    )
+
+    try:
+        return resolve_target_of(settings, project_dir)
+    except (UnknownDestinationModule, InvalidDestinationReference):
+        raise ConfigError(unknown_destination_message(settings)) from None
+
+
+def unknown_destination_message(settings: SourceSettings) -> str:
+    """What to say about a destination reference dlt cannot resolve."""
+    import dlt.destinations
+
+    from dlt_contract_ops.settings.keys import closest
+    from dlt_contract_ops.settings.project import source_section, where
+
+    known = sorted(n for n in dlt.destinations.__all__ if n != "destination")
+    ref = settings.destination
+    if not ref:  # from the pipeline's state: nothing in this project to fix but the source's
+        return (
+            f"The destination of pipeline `{settings.pipeline_name or settings.name}` (source "
+            f"`{settings.name}`) is not one dlt knows: set `destination` in "
+            f"`[{source_section(settings.name)}]` to one of {', '.join(known)}."
+        )
+    hint = closest(ref, known)
+    return (
+        f"Destination `{ref}` of source `{settings.name}` is not a destination dlt knows "
+        f"({where(f'{source_section(settings.name)}.destination')})."
+        + (f" Did you mean `{hint}`?" if hint else "")
+        + f" Use a dlt destination ({', '.join(known)}), or give a named destination its "
+        f'type in `[destination.{ref}]` (`destination_type = "duckdb"`).'
+    )
+
+
 def stored_tables(pipeline_name: str, schema_name: str) -> frozenset[str]:
     """Tables of the pipeline's stored schema on this machine (what it has loaded); empty
     when the pipeline has no local state here."""
@@ -206,7 +245,7 @@ class Sweep:
         self.sources_built += 1
         schema = Schema(built.schema_name)
         schema.naming = built.naming  # the convention the source writes with
-        target = resolve_target_of(settings, self.project_dir)
+        target = resolve_target_checked(settings, self.project_dir)
         # dlt shortens identifiers to the destination's limit (PostgreSQL: 63 characters)
         built = built.for_destination(target.destination.capabilities())
         adapter = open_adapter(

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dlt_contract_ops.errors import ContractOpsError
+from dlt_contract_ops.errors import ConfigError, ContractOpsError
 from dlt_contract_ops.settings.project import ProjectSettings
 from dlt_contract_ops.sinks.options import SINK_SECTION
 
@@ -82,13 +82,24 @@ def _file_of(message: str) -> str | None:
 
 
 def _key_of(message: str, default: str) -> str:
+    """The dotted key a problem message names: "Unknown key `k` in `[s]`" and
+    "`k` in `[s]` ... = 'v' is not ..." give `s.k`; "`[s]` must be a table" gives `s`."""
     import re
 
+    named = re.search(r"`([^`\[\]]+)` in `\[([^\]]+)\]`", message)
+    if named:
+        return f"{named.group(2)}.{named.group(1)}"
     match = re.search(r"`\[([^\]]+)\]`", message)
-    key = re.search(r"key `([^`]+)`", message)
-    if match and key:
-        return f"{match.group(1)}.{key.group(1)}"
     return match.group(1) if match else default
+
+
+def _add_settings_problem(report: Report, message: str, default_key: str) -> None:
+    """A settings value that cannot be read, under the key it names (`config_keys`), or a
+    table that is not one (`config_section`); once, if `check_config_keys` has it already."""
+    if any(p.message == message for p in report.problems):
+        return
+    rule = "config_section" if "must be a table" in message else "config_keys"
+    report.add(rule, _key_of(message, default_key), message, _file_of(message))
 
 
 def check_config_keys(report: Report, sources: list[str]) -> None:
@@ -103,7 +114,9 @@ def check_config_keys(report: Report, sources: list[str]) -> None:
     for section in sections:
         for message in table_problems(section):
             report.add("config_keys", _key_of(message, section), message, _file_of(message))
-    for section in ("contract_ops", "contract_ops.removal", "contract_ops.dedup"):
+    tables = ["contract_ops", "contract_ops.removal", "contract_ops.dedup"]
+    tables += [f"sources.{n}.contract_ops.removal" for n in sources]
+    for section in tables:
         wrong = not_a_table(section)
         if wrong:
             report.add("config_section", section, wrong, _file_of(wrong))
@@ -116,28 +129,36 @@ def load_project(report: Report) -> ProjectSettings:
     from dlt_contract_ops.settings.project import load_project_settings
 
     try:
-        return load_project_settings()
+        # unknown keys are listed by `check_config_keys`; they must not hide the values
+        return load_project_settings(check_keys=False)
     except ContractOpsError as exc:
-        if not any(p.key.startswith("contract_ops") for p in report.problems):
-            report.add("config_keys", "contract_ops", str(exc))
+        _add_settings_problem(report, str(exc), "contract_ops")
         return ProjectSettings()
 
 
 def check_source(report: Report, name: str, project: ProjectSettings, project_dir: str) -> None:
     """`source_importable`, `source_has_models` and `destination_adapter` for one source."""
+    from dlt_contract_ops.context import resolve_target_checked
     from dlt_contract_ops.destinations.connect import adapter_class
-    from dlt_contract_ops.resolver import resolve_source, resolve_target_of
+    from dlt_contract_ops.discovery import build_source
     from dlt_contract_ops.settings.project import load_source_settings
 
     base = f"sources.{name}.contract_ops"
     try:
-        settings = load_source_settings(name, project)
+        settings = load_source_settings(name, project, check_keys=False)
+    except ConfigError as exc:
+        message = str(exc)
+        if "` in `[" in message or "must be a table" in message:  # names the key or table
+            _add_settings_problem(report, message, f"{base}.ref")
+        else:  # no `ref`: nothing to import
+            report.add("source_importable", f"{base}.ref", message)
+        return
     except ContractOpsError as exc:
-        if not any(p.key.startswith(base + ".") for p in report.problems):
-            report.add("source_importable", f"{base}.ref", str(exc))
+        report.add("source_importable", f"{base}.ref", str(exc))
         return
     try:
-        built = resolve_source(name, project, project_dir).built
+        # the settings read above (keys unchecked: `check_config_keys` lists those)
+        built = build_source(name, settings.ref, project_dir)
     except ContractOpsError as exc:
         report.add("source_importable", f"{base}.ref", str(exc))
         return
@@ -151,7 +172,7 @@ def check_source(report: Report, name: str, project: ProjectSettings, project_di
             "`@dlt.resource`.",
         )
     try:
-        target = resolve_target_of(settings, project_dir)
+        target = resolve_target_checked(settings, project_dir)
         adapter_class(target.destination_type)
     except ContractOpsError as exc:
         report.add("destination_adapter", f"{base}.destination", str(exc))

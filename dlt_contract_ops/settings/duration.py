@@ -7,6 +7,8 @@ Months and years are refused: their length depends on the calendar.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import re
 from datetime import timedelta
 from typing import Any
@@ -59,11 +61,16 @@ def parse_duration(value: Any, key: str, *, allow_zero: bool = False) -> timedel
             seconds = _unit_terms(text.lower()) if text[:1] not in "pP" else _iso(text)
     else:
         seconds = None
-    if seconds is None or seconds < 0 or (seconds == 0 and not allow_zero):
+    span = None
+    # "nan", "inf" and spans past timedelta's range (999999999 days) are refused too
+    if seconds is not None and math.isfinite(seconds) and seconds >= 0:
+        with contextlib.suppress(OverflowError):
+            span = timedelta(seconds=seconds)
+    if span is None or (not span and not allow_zero):
         what = "a non-negative" if allow_zero else "a positive"
         name = key if "`" in key else f"`{key}`"
         raise ConfigError(f"{name} = {value!r} is not {what} duration: write e.g. {EXAMPLES}.")
-    return timedelta(seconds=seconds)
+    return span
 
 
 def human(span: timedelta) -> str:

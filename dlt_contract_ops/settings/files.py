@@ -114,10 +114,23 @@ def _check_toml_syntax(target: Path) -> None:
     """Name the broken file before dlt fails on it with a long traceback."""
     import dlt
 
-    candidates = [target / ".dlt" / name for name in ("secrets.toml", "config.toml")]
-    global_dir = Path(dlt.current.run_context().global_dir)
-    candidates += [global_dir / name for name in ("secrets.toml", "config.toml")]
-    for path in candidates:
+    names = ("secrets.toml", "config.toml")
+    # the project's own files first: dlt's default run context (created on first use, in the
+    # current directory, which is usually the project) reads them and raises on a bad one
+    for path in (target / ".dlt" / name for name in names):
+        if path.is_file():
+            parse_toml(path)
+    try:
+        global_dir = Path(dlt.current.run_context().global_dir)
+    except Exception as exc:  # the default context could not read the current directory's
+        cwd = Path(os.environ.get("DLT_PROJECT_DIR") or os.getcwd()) / ".dlt"
+        for path in (cwd / name for name in names):
+            if path.is_file():
+                parse_toml(path)
+        raise ConfigError(
+            f"dlt cannot load its configuration: {' '.join(str(exc).split())}"
+        ) from None
+    for path in (global_dir / name for name in names):
         if path.is_file():
             parse_toml(path)
 

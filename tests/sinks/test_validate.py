@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from tests.projects import Project
 from tests.sinks.app_project import CONFIG
 
@@ -144,9 +146,75 @@ def test_unknown_project_key_is_reported_and_the_rest_still_checked(app_project:
     proc = app_project.cli("validate", "--format", "json")
     assert proc.returncode == 1
     doc = json.loads(proc.stdout)
-    assert _problems(doc) == [("config_keys", "contract_ops.alertsinks", ".dlt/config.toml")]
+    # `alert_sink` is a known key (the sinks' option tables), but a string is not a table
+    assert _problems(doc) == [
+        ("config_keys", "contract_ops.alertsinks", ".dlt/config.toml"),
+        ("config_keys", "contract_ops.alert_sink", ".dlt/config.toml"),
+    ]
     assert "Did you mean `alert_sinks`?" in doc["problems"][0]["message"]
+    assert "cannot be coerced" in doc["problems"][1]["message"]
     assert doc["alert_sinks"] == ["logging"]
+
+
+def test_an_unknown_key_does_not_hide_the_values_of_its_table(app_project: Project) -> None:
+    """The unknown key is listed, and the table's values are still read: a bad value and the
+    alert sinks it configures are checked too."""
+    app_project.config(
+        CONFIG
+        + '\n[contract_ops]\nalert_sinks = ["webhok"]\nalertsinks = []\n'
+        + '[contract_ops.removal]\nrecent_windw = "6h"\nrecent_window = "6 hours"\n'
+        + '[sources.app.contract_ops.removal]\ntypo = 1\nbaseline_threshold = 2\n'
+    )
+    proc = app_project.cli("validate", "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    config = ".dlt/config.toml"
+    assert sorted(_problems(doc)) == sorted(
+        [
+            ("config_keys", "contract_ops.alertsinks", config),
+            ("config_keys", "contract_ops.removal.recent_windw", config),
+            ("config_keys", "contract_ops.removal.recent_window", config),
+            ("config_keys", "sources.app.contract_ops.removal.typo", config),
+            ("config_keys", "sources.app.contract_ops.removal.baseline_threshold", config),
+        ]
+    )
+    by_key = {p["key"]: p["message"] for p in doc["problems"]}
+    assert "'6 hours' is not a positive duration" in by_key["contract_ops.removal.recent_window"]
+    assert "must be a fraction between 0 and 1" in by_key[
+        "sources.app.contract_ops.removal.baseline_threshold"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("toml", "key", "says"),
+    [
+        ("contract_ops = 5\n" + CONFIG, "contract_ops",
+         "`[contract_ops]` must be a table: .dlt/config.toml sets it to 5."),
+        (CONFIG + '\n[contract_ops]\ndedup = "off"\n', "contract_ops.dedup",
+         "`[contract_ops.dedup]` must be a table"),
+        # CONFIG ends inside `[sources.app.contract_ops]`
+        (CONFIG + 'removal = "strict"\n', "sources.app.contract_ops.removal",
+         "`[sources.app.contract_ops.removal]` must be a table"),
+        (CONFIG + "\n[contract_op]\nalert_sinks = []\n", "contract_op",
+         "Section `[contract_op]` in .dlt/config.toml is not read. Did you mean "
+         "`[contract_ops]`?"),
+        (CONFIG + "\n[sources.app.contractops]\ndataset_name = 'x'\n",
+         "sources.app.contractops", "Did you mean `[sources.app.contract_ops]`?"),
+    ],
+    ids=["contract_ops-5", "dedup-string", "source-removal-string", "contract_op",
+         "sources-app-contractops"],
+)
+def test_a_section_that_cannot_be_read_exits_2(
+    app_project: Project, toml: str, key: str, says: str
+) -> None:
+    app_project.config(toml)
+    proc = app_project.cli("validate", "--format", "json")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    [problem] = json.loads(proc.stdout)["problems"]
+    assert (problem["rule"], problem["key"], problem["file"]) == (
+        "config_section", key, ".dlt/config.toml"
+    )
+    assert says in problem["message"]
 
 
 def test_environment_variable_is_named_as_the_place(

@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from dlt_contract_ops.core.removal import (
+    DEFAULT_BASELINE_THRESHOLD,
+    DEFAULT_BASELINE_WINDOW,
+    DEFAULT_RECENT_THRESHOLD,
+    DEFAULT_RECENT_WINDOW,
+)
 from dlt_contract_ops.errors import ConfigError, UnknownSourceError
 from dlt_contract_ops.settings import (
+    DedupSettings,
     ProjectSettings,
+    RemovalSettings,
     SourceSettings,
     declared_sources,
     load_project_settings,
     load_source_settings,
+    parse_duration,
     project_context,
 )
 from tests.projects import Project
@@ -30,7 +40,17 @@ def test_defaults(project: Project) -> None:
     settings, source = _load(project)
     assert settings == ProjectSettings()
     assert settings.alert_sinks == ("logging",)
+    assert settings.removal == RemovalSettings(
+        recent_window=DEFAULT_RECENT_WINDOW,
+        baseline_window=DEFAULT_BASELINE_WINDOW,
+        baseline_threshold=DEFAULT_BASELINE_THRESHOLD,
+        recent_threshold=DEFAULT_RECENT_THRESHOLD,
+    )
+    assert settings.dedup == DedupSettings(enabled=True, realert_after=24 * 3600.0)
+    assert settings.dedup.state_file is None  # the default file in dlt's data dir
+    assert (settings.query_timeout, settings.lock_timeout) == (300.0, 30.0)
     assert source == SourceSettings(name="gh", ref="pipes.gh:gh_source")
+    assert source.removal == settings.removal
 
 
 def test_full_tables(project: Project) -> None:
@@ -70,6 +90,61 @@ def test_project_load_timestamp_column_is_inherited(project: Project) -> None:
     assert source.load_timestamp_column == "loaded_at"
 
 
+def test_removal_dedup_and_timeout_tables(project: Project) -> None:
+    project.config(
+        """
+        [contract_ops]
+        query_timeout = "2m"
+        lock_timeout = 5
+
+        [contract_ops.removal]
+        recent_window = "1h30m"
+        baseline_window = "P2D"
+        baseline_threshold = 0.5
+        recent_threshold = "0.05"
+
+        [contract_ops.dedup]
+        enabled = false
+        realert_after = "PT2H"
+        state_file = "state/alerts.json"
+        """
+    )
+    project.source("gh", "pipes.gh:gh_source")
+    project.config('[sources.gh.contract_ops.removal]\nrecent_window = "6h"\n')
+    settings, source = _load(project)
+    assert settings.removal == RemovalSettings(
+        recent_window=timedelta(minutes=90),
+        baseline_window=timedelta(days=2),
+        baseline_threshold=0.5,
+        recent_threshold=0.05,
+    )
+    assert settings.dedup == DedupSettings(
+        enabled=False,
+        realert_after=7200.0,
+        state_file=project.root / "state" / "alerts.json",  # relative to the project
+    )
+    assert (settings.query_timeout, settings.lock_timeout) == (120.0, 5.0)
+    # the source's removal table overrides only the keys it sets
+    assert source.removal == RemovalSettings(
+        recent_window=timedelta(hours=6),
+        baseline_window=timedelta(days=2),
+        baseline_threshold=0.5,
+        recent_threshold=0.05,
+    )
+
+
+def test_removal_settings_from_the_environment(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.config('[contract_ops.removal]\nrecent_window = "6h"\n')
+    project.source("gh", "pipes.gh:gh_source")
+    monkeypatch.setenv("CONTRACT_OPS__REMOVAL__RECENT_WINDOW", "2h")
+    monkeypatch.setenv("SOURCES__GH__CONTRACT_OPS__REMOVAL__BASELINE_THRESHOLD", "0.4")
+    settings, source = _load(project)
+    assert settings.removal.recent_window == timedelta(hours=2)
+    assert source.removal.baseline_threshold == 0.4
+
+
 def test_environment_overrides_toml(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     project.config('[contract_ops]\ninjected_columns = ["ingested_by"]\n')
     project.source("gh", "pipes.gh:gh_source", dataset_name="from_toml")
@@ -104,6 +179,10 @@ def test_declared_sources(project: Project, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setenv("SOURCES__ENVONLY__CONTRACT_OPS__REF", "pipes.e:e")
     with project_context(project.root):
         assert declared_sources() == ["alpha", "envonly", "zeta"]
+
+
+#: a declared source, for cases about the project-wide tables
+GH = '[sources.gh.contract_ops]\nref = "a:b"\n'
 
 
 @pytest.mark.parametrize(
@@ -141,6 +220,38 @@ def test_declared_sources(project: Project, monkeypatch: pytest.MonkeyPatch) -> 
          r"Did you mean `dataset_name`\?"),
         ('[sources.gh.contract_ops]\nref = "a:b"\nloadtimestamp = "x"\n',
          r"Did you mean `load_timestamp_column`\?"),
+        # the removal, dedup and timeout tables
+        ('[contract_ops.removal]\nrecent_windw = "6h"\n' + GH,
+         r"Unknown key `recent_windw` in `\[contract_ops\.removal\]` \(.*config\.toml\)\. "
+         r"Did you mean `recent_window`\?"),
+        ('[sources.gh.contract_ops]\nref = "a:b"\n[sources.gh.contract_ops.removal]\nx = 1\n',
+         r"Unknown key `x` in `\[sources\.gh\.contract_ops\.removal\]`"),
+        ('[contract_ops.dedup]\nrealert_afer = "2h"\n' + GH,
+         r"Unknown key `realert_afer` in `\[contract_ops\.dedup\]`.*`realert_after`"),
+        ('[contract_ops.removal]\nrecent_window = "6 hours"\n' + GH,
+         r"`recent_window` in `\[contract_ops\.removal\]` \(.*config\.toml\).* = '6 hours' "
+         r"is not a positive duration: write e\.g\. .*\"6h\""),
+        ('[contract_ops.removal]\nbaseline_window = "P1M"\n' + GH,
+         r"`baseline_window` .* = 'P1M' is not a positive duration"),
+        ('[contract_ops.removal]\nbaseline_threshold = "high"\n' + GH,
+         r"`baseline_threshold` in `\[contract_ops\.removal\]`.* = 'high' must be a fraction"),
+        ('[sources.gh.contract_ops]\nref = "a:b"\n[sources.gh.contract_ops.removal]\n'
+         'recent_threshold = 1.5\n',
+         r"`recent_threshold` in `\[sources\.gh\.contract_ops\.removal\]`.* must be a fraction"),
+        ('[contract_ops.removal]\nrecent_threshold = true\n' + GH,
+         r"`recent_threshold` .* must be a fraction"),
+        ('[contract_ops.dedup]\nrealert_after = "nan"\n' + GH,
+         r"`realert_after` in `\[contract_ops\.dedup\]`.* is not a positive duration"),
+        ('[contract_ops]\nquery_timeout = "soon"\n' + GH,
+         r"`query_timeout` in `\[contract_ops\]`.* is not a positive duration"),
+        ('[contract_ops]\nlock_timeout = 0\n' + GH,
+         r"`lock_timeout` in `\[contract_ops\]`.* is not a positive duration"),
+        ('[contract_ops]\ndedup = 3\n' + GH,
+         r"`\[contract_ops\.dedup\]` must be a table"),
+        ('[sources.gh.contract_ops]\nref = "a:b"\nremoval = "strict"\n',
+         r"`\[sources\.gh\.contract_ops\.removal\]` must be a table"),
+        ('contract_ops = 5\n' + GH,
+         r"`\[contract_ops\]` must be a table: .*config\.toml sets it to 5"),
     ],
 )
 def test_config_errors(project: Project, toml: str, message: str) -> None:
@@ -155,6 +266,117 @@ def test_unknown_key_without_a_close_match_has_no_hint(project: Project) -> None
         _load(project)
     assert "Unknown key `zzz`" in str(info.value)
     assert "Did you mean" not in str(info.value)
+
+
+def test_unknown_key_messages_name_only_the_file_that_sets_the_key(project: Project) -> None:
+    project.source("gh", "pipes.gh:gh_source")
+    project.secrets('[contract_ops]\ninjected_colums = ["x"]\n')
+    with pytest.raises(ConfigError) as info:
+        _load(project)
+    # one file, the one that exists and holds the key: not config.toml, not dlt's global dir
+    assert str(info.value) == (
+        "Unknown key `injected_colums` in `[contract_ops]` (.dlt/secrets.toml). "
+        "Did you mean `injected_columns`?"
+    )
+
+
+def test_check_keys_false_reads_the_values_despite_an_unknown_key(project: Project) -> None:
+    """`validate` lists unknown keys itself and still wants every value checked."""
+    project.config('[contract_ops]\nalert_sinks = []\nalertsinks = ["x"]\n')
+    project.config('[contract_ops.removal]\nrecent_window = "2h"\nrecent_windw = "1h"\n')
+    project.source("gh", "pipes.gh:gh_source")
+    project.config('[sources.gh.contract_ops.removal]\nbaseline_window = "1d"\ntypo = 1\n')
+    with project_context(project.root):
+        with pytest.raises(ConfigError, match="alertsinks"):
+            load_project_settings()
+        settings = load_project_settings(check_keys=False)
+        assert settings.alert_sinks == ()
+        assert settings.removal.recent_window == timedelta(hours=2)
+        with pytest.raises(ConfigError, match="typo"):
+            load_source_settings("gh", settings)
+        source = load_source_settings("gh", settings, check_keys=False)
+        assert source.removal.baseline_window == timedelta(days=1)
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"),
+    [
+        (90, 90.0),
+        ("90", 90.0),
+        ("1.5", 1.5),
+        ("90s", 90.0),
+        ("15m", 900.0),
+        ("6h", 21600.0),
+        ("6 h", 21600.0),
+        ("1h30m", 5400.0),
+        ("7d", 604800.0),
+        ("1w", 604800.0),
+        ("2w3d", 17 * 86400.0),
+        ("PT6H", 21600.0),
+        ("pt1h30m", 5400.0),
+        ("P1DT12H", 129600.0),
+        ("P2W", 14 * 86400.0),
+        (timedelta(minutes=5), 300.0),
+    ],
+)
+def test_duration_grammar_accepts(value: object, seconds: float) -> None:
+    assert parse_duration(value, "k").total_seconds() == seconds
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "6 hours",  # prose: the grammar takes unit letters, not words
+        "6hrs",
+        "abc",
+        "",
+        "0",
+        0,
+        "-5m",
+        -1,
+        "1h 30x",
+        "P1M",  # months and years depend on the calendar
+        "P1Y",
+        "1y",
+        "P",
+        "PT",
+        "nan",
+        "inf",
+        "1e20",  # past timedelta's range
+        True,
+        None,
+        ["6h"],
+    ],
+)
+def test_duration_grammar_refuses(value: object) -> None:
+    with pytest.raises(ConfigError, match=r"^`k` = .* is not a positive duration: write e\.g\."):
+        parse_duration(value, "k")
+
+
+def test_duration_zero_only_where_allowed() -> None:
+    assert parse_duration("0", "k", allow_zero=True) == timedelta(0)
+    with pytest.raises(ConfigError, match="is not a non-negative duration"):
+        parse_duration("-1s", "k", allow_zero=True)
+
+
+def test_project_context_refuses_a_missing_folder(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    with (
+        pytest.raises(ConfigError, match=r"Project directory `.*nope` does not exist"),
+        project_context(missing),
+    ):
+        pass
+
+
+@pytest.mark.parametrize("file", ["config.toml", "secrets.toml"])
+def test_project_context_names_a_broken_toml_file(project: Project, file: str) -> None:
+    (project.root / ".dlt" / file).write_text('[contract_ops]\nalert_sinks = ["a" "b"]\n')
+    with pytest.raises(ConfigError) as info, project_context(project.root):
+        pass
+    message = str(info.value)
+    assert f"`{project.root / '.dlt' / file}` is not valid TOML" in message
+    assert "(at line 2, column 20)" in message
+    assert "\n" not in message
 
 
 def test_unknown_key_of_another_source_does_not_block_this_one(project: Project) -> None:
