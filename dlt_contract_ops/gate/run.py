@@ -15,6 +15,7 @@ nothing is left pending and the next run starts clean.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import shutil
@@ -75,6 +76,89 @@ def _tap(resource: Any) -> _Tap:
     at = resource._pipe.find(ValidateItem)  # the tap goes right before the validator
     resource.add_step(tap, insert_at=at if at >= 0 else None)
     return tap
+
+
+def _admit_additions(resource: Any) -> Any:
+    """Let the resource's model keep fields it does not declare, so that an addition the gate
+    approves lands in the destination instead of being reported loaded and silently dropped.
+
+    A model that does not set `extra` gets dlt's default column mode `discard_value` (pydantic's
+    `extra="ignore"`). Under the gate the policy decides additions: an unapproved one rejects
+    the whole batch before anything loads. A model that sets `extra`, or an explicit
+    `schema_contract` that is not dlt's default, is the user's choice and is kept.
+    Returns the contract it replaced (for `_restore`), or None.
+    """
+    from dlt.extract.validation import PydanticValidator
+
+    validator = resource.validator
+    if not isinstance(validator, PydanticValidator):
+        return None
+    if validator.original_model.model_config.get("extra") is not None:
+        return None
+    contract = resource._hints.get("schema_contract")
+    if contract != {"tables": "evolve", "columns": "discard_value", "data_type": "freeze"}:
+        return None  # set by the user (dlt stores the expanded default when none is given)
+    resource.apply_hints(schema_contract={**contract, "columns": "evolve"})
+    return contract
+
+
+def _restore(resource: Any, contract: Any) -> None:
+    """Give the caller's resource back its own contract and validator: one that refuses
+    nothing must not outlive the gate (a plain `pipeline.run` of it later would load rows
+    the model refused)."""
+    if contract is not None:
+        resource.apply_hints(schema_contract=contract)  # dlt rebuilds the validator
+        return
+    deferring = resource.validator
+    inner = getattr(deferring, "inner", None)
+    if inner is not None:
+        resource.validator = inner
+        if resource._hints and resource._hints.get("validator") is deferring:
+            resource._hints["validator"] = inner
+
+
+def _defer_refusals(resource: Any) -> list[BaseException]:
+    """Make the resource's validator record and drop an item it refuses instead of ending the
+    extract, so the tap in front of it sees the whole batch: the shape compared and the rows
+    quarantined are all of it, not the rows before the first bad one. A refusal still rejects
+    the batch (the list returned collects them)."""
+    refusals: list[BaseException] = []
+    inner = resource.validator
+    if inner is not None:
+        deferring = _deferring_validator()(inner, refusals)
+        resource.validator = deferring
+        if resource._hints and resource._hints.get("validator") is not None:
+            # dlt re-sets the pipe's validator from the hints when it extracts
+            resource._hints["validator"] = deferring
+    return refusals
+
+
+@functools.cache
+def _deferring_validator() -> type[Any]:
+    from dlt.extract.items_transform import BaseItemTransform, ValidateItem
+
+    class DeferRefusals(ValidateItem):
+        def __init__(self, inner: Any, refusals: list[BaseException]) -> None:
+            BaseItemTransform.__init__(self)
+            self.inner = inner
+            self.refusals = refusals
+
+        def bind(self, pipe: Any) -> Any:
+            self.inner.bind(pipe)
+            self.table_name = pipe.name
+            return self
+
+        def __call__(self, item: Any, meta: Any = None) -> Any:
+            try:
+                return self.inner(item, meta)
+            except Exception as exc:  # any refusal: recorded, the batch is rejected later
+                self.refusals.append(exc)
+                return None
+
+        def compute_table_schema(self, item: Any = None, meta: Any = None) -> Any:
+            return self.inner.compute_table_schema(item, meta)
+
+    return DeferRefusals
 
 
 def _table_of(resource: Any) -> str | None:
@@ -170,14 +254,27 @@ def _snapshot(source: str, resource: str, contracts_dir: Path | None) -> Any:
     return release.resource(resource)
 
 
-def _quarantine(pipeline: Any, folder: Path, report: dict[str, Any]) -> Path:
-    """Copy the batch's extracted packages and write `diff.json`; the folder's path."""
+def _quarantine(
+    pipeline: Any, folder: Path, report: dict[str, Any], raw: Mapping[str, list[Any]]
+) -> Path:
+    """Copy the batch's extracted packages, write the rows as the source sent them
+    (`raw/<resource>.jsonl`: a model that refused the batch leaves no package, and one that
+    coerced it changed the values) and `diff.json`; the folder's path."""
+    from dlt.common import json as dlt_json
+
+    from dlt_contract_ops.contracts.store import resource_filename
+
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    target: Path = folder / str(pipeline.pipeline_name) / stamp
+    # absolute: the report and the alert name it long after the cwd changed
+    target: Path = (folder / str(pipeline.pipeline_name) / stamp).absolute()
     target.mkdir(parents=True, exist_ok=True)
     for load_id in pipeline.list_extracted_load_packages():
         info = pipeline.get_load_package_info(load_id)
         shutil.copytree(info.package_path, target / load_id)
+    (target / "raw").mkdir()
+    for resource, items in raw.items():
+        path = target / "raw" / (resource_filename(resource)[: -len(".json")] + ".jsonl")
+        path.write_text("".join(dlt_json.dumps(i) + "\n" for i in items), encoding="utf-8")
     (target / "diff.json").write_text(
         json.dumps(report, indent=2, ensure_ascii=False, default=str), encoding="utf-8"
     )
@@ -219,14 +316,20 @@ def check_batch(
             "drop them (`pipeline.abort_packages()`), then run the gate again."
         )
     resources = _resources(data)
+    contracts = [_admit_additions(r) for r in resources]
+    refused = [_defer_refusals(r) for r in resources]  # filled while extracting
     taps = [_tap(r) for r in resources]
     source = getattr(data, "name", None) or resources[0].source_name or resources[0].name
     source_name = source_name or str(source)
     extract_error: BaseException | None = None
     try:
         pipeline.extract(data, **{k: v for k, v in run_kwargs.items() if k in _EXTRACT_KWARGS})
-    except Exception as exc:  # the model refused a value: still compare what was sent
+    except Exception as exc:  # e.g. an incremental cursor missing: still compare what was sent
         extract_error = exc
+    finally:
+        for resource, contract in zip(resources, contracts, strict=True):
+            _restore(resource, contract)
+    refusals = [exc for found in refused for exc in found]
     schema = pipeline.default_schema
     normalizers = schema.to_dict().get("normalizers")
     observed, produced = _observe(pipeline, resources, taps, normalizers)
@@ -234,11 +337,17 @@ def check_batch(
     for name in ungated:
         for table in produced.get(name, ()):
             observed.pop(table, None)  # type: ignore[attr-defined]  # built as a dict above
-    differences = compare(observed, expected, policy, coerced=extract_error is None)
-    admissible = all(d.approved for d in differences) and extract_error is None
+    failed = extract_error is not None or bool(refusals)
+    differences = compare(observed, expected, policy, coerced=not failed)
+    admissible = all(d.approved for d in differences) and not failed
     reason = reason_of(differences)
-    if extract_error is not None:
+    if refusals:
         reason += "; the resource's model refused the batch"
+        notes.append(
+            f"the model refused {len(refusals)} item(s), the first: {_root_message(refusals[0])}"
+        )
+    if extract_error is not None:
+        reason += "; the extract failed" if not refusals else ""
         notes.append(f"extract failed: {_root_message(extract_error)}")
     if admissible and load:
         pipeline.normalize()
@@ -254,8 +363,10 @@ def check_batch(
             "pipeline": pipeline.pipeline_name,
             "reason": reason,
             "differences": [d.model_dump() for d in differences],
+            "notes": notes,
         }
-        folder = _quarantine(pipeline, quarantine_dir or _default_quarantine(), doc)
+        raw = {r.name: t.items for r, t in zip(resources, taps, strict=True)}
+        folder = _quarantine(pipeline, quarantine_dir or _default_quarantine(), doc, raw)
     pipeline.abort_packages()  # deletes the packages, restores local state and schemas
     version = pipeline.default_schema.version if pipeline.default_schema_name else None
     return GateReport(
