@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
 #: what became of a finding's alert: sent and delivered, held back by dedup, or not delivered
 AlertStatus = Literal["new", "repeat", "undelivered"]
@@ -69,9 +69,13 @@ class DriftFinding(BaseModel):
     confidence: float | None = None
     reasons: list[str] | None = None
     components: list[dict[str, Any]] | None = None
+    #: declared semantics the data breaks (`drift_type: "contract"`): per violated rule,
+    #: `{column, rule, count, examples, declared}`
+    violations: list[dict[str, Any]] | None = None
 
     _drift_type = field_validator("drift_type")(_registered)
 
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented use on a property
     @property
     def id(self) -> str:
         """Stable across runs for the same drift: (source, table, detector, columns)."""
@@ -140,7 +144,7 @@ FINDING_KEYS: tuple[str, ...] = (
 #: detector-specific finding keys: in the document only when the detector set them
 OPTIONAL_FINDING_KEYS: tuple[str, ...] = (
     "coverage", "expected_types", "sample_error", "alert", "ack", "renamed_from", "renamed_to",
-    "handoff_load", "confidence", "reasons", "components",
+    "handoff_load", "confidence", "reasons", "components", "violations",
 )
 
 

@@ -44,6 +44,9 @@ def sample_query(
     axis: TimeAxis | None,
     per_column: int = SAMPLES_PER_COLUMN,
     tiebreak: str | None = None,
+    *,
+    since: bool = False,
+    max_rows: int | None = None,
 ) -> exp.Select:
     """The newest `per_column` non-NULL values of each drifted column, and when one first
     held a value: ONE query per drifted table.
@@ -56,6 +59,10 @@ def sample_query(
     value, so `first_seen` is exact. Result: the drifted columns, then (with an axis) the axis
     value and `first_seen`, newest row first. This same query is the finding's `reproduce`:
     pasted, it returns exactly the sampled values.
+
+    Bounds (the scan must not grow with the table): `since` adds one parameter, a lower bound
+    on the axis (rows older than it are not read; `first_seen` is then the first sighting
+    within the bound); `max_rows` reads only the newest that many rows holding a value.
     """
     inner: list[exp.Expr] = [col(c) for c in columns]
     outer: list[exp.Expr] = []
@@ -88,7 +95,26 @@ def sample_query(
                              in_rank.copy()))
     if axis is not None:
         outer += [col(axis.column), col(first_seen)]
-    sub = exp.select(*inner).from_(table).where(any_not_null(columns))
+    source: exp.Expr = table
+    condition: exp.Expr = any_not_null(columns)
+    if since and axis is not None:
+        condition = exp.and_(condition, exp.GTE(this=col(axis.column),
+                                                expression=exp.Placeholder()))
+    if max_rows is not None:
+        # the newest rows holding a value, then ranked: the window functions never see more
+        picked = [col(c) for c in columns]
+        picked += [col(c) for c in (axis.column if axis else None, tiebreak) if c]
+        newest: list[exp.Ordered] = []
+        if axis is not None:
+            newest.append(exp.Ordered(this=col(axis.column), desc=True))
+        if tiebreak is not None:
+            newest.append(exp.Ordered(this=col(tiebreak)))
+        bounded = exp.select(*picked).from_(table).where(condition)
+        if newest:
+            bounded = bounded.order_by(*newest)
+        source = exp.alias_(exp.Subquery(this=bounded.limit(max_rows)), "b")
+        condition = any_not_null(columns)
+    sub = exp.select(*inner).from_(source).where(condition)
     q = exp.select(*outer).from_(exp.alias_(exp.Subquery(this=sub), "s")).where(exp.or_(*keep))
     newest_first: list[exp.Ordered] = []
     if axis is not None:

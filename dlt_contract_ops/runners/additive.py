@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.additive import detect_additive
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.jsonable import jsonable
-from dlt_contract_ops.queries import SAMPLES_PER_COLUMN, axis_time, sample_query
+from dlt_contract_ops.queries import SAMPLES_PER_COLUMN, axis_bound, axis_time, sample_query
 from dlt_contract_ops.settings.project import SourceSettings
 from dlt_contract_ops.sinks.emitter import Emits
 
@@ -39,9 +40,15 @@ def run_additive(
         first_seen: str | None = None
         sample_error: str | None = None
         tiebreak = "_dlt_id" if live.has("_dlt_id") else None
-        query = sample_query(table, drift.columns, axis, tiebreak=tiebreak)
+        # bounded: the scan never grows with the table (rows this recent, the newest n)
+        query = sample_query(table, drift.columns, axis, tiebreak=tiebreak, since=True,
+                             max_rows=settings.sample_rows)
+        since = _day_start(
+            (ctx.now or datetime.now(timezone.utc)) - timedelta(seconds=settings.sample_window)
+        )
+        params = [axis_bound(since, axis)] if axis is not None else []
         try:
-            rows = ctx.adapter.run(query, [], "sample")
+            rows = ctx.adapter.run(query, params, "sample")
             for row in rows:  # newest first
                 for i, c in enumerate(drift.columns):
                     if row[i] is not None and len(samples[c]) < SAMPLES_PER_COLUMN:
@@ -60,9 +67,15 @@ def run_additive(
             column_types=dict(drift.column_types),
             samples=samples,
             first_seen=first_seen,
-            reproduce=ctx.adapter.reproduce(query, []),
+            reproduce=ctx.adapter.reproduce(query, params),
             sample_error=sample_error,
         )
         findings.append(finding)
         emitter.drift(finding)
     return ctx.result("additive", started, findings, notes, failures)
+
+
+def _day_start(moment: datetime) -> datetime:
+    """Midnight UTC of `moment`'s day: the sample bound (and so the finding's `reproduce`)
+    stays the same for a whole day instead of changing with every run."""
+    return moment.astimezone(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)

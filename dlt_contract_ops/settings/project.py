@@ -41,6 +41,9 @@ DEFAULT_REALERT_AFTER = 24 * 3600.0
 DEFAULT_QUERY_TIMEOUT = 300.0
 DEFAULT_LOCK_TIMEOUT = 30.0
 DEFAULT_RENAME_MIN_CONFIDENCE = 0.6
+#: the additive sample query reads rows this recent, at most this many (the newest)
+DEFAULT_SAMPLE_WINDOW = 30 * 86400.0
+DEFAULT_SAMPLE_ROWS = 10_000
 
 _Spec = TypeVar("_Spec")
 
@@ -153,6 +156,8 @@ class ProjectSettings:
     query_timeout: float = DEFAULT_QUERY_TIMEOUT
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT
     rename_min_confidence: float = DEFAULT_RENAME_MIN_CONFIDENCE
+    sample_window: float = DEFAULT_SAMPLE_WINDOW
+    sample_rows: int = DEFAULT_SAMPLE_ROWS
 
 
 @dataclass(frozen=True)
@@ -167,6 +172,9 @@ class SourceSettings:
     injected_columns: tuple[str, ...] = ()
     load_timestamp_column: str | None = None
     removal: RemovalSettings = field(default_factory=RemovalSettings)
+    #: from the project settings: how far back and how many rows the sample query reads
+    sample_window: float = DEFAULT_SAMPLE_WINDOW
+    sample_rows: int = DEFAULT_SAMPLE_ROWS
 
 
 # -- resolution -----------------------------------------------------------------------------
@@ -197,8 +205,8 @@ def resolve_exact(spec: _Spec, sections: tuple[str, ...]) -> _Spec:
 def _exact_value(key: str, hint: Any, sections: tuple[str, ...]) -> Any:
     """`key` at exactly `sections`, from the first provider that has it (no walk-up)."""
     import dlt
-    from dlt.common.configuration.utils import deserialize_value
     from dlt.common.configuration.specs.base_configuration import extract_inner_hint
+    from dlt.common.configuration.utils import deserialize_value
     from dlt.common.typing import is_any_type
 
     inner = extract_inner_hint(hint)
@@ -278,7 +286,20 @@ def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
             DEFAULT_RENAME_MIN_CONFIDENCE if spec.rename.min_confidence is None
             else as_fraction(spec.rename.min_confidence, f"{p}.rename.min_confidence")
         ),
+        sample_window=(
+            DEFAULT_SAMPLE_WINDOW if spec.sample_window is None
+            else _duration(spec.sample_window, f"{p}.sample_window").total_seconds()
+        ),
+        sample_rows=_positive_int(spec.sample_rows, f"{p}.sample_rows", DEFAULT_SAMPLE_ROWS),
     )
+
+
+def _positive_int(value: Any, key: str, default: int) -> int:
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{where(key)} must be a whole number >= 1, got {value!r}.")
+    return value
 
 
 def source_section(name: str) -> str:
@@ -327,6 +348,8 @@ def load_source_settings(
         injected_columns=tuple(dict.fromkeys(project.injected_columns + own)),
         load_timestamp_column=text("load_timestamp_column") or project.load_timestamp_column,
         removal=_removal(spec.removal, project.removal, f"{base}.removal"),
+        sample_window=project.sample_window,
+        sample_rows=project.sample_rows,
     )
 
 

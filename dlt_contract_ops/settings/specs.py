@@ -64,6 +64,8 @@ class ProjectSpec(BaseConfiguration):
     load_timestamp_column: Optional[Any] = None  # noqa: UP045
     query_timeout: Optional[Any] = None  # noqa: UP045
     lock_timeout: Optional[Any] = None  # noqa: UP045
+    sample_window: Optional[Any] = None  # noqa: UP045
+    sample_rows: Optional[int] = None  # noqa: UP045
     removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     dedup: DedupSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs

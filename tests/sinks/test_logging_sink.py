@@ -100,6 +100,7 @@ def test_detail_is_the_line_then_the_whole_finding(caplog: pytest.LogCaptureFixt
     first, _, rest = record.getMessage().partition("\n")
     assert first == drift_line(finding)
     assert json.loads(rest) == {
+        "id": finding.id,
         "drift_type": "additive",
         "source": "shop",
         "resource": "Order Items",

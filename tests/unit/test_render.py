@@ -73,7 +73,9 @@ def test_json_document_shape() -> None:
     assert first["notes"] == ["resource `no_model` has no Pydantic model: skipped"]
     assert first["duration_s"] == 0.1234
     (finding,) = first["findings"]
-    assert list(finding) == list(FINDING_KEYS)
+    # the stable id (what `ack` takes) first, then the documented keys
+    assert list(finding) == ["id", *FINDING_KEYS]
+    assert finding["id"] == _finding().id
     assert finding["columns"] == ['Weird "Name"', "größe"]
     assert finding["samples"] == {'Weird "Name"': ["x"], "größe": [3, 4]}
     assert clean["findings"] == []
@@ -105,14 +107,14 @@ def test_json_error_result() -> None:
 def test_detector_specific_keys_only_when_set(extra: dict[str, object], present: set[str]) -> None:
     (result,) = json.loads(to_json([_result(findings=[_finding(**extra)])]))["results"]
     (finding,) = result["findings"]
-    assert set(finding) == ISSUE_FINDING_KEYS | present
+    assert set(finding) == ISSUE_FINDING_KEYS | {"id"} | present
 
 
 def test_text_block_with_a_finding() -> None:
     text = to_text([_result()])
     assert text.splitlines() == [
         "Source: shop  |  Findings: 1  |  Duration: 0.12s",
-        "  • OrderItems: additive drift (2 column(s))",
+        f"  • OrderItems: additive drift (2 column(s))  id {_finding().id}",
         '      Columns: Weird "Name", größe',
         "      First seen: 2026-11-01T00:00:00+00:00",
         "  ! resource `no_model` has no Pydantic model: skipped",
