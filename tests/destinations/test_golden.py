@@ -85,6 +85,13 @@ CASES: dict[str, Case] = {
         0,
         "sample",
     ),
+    # what the additive runner sends: bounded by the axis and by the newest rows
+    "sample_bounded": lambda a: a.driver_sql(
+        sample_query(a.table("events"), ["payload_size"], LOAD_ID, tiebreak="_dlt_id",
+                     since=True, max_rows=10_000),
+        1,
+        "sample",
+    ),
     "sample_odd_identifiers": lambda a: a.driver_sql(
         sample_query(a.table("OrderItems"), ODD, None), 0, "sample"
     ),
