@@ -157,7 +157,9 @@ class SourceContext:
         )
 
 
-def resolve_target_checked(settings: SourceSettings, project_dir: str) -> Target:
+def resolve_target_checked(
+    settings: SourceSettings, project_dir: str, built: BuiltSource | None = None
+) -> Target:
     """`resolve_target_of`, with a destination dlt cannot resolve (`destination = "duckdbb"`)
     as the configuration error it is (exit 2): the setting, the closest dlt destination."""
     from dlt.common.destination.exceptions import (
@@ -166,7 +168,7 @@ def resolve_target_checked(settings: SourceSettings, project_dir: str) -> Target
     )
 
     try:
-        return resolve_target_of(settings, project_dir)
+        return resolve_target_of(settings, project_dir, built)
     except (UnknownDestinationModule, InvalidDestinationReference):
         raise ConfigError(unknown_destination_message(settings)) from None
 
@@ -245,7 +247,8 @@ class Sweep:
         self.sources_built += 1
         schema = Schema(built.schema_name)
         schema.naming = built.naming  # the convention the source writes with
-        target = resolve_target_checked(settings, self.project_dir)
+        # `built` lets a source without `pipeline_name` be matched to its local pipeline
+        target = resolve_target_checked(settings, self.project_dir, built)
         # dlt shortens identifiers to the destination's limit (PostgreSQL: 63 characters)
         built = built.for_destination(target.destination.capabilities())
         adapter = open_adapter(

@@ -14,6 +14,9 @@ Rules:
   construct the sink (a typo'd option, a secret in config.toml, Sentry without its extra);
   every `[contract_ops.alert_sink.<name>]` table names a registered sink.
 
+- `ack_malformed`, `ack_expired`, `ack_orphaned`: entries of `.dlt/contract_ops_acks.toml`
+  that cannot be read, whose `until` has passed, or whose drift no recent run found.
+
 Nothing is emitted and no destination is queried.
 """
 
@@ -259,4 +262,18 @@ def validate_project(project_dir: str | None = None) -> Report:
         for name in report.sources:
             check_source(report, name, project, pdir)
         check_sinks(report, project)
+        check_acks(report, pdir)
     return report
+
+
+def check_acks(report: Report, project_dir: str) -> None:
+    """`ack_malformed`, `ack_expired`, `ack_orphaned`: `.dlt/contract_ops_acks.toml`."""
+    from dlt_contract_ops.acks import ACKS_FILE
+    from dlt_contract_ops.acks_cli import ack_problems
+
+    try:
+        found = ack_problems(project_dir)
+    except ContractOpsError as exc:  # the file is not TOML at all
+        found = [("ack_malformed", str(exc))]
+    for rule, message in found:
+        report.add(rule, "acks", message, str(ACKS_FILE))

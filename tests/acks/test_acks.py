@@ -186,3 +186,16 @@ def test_concurrent_acks_lose_no_entry(tmp_path: Path) -> None:
     acks, problems = read_acks(path)
     assert problems == []
     assert len({a.id for a in acks}) == 40
+
+
+def test_validate_lists_ack_problems_with_the_file(app_project: Project, sink: Recording) -> None:
+    [finding] = _sweep(app_project)
+    # `validate` judges expiry by the wall clock: acknowledge from now on
+    record_ack("0123456789ab", "1d", "gone", "b", force=True, project_dir=app_project.root)
+    proc = app_project.cli("validate", "--format", "json")
+    doc = json.loads(proc.stdout)
+    acks = [p for p in doc["problems"] if p["rule"].startswith("ack_")]
+    assert [(p["rule"], p["file"]) for p in acks] == [("ack_orphaned", str(ACKS_FILE))]
+    assert "0123456789ab" in acks[0]["message"]
+    assert proc.returncode == 1
+    assert finding.id not in acks[0]["message"]
