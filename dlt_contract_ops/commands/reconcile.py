@@ -1,11 +1,15 @@
-"""`dlt-contract-ops reconcile`: parse, call `reconcile.run`, render, exit."""
+"""`dlt-contract-ops reconcile`: parse, call `reconcile.run`, render, exit.
+
+What `report` shares with it lives here too: the signal-aware sweep, the exit codes of a
+sweep's results, progress on a terminal, and writing a document to `--output`.
+"""
 
 from __future__ import annotations
 
 import signal
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
@@ -19,6 +23,10 @@ from dlt_contract_ops.commands.common import (
     project_dir_option,
     usage_error,
 )
+from dlt_contract_ops.formats import FORMATS
+
+if TYPE_CHECKING:
+    from dlt_contract_ops.findings import ReconcileResult
 
 #: CLI flag of each removal override, so a bad value names the flag the user typed
 REMOVAL_FLAGS = {
@@ -35,6 +43,80 @@ class Terminated(SystemExit):
 
 def _on_sigterm(signum: int, frame: Any) -> None:
     raise Terminated(EXIT_SIGTERM)
+
+
+def progress_printer(stream: IO[str] | None = None) -> Callable[..., None] | None:
+    """`[2/5] reconciling orders (12 tables)` per source on `stream` (stderr) when it is a
+    terminal; None (silent) when it is a pipe or a file, so logs and CI output stay clean."""
+    out = stream if stream is not None else sys.stderr
+    if not out.isatty():
+        return None
+    from dlt_contract_ops.render import text_name
+
+    def progress(index: int, total: int, name: str, tables: int | None) -> None:
+        size = "" if tables is None else f" ({tables} table{'' if tables == 1 else 's'})"
+        click.echo(f"[{index}/{total}] reconciling {text_name(name)}{size}", file=out)
+
+    return progress
+
+
+def sweep(call: Callable[[], list[ReconcileResult]]) -> tuple[list[ReconcileResult], int | None]:
+    """Run `call` (a `reconcile.run`) with SIGTERM unwinding it: (results, None), or what
+    finished and the exit code of the signal. A configuration error exits 2 here."""
+    from dlt_contract_ops.errors import ConfigError
+    from dlt_contract_ops.reconcile import SweepInterrupted
+
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        return call(), None
+    except ConfigError as exc:
+        usage_error(exc)
+    except SweepInterrupted as stop:
+        code = EXIT_SIGTERM if isinstance(stop.cause, Terminated) else EXIT_SIGINT
+        return stop.results, code
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def finish(
+    results: list[ReconcileResult], interrupted: int | None, *, fail_on_drift: bool = False
+) -> None:
+    """Exit with the code of the sweep's results (the table in docs/cli.md)."""
+    if interrupted is not None:
+        click.echo(
+            f"Interrupted: {len({r.source for r in results})} source(s) finished before the "
+            "signal; the running query was cancelled.",
+            err=True,
+        )
+        sys.exit(interrupted)
+    if any(r.error_kind == "config" for r in results):
+        sys.exit(EXIT_USAGE)
+    if any(r.error for r in results):
+        sys.exit(EXIT_SOURCE_ERROR)
+    # an acknowledged finding is reported but does not fail the run (until its expiry)
+    if fail_on_drift and any(not f.acknowledged for r in results for f in r.findings):
+        sys.exit(EXIT_DRIFT)
+    sys.exit(EXIT_OK)
+
+
+def write_document(document: str, path: str | None) -> None:
+    """`document` to `path`, or to stdout without one; a file that cannot be written is a
+    usage error (exit 2) naming it."""
+    if path is None:
+        click.echo(document, nl=False)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(document)
+    except OSError as exc:
+        click.echo(f"Error: cannot write `{path}`: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_USAGE)
+
+
+output_option = click.option(
+    "--output", "-o", "output", metavar="FILE", type=click.Path(dir_okay=False), default=None,
+    help="Write the document to FILE instead of stdout.",
+)
 
 
 def include_flags(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -55,8 +137,9 @@ def include_flags(command: Callable[..., Any]) -> Callable[..., Any]:
               help="A source declared in [sources.NAME.contract_ops]; repeatable.")
 @click.option("--all", "all_sources", is_flag=True, help="Every declared source.")
 @click.option("--dry-run", is_flag=True, help="Print and return findings; emit no alerts.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text",
               show_default=True)
+@output_option
 @click.option("--fail-on-drift", is_flag=True, help="Exit 3 when there are findings.")
 @project_dir_option
 @include_flags
@@ -75,6 +158,7 @@ def reconcile(
     all_sources: bool,
     dry_run: bool,
     fmt: str,
+    output: str | None,
     fail_on_drift: bool,
     project_dir: str | None,
     no_dedup: bool,
@@ -85,8 +169,8 @@ def reconcile(
         raise click.UsageError("Give either -s/--source NAME (repeatable) or --all, not both.")
     from dlt_contract_ops.detectors import selected
     from dlt_contract_ops.errors import ConfigError
-    from dlt_contract_ops.reconcile import SweepInterrupted, removal_overrides, run
-    from dlt_contract_ops.render import to_json, to_text
+    from dlt_contract_ops.formats import render
+    from dlt_contract_ops.reconcile import removal_overrides, run
 
     include = {k.removeprefix("include_") for k, v in options.items()
                if k.startswith("include_") and v}
@@ -96,40 +180,16 @@ def reconcile(
         removal_overrides(removal, lambda key: f"`{REMOVAL_FLAGS[key]}`")
     except ConfigError as exc:
         raise click.BadParameter(str(exc)) from None
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    interrupted: int | None = None
-    try:
-        results = run(
+    results, interrupted = sweep(
+        lambda: run(
             list(sources) or None,
             detectors=selected(include),
             dry_run=dry_run,
             project_dir=project_dir,
             removal=removal,
             dedup=not no_dedup,
+            progress=progress_printer(),
         )
-    except ConfigError as exc:
-        usage_error(exc)
-    except SweepInterrupted as stop:
-        results = stop.results
-        interrupted = EXIT_SIGTERM if isinstance(stop.cause, Terminated) else EXIT_SIGINT
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    if fmt == "json":
-        click.echo(to_json(results))
-    else:
-        click.echo(to_text(results, dry_run=dry_run), nl=False)
-    if interrupted is not None:
-        click.echo(
-            f"Interrupted: {len({r.source for r in results})} source(s) finished before the "
-            "signal; the running query was cancelled.",
-            err=True,
-        )
-        sys.exit(interrupted)
-    if any(r.error_kind == "config" for r in results):
-        sys.exit(EXIT_USAGE)
-    if any(r.error for r in results):
-        sys.exit(EXIT_SOURCE_ERROR)
-    # an acknowledged finding is reported but does not fail the run (until its expiry)
-    if fail_on_drift and any(not f.acknowledged for r in results for f in r.findings):
-        sys.exit(EXIT_DRIFT)
-    sys.exit(EXIT_OK)
+    )
+    write_document(render(results, fmt, dry_run=dry_run), output)
+    finish(results, interrupted, fail_on_drift=fail_on_drift)

@@ -1,0 +1,51 @@
+"""`dlt-contract-ops report`: parse, call `reconcile.run` (never alerting), render HTML, exit."""
+
+from __future__ import annotations
+
+import click
+
+from dlt_contract_ops.commands.common import project_dir_option
+from dlt_contract_ops.commands.reconcile import finish, progress_printer, sweep, write_document
+
+
+@click.command()
+@click.option("--html", "html_file", required=True, metavar="FILE",
+              type=click.Path(dir_okay=False), help="Write the HTML page to FILE.")
+@click.option("-s", "--source", "sources", multiple=True, metavar="NAME",
+              help="A source declared in [sources.NAME.contract_ops]; repeatable.")
+@click.option("--all", "all_sources", is_flag=True,
+              help="Every declared source (the default).")
+@project_dir_option
+def report(
+    html_file: str, sources: tuple[str, ...], all_sources: bool, project_dir: str | None
+) -> None:
+    """Write one self-contained HTML page of every finding (read-only; sends no alerts).
+
+    Runs every detector, removal included, so declared columns show their coverage.
+    """
+    if sources and all_sources:
+        raise click.UsageError("Give either -s/--source NAME (repeatable) or --all, not both.")
+    from datetime import datetime, timezone
+
+    from dlt_contract_ops.detectors import selected
+    from dlt_contract_ops.formats.html import to_html
+    from dlt_contract_ops.reconcile import run
+
+    results, interrupted = sweep(
+        lambda: run(
+            list(sources) or None,
+            detectors=selected({"removal"}),
+            dry_run=True,
+            alert_sinks=(),
+            project_dir=project_dir,
+            progress=progress_printer(),
+        )
+    )
+    generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    write_document(to_html(results, generated=generated), html_file)
+    click.echo(
+        f"Wrote {html_file}: {len({r.source for r in results})} source(s), "
+        f"{sum(len(r.findings) for r in results)} finding(s), "
+        f"{sum(1 for r in results if r.error)} error(s)."
+    )
+    finish(results, interrupted)

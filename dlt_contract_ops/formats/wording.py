@@ -1,0 +1,52 @@
+"""Sentences about findings that the CI formats share (JUnit, GitHub, SARIF)."""
+
+from __future__ import annotations
+
+from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.render import text_name
+
+
+def columns_phrase(finding: DriftFinding) -> str:
+    """The drifted columns on one line, each unambiguous (`text_name`).
+
+    >>> columns_phrase(DriftFinding(drift_type="additive", source="s", resource="r",
+    ...                             table="t", columns=["a, b", "c"]))
+    '"a, b", c'
+    """
+    return ", ".join(text_name(c) for c in finding.columns)
+
+
+def details(finding: DriftFinding) -> str:
+    """What the detector measured, when it measured more than the column names."""
+    parts: list[str] = []
+    if finding.expected_types:
+        parts += [
+            f"{text_name(c)} declared {t}, live {finding.column_types.get(c, '?')}"
+            for c, t in finding.expected_types.items()
+        ]
+    if finding.coverage:
+        parts += [
+            f"{text_name(c)} coverage {_pct(v.baseline)} → {_pct(v.recent)}"
+            for c, v in finding.coverage.items()
+        ]
+    return "; ".join(parts)
+
+
+def summary(finding: DriftFinding) -> str:
+    """One sentence naming the drift, its table and its columns.
+
+    >>> summary(DriftFinding(drift_type="additive", source="s", resource="Orders",
+    ...                      table="orders", columns=["ip"]))
+    'additive drift in table `orders` (resource Orders): 1 column(s): ip'
+    """
+    text = (
+        f"{finding.drift_type} drift in table `{text_name(finding.table)}` (resource "
+        f"{text_name(finding.resource)}): {len(finding.columns)} column(s): "
+        f"{columns_phrase(finding)}"
+    )
+    more = details(finding)
+    return f"{text} ({more})" if more else text
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"

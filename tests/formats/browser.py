@@ -1,0 +1,44 @@
+"""Headless Chromium for the HTML report: a screenshot, and what the page's console said."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import in_ci
+
+
+def chromium() -> str:
+    """The Chromium binary; skip on a laptop without one, fail under CI (.ci/run installs
+    Debian's `chromium`)."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    message = "headless Chromium is not installed (`apt-get install chromium`)"
+    if in_ci():
+        pytest.fail(f"{message}; CI must run the HTML report tests.")
+    pytest.skip(f"{message}; install it to run the HTML report tests.")
+
+
+def screenshot(page: Path, png: Path) -> list[str]:
+    """Render `page` to `png` at 1200x900; return the console messages it logged.
+
+    Chromium logs every console message (errors, uncaught exceptions, blocked loads) on
+    stderr as `...:CONSOLE:...` lines; the report has no script, so it should log none.
+    """
+    proc = subprocess.run(
+        [
+            chromium(), "--headless", "--no-sandbox", "--disable-gpu",
+            "--disable-dev-shm-usage", f"--user-data-dir={png.parent / 'chromium-profile'}",
+            f"--screenshot={png}", "--window-size=1200,900",
+            "--enable-logging=stderr", "--v=0", page.resolve().as_uri(),
+        ],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert png.exists(), proc.stderr
+    return [line for line in proc.stderr.splitlines()
+            if ":CONSOLE" in line or "Uncaught" in line]

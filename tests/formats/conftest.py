@@ -1,0 +1,52 @@
+"""The format tests' project, loaded once per session; each test gets its own copy."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dlt_contract_ops.detectors import selected
+from dlt_contract_ops.findings import ReconcileResult
+from dlt_contract_ops.reconcile import run
+from tests.formats import warehouse
+from tests.projects import Project
+
+
+@pytest.fixture(scope="session")
+def loaded_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Shop and events, loaded and drifted. Read-only: copy it."""
+    base = tmp_path_factory.mktemp("formats_session")
+    with pytest.MonkeyPatch.context() as mp:
+        # session fixtures run before the per-test isolation: isolate the loads here
+        mp.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
+        mp.setenv("DLT_DATA_DIR", str(base / "_dlt_data"))
+        project = Project(base / "project")
+        warehouse.build(project)
+    return project.root
+
+
+@pytest.fixture
+def drifted(loaded_warehouse: Path, tmp_path: Path) -> Project:
+    """A private copy of the loaded project."""
+    root = tmp_path / "warehouse"
+    shutil.copytree(loaded_warehouse, root)
+    return Project(root)
+
+
+@pytest.fixture
+def results(drifted: Project) -> list[ReconcileResult]:
+    """Every source with removal included, plus an unknown one (an error block), never
+    alerting: the results every renderer is fed."""
+    return run(
+        ["events_src", "shop", "shop_extra", "nope"],
+        detectors=selected({"removal"}),
+        dry_run=True,
+        alert_sinks=(),
+        project_dir=drifted.root,
+    )
+
+
+def finding_count(results: list[ReconcileResult]) -> int:
+    return sum(len(r.findings) for r in results)
