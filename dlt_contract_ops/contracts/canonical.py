@@ -4,6 +4,10 @@ Keys are sorted, columns are sorted by name and written one per line, undeclared
 are left out, and `hash` is the SHA-256 of the contract content (everything but `version` and
 `hash`), so two versions with the same content carry the same hash. The same contract always
 serializes to the same bytes.
+
+Format 2 added value constraints, declarations inside json columns (`members`), dlt's key hints
+and contract metadata. Format 1 documents still read: they come back with `format_version=1`, so
+the diff knows their lack of those properties means "not recorded", and they hash as before.
 """
 
 from __future__ import annotations
@@ -12,22 +16,33 @@ import hashlib
 import json
 from typing import Any
 
-from dlt_contract_ops.contracts.model import ColumnContract, ResourceContract, Version, VersionError
+from dlt_contract_ops.contracts.model import (
+    FORMAT_VERSION,
+    HINT_NAMES,
+    ColumnContract,
+    DltHints,
+    ResourceContract,
+    Version,
+    VersionError,
+)
 from dlt_contract_ops.errors import SnapshotError
 
-FORMAT = "dlt-contract-ops/contract@1"
+FORMAT = f"dlt-contract-ops/contract@{FORMAT_VERSION}"
+#: every format this code reads -> its version
+READABLE = {f"dlt-contract-ops/contract@{v}": v for v in (1, FORMAT_VERSION)}
 
-_OPTIONAL_STR = ("unit", "timezone", "category_pattern", "crs", "description", "renamed_from")
-_OPTIONAL_INT = ("precision", "scale")
+_OPTIONAL_STR = (
+    "unit", "timezone", "category_pattern", "crs", "description", "renamed_from",
+    "value_format", "ge", "gt", "le", "lt", "multiple_of", "pattern",
+)
+_OPTIONAL_INT = ("precision", "scale", "min_length", "max_length")
 
 
 def _compact(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def column_document(col: ColumnContract) -> dict[str, Any]:
-    """The JSON object of one column; undeclared properties are omitted."""
-    doc: dict[str, Any] = {"name": col.name, "type": col.type, "nullable": col.nullable}
+def _properties(col: ColumnContract, doc: dict[str, Any]) -> dict[str, Any]:
     for key in (*_OPTIONAL_INT, *_OPTIONAL_STR):
         value = getattr(col, key)
         if value is not None:
@@ -37,9 +52,17 @@ def column_document(col: ColumnContract) -> dict[str, Any]:
     return doc
 
 
+def column_document(col: ColumnContract) -> dict[str, Any]:
+    """The JSON object of one column; undeclared properties are omitted."""
+    doc = _properties(col, {"name": col.name, "type": col.type, "nullable": col.nullable})
+    if col.members:
+        doc["members"] = [_properties(m, {"path": m.name}) for m in col.members]
+    return doc
+
+
 def _content(contract: ResourceContract) -> dict[str, Any]:
     doc: dict[str, Any] = {
-        "format": FORMAT,
+        "format": f"dlt-contract-ops/contract@{contract.format_version}",
         "source": contract.source,
         "resource": contract.resource,
         "table": contract.table,
@@ -50,6 +73,15 @@ def _content(contract: ResourceContract) -> dict[str, Any]:
         doc["keys"] = list(contract.keys)
     if contract.grain is not None:
         doc["grain"] = contract.grain
+    for hint in HINT_NAMES:
+        if contract.hints.columns(hint):
+            doc[hint] = list(contract.hints.columns(hint))
+    if contract.owner is not None:
+        doc["owner"] = contract.owner
+    if contract.consumer_owners:
+        doc["consumer_owners"] = list(contract.consumer_owners)
+    if contract.change_key is not None:
+        doc["change_key"] = contract.change_key
     return doc
 
 
@@ -111,6 +143,28 @@ class _Reader:
         return tuple(value)
 
 
+def _read_properties(
+    reader: _Reader, raw: dict[str, Any], label: str, name: str
+) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        key: reader.text(raw, key, f"{label}.{key} ({name})", optional=True)
+        for key in _OPTIONAL_STR
+    }
+    for key in _OPTIONAL_INT:
+        values[key] = reader.integer(raw, key, f"{label}.{key} ({name})")
+    cats = reader.strings(raw, "categories", f"{label}.categories ({name})")
+    values["categories"] = tuple(sorted(set(cats))) if cats is not None else None
+    return values
+
+
+def _member(reader: _Reader, raw: Any, label: str, column: str) -> ColumnContract:
+    if not isinstance(raw, dict):
+        raise reader.fail(f"{label} ({column})", "must be an object")
+    path = reader.text(raw, "path", f"{label}.path ({column})")
+    values = _read_properties(reader, raw, label, f"{column} {path}")
+    return ColumnContract(path, None, True, **values)
+
+
 def _column(reader: _Reader, raw: Any, i: int) -> ColumnContract:
     label = f"columns[{i}]"
     if not isinstance(raw, dict):
@@ -122,19 +176,20 @@ def _column(reader: _Reader, raw: Any, i: int) -> ColumnContract:
     dtype = raw.get("type")
     if dtype is not None and not isinstance(dtype, str):
         raise reader.fail(f"{label}.type ({name})", "must be a string or null")
-    values: dict[str, Any] = {
-        key: reader.text(raw, key, f"{label}.{key} ({name})", optional=True)
-        for key in _OPTIONAL_STR
-    }
-    for key in _OPTIONAL_INT:
-        values[key] = reader.integer(raw, key, f"{label}.{key} ({name})")
-    cats = reader.strings(raw, "categories", f"{label}.categories ({name})")
+    raw_members = raw.get("members", [])
+    if not isinstance(raw_members, list):
+        raise reader.fail(f"{label}.members ({name})", "must be a list of objects")
+    members = tuple(
+        _member(reader, m, f"{label}.members[{j}]", name) for j, m in enumerate(raw_members)
+    )
+    if len({m.name for m in members}) != len(members):
+        raise reader.fail(f"{label}.members ({name})", "lists a path twice")
     return ColumnContract(
         name=name,
         type=dtype,
         nullable=nullable,
-        categories=tuple(sorted(set(cats))) if cats is not None else None,
-        **values,
+        members=members,
+        **_read_properties(reader, raw, label, name),
     )
 
 
@@ -152,8 +207,12 @@ def from_document(text: str, where: str) -> tuple[ResourceContract, Version]:
     if not isinstance(doc, dict):
         raise SnapshotError(f"`{where}` must hold a JSON object (a contract snapshot).")
     fmt = doc.get("format")
-    if fmt != FORMAT:
-        raise reader.fail("format", f'is {fmt!r}; dlt-contract-ops reads "{FORMAT}"')
+    if fmt not in READABLE:
+        known = ", ".join(f'"{f}"' for f in READABLE)
+        raise reader.fail(
+            "format", f"is {fmt!r}; dlt-contract-ops reads {known} (a newer release of "
+            "dlt-contract-ops may have written it: upgrade to read it)"
+        )
     raw_columns = doc.get("columns")
     if not isinstance(raw_columns, list):
         raise reader.fail("columns", "must be a list of column objects")
@@ -175,6 +234,11 @@ def from_document(text: str, where: str) -> tuple[ResourceContract, Version]:
         keys=reader.strings(doc, "keys", "keys"),
         grain=reader.text(doc, "grain", "grain", optional=True),
         model=reader.text(doc, "model", "model", optional=True) or "",
+        hints=DltHints(**{h: reader.strings(doc, h, h) or () for h in HINT_NAMES}),
+        owner=reader.text(doc, "owner", "owner", optional=True),
+        consumer_owners=reader.strings(doc, "consumer_owners", "consumer_owners") or (),
+        change_key=reader.text(doc, "change_key", "change_key", optional=True),
+        format_version=READABLE[fmt],
     )
     stored = doc.get("hash")
     if stored is not None and stored != content_hash(contract):

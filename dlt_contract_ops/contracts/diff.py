@@ -4,26 +4,41 @@ A change knows its rule (and through it, its severity from either perspective) a
 the evidence, old → new. Renames come only from a declaration (`renamed_from` on the new
 column); without one, a rename is what it looks like to everybody else: a removal plus an
 addition.
+
+Properties compare by meaning, not by spelling: units through the unit table (`metres` is
+`m`), time zones by IANA identity (`Etc/UTC` is `UTC`). Declarations inside a json column
+(`members`) diff like columns, named by their path (`dims[]`, `shipping.weight`). What a
+format 1 snapshot could not record (constraints, members, dlt hints) is not compared against
+one: `legacy_notes` says so instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from dlt_contract_ops.contracts import constraints as cons
 from dlt_contract_ops.contracts.model import (
+    FORMAT_VERSION,
     ColumnContract,
     Release,
     ResourceContract,
     compare_types,
+    member_label,
 )
 from dlt_contract_ops.contracts.rules import (
+    KEY_HINT_RULES,
+    OTHER_HINT_RULES,
     SEMANTIC_PROPERTY_RULES,
     Perspective,
     Rule,
     Severity,
 )
+from dlt_contract_ops.contracts.timezones import same_timezone
+from dlt_contract_ops.contracts.units import same_unit
 from dlt_contract_ops.core.rename import pair_renames
+
+_SAME = {"unit": same_unit, "timezone": same_timezone}
 
 _RULE_ORDER = {rule: i for i, rule in enumerate(Rule)}
 
@@ -115,9 +130,79 @@ def _vocabulary_changes(res: str, old: ColumnContract, new: ColumnContract) -> I
     yield Change(rule, res, name, before, after)
 
 
+_RELATION_RULES = {
+    "range": {"tightened": Rule.RANGE_TIGHTENED, "loosened": Rule.RANGE_LOOSENED,
+              "changed": Rule.RANGE_CHANGED},
+    "length": {"tightened": Rule.LENGTH_TIGHTENED, "loosened": Rule.LENGTH_LOOSENED},
+}
+
+
+def _show_bound(bound: cons.Bound | None) -> str | None:
+    return None if bound is None else str(bound)
+
+
+def _constraint_changes(res: str, old: ColumnContract, new: ColumnContract) -> Iterator[Change]:
+    name = new.name
+    for before, after in (
+        (cons.lower_bound(old.ge, old.gt), cons.lower_bound(new.ge, new.gt)),
+        (cons.upper_bound(old.le, old.lt), cons.upper_bound(new.le, new.lt)),
+    ):
+        relation = cons.compare_bounds(before, after)
+        if relation != "equal":
+            yield Change(_RELATION_RULES["range"][relation], res, name,
+                         _show_bound(before), _show_bound(after))
+    relation = cons.compare_multiple(old.multiple_of, new.multiple_of)
+    if relation != "equal":
+        yield Change(_RELATION_RULES["range"][relation], res, name,
+                     cons.multiple_text(old.multiple_of), cons.multiple_text(new.multiple_of))
+    for minimum, a, b in ((True, old.min_length, new.min_length),
+                          (False, old.max_length, new.max_length)):
+        relation = cons.compare_length(a, b, minimum=minimum)
+        if relation != "equal":
+            yield Change(_RELATION_RULES["length"][relation], res, name,
+                         cons.length_text(a, minimum=minimum),
+                         cons.length_text(b, minimum=minimum))
+    if old.pattern != new.pattern:
+        rule = (Rule.VALUE_PATTERN_DECLARED if old.pattern is None
+                else Rule.VALUE_PATTERN_DROPPED if new.pattern is None
+                else Rule.VALUE_PATTERN_CHANGED)
+        yield Change(rule, res, name, _pattern(old.pattern), _pattern(new.pattern))
+
+
+def _pattern(value: str | None) -> str | None:
+    return None if value is None else f"/{value}/"
+
+
+def _semantic_changes(res: str, old: ColumnContract, new: ColumnContract) -> Iterator[Change]:
+    name = new.name
+    yield from _vocabulary_changes(res, old, new)
+    for prop, (changed, declared, dropped) in SEMANTIC_PROPERTY_RULES.items():
+        before, after = getattr(old, prop), getattr(new, prop)
+        same = _SAME.get(prop)
+        if before == after or (same is not None and same(before, after)):
+            continue
+        rule = declared if before is None else dropped if after is None else changed
+        yield Change(rule, res, name, before, after)
+    if old.value_format != new.value_format:
+        yield Change(Rule.VALUE_FORMAT_CHANGED, res, name, old.value_format, new.value_format)
+    if old.description != new.description:
+        yield Change(Rule.DESCRIPTION_CHANGED, res, name, old.description, new.description)
+
+
+def _member_changes(res: str, old: ColumnContract, new: ColumnContract) -> Iterator[Change]:
+    """Declarations on the values inside a json column, each path diffed like a column."""
+    for path in sorted({m.name for m in old.members} | {m.name for m in new.members}):
+        label = member_label(new.name, path)
+        before = replace(old.member(path) or ColumnContract(path, None, True), name=label)
+        after = replace(new.member(path) or ColumnContract(path, None, True), name=label)
+        yield from _semantic_changes(res, before, after)
+        yield from _constraint_changes(res, before, after)
+
+
 def _column_changes(
-    res: str, old: ColumnContract, new: ColumnContract, *, schema_only: bool
+    res: str, old: ColumnContract, new: ColumnContract, *, schema_only: bool, full: bool = True
 ) -> Iterator[Change]:
+    """`full`: both sides recorded constraints and members (snapshot format 2 or later)."""
     name = new.name
     relation = compare_types(old, new)
     if relation != "equal":
@@ -130,15 +215,10 @@ def _column_changes(
     if old.nullable != new.nullable:
         rule = Rule.BECAME_NULLABLE if new.nullable else Rule.BECAME_REQUIRED
         yield Change(rule, res, name, _nullability(old), _nullability(new))
-    yield from _vocabulary_changes(res, old, new)
-    for prop, (changed, declared, dropped) in SEMANTIC_PROPERTY_RULES.items():
-        before, after = getattr(old, prop), getattr(new, prop)
-        if before == after:
-            continue
-        rule = declared if before is None else dropped if after is None else changed
-        yield Change(rule, res, name, before, after)
-    if old.description != new.description:
-        yield Change(Rule.DESCRIPTION_CHANGED, res, name, old.description, new.description)
+    yield from _semantic_changes(res, old, new)
+    if full:
+        yield from _constraint_changes(res, old, new)
+        yield from _member_changes(res, old, new)
 
 
 def _nullability(col: ColumnContract) -> str:
@@ -163,26 +243,65 @@ def _renames(old: ResourceContract, new: ResourceContract) -> dict[str, str]:
     return out
 
 
+def _key_rule(
+    before: tuple[str, ...] | None, after: tuple[str, ...] | None, rules: tuple[Rule, Rule, Rule]
+) -> Rule:
+    changed, declared, dropped = rules
+    return declared if not before else dropped if not after else changed
+
+
 def _keys_changes(
-    old: ResourceContract, new: ResourceContract, renames: dict[str, str]
+    old: ResourceContract, new: ResourceContract, renames: dict[str, str], *, full: bool
 ) -> Iterator[Change]:
-    # a key column that was only renamed is still the same key
-    before = None if old.keys is None else tuple(sorted(renames.get(k, k) for k in old.keys))
-    after = new.keys
-    if before != after:
-        rule = (
-            Rule.KEYS_DECLARED if before is None
-            else Rule.KEYS_DROPPED if after is None
-            else Rule.KEYS_CHANGED
-        )
-        yield Change(rule, new.resource, None, _show_keys(old.keys), _show_keys(after))
+    res = new.resource
+
+    def renamed(keys: tuple[str, ...]) -> tuple[str, ...]:
+        # a key column that was only renamed is still the same key
+        return tuple(sorted(renames.get(k, k) for k in keys))
+
+    before = None if old.keys is None else renamed(old.keys)
+    if before != new.keys:
+        rule = _key_rule(before, new.keys,
+                         (Rule.KEYS_CHANGED, Rule.KEYS_DECLARED, Rule.KEYS_DROPPED))
+        yield Change(rule, res, None, _show_keys(old.keys), _show_keys(new.keys))
+    key_moved = before != new.keys
+    if full:
+        for hint, rules in KEY_HINT_RULES.items():
+            was, now = old.hints.columns(hint), new.hints.columns(hint)
+            if renamed(was) != now:
+                key_moved = True
+                yield Change(_key_rule(was, now, rules), res, None,
+                             _show_keys(was or None), _show_keys(now or None))
+        for hint, rule in OTHER_HINT_RULES.items():
+            was, now = old.hints.columns(hint), new.hints.columns(hint)
+            if renamed(was) != now:
+                yield Change(rule, res, None, _show_keys(was or None), _show_keys(now or None))
     if old.grain != new.grain:
+        # the grain is words; the key is what the words promise. New words over the same key
+        # are a rewording, not a new grain.
         rule = (
             Rule.GRAIN_DECLARED if old.grain is None
             else Rule.GRAIN_DROPPED if new.grain is None
-            else Rule.GRAIN_CHANGED
+            else Rule.GRAIN_CHANGED if key_moved
+            else Rule.GRAIN_REWORDED
         )
-        yield Change(rule, new.resource, None, old.grain, new.grain)
+        yield Change(rule, res, None, old.grain, new.grain)
+    yield from _metadata_changes(old, new, renames)
+
+
+def _metadata_changes(
+    old: ResourceContract, new: ResourceContract, renames: dict[str, str]
+) -> Iterator[Change]:
+    res = new.resource
+    if old.owner != new.owner:
+        yield Change(Rule.OWNER_CHANGED, res, None, old.owner, new.owner)
+    if old.consumer_owners != new.consumer_owners:
+        yield Change(Rule.CONSUMER_OWNERS_CHANGED, res, None,
+                     _show_keys(old.consumer_owners or None),
+                     _show_keys(new.consumer_owners or None))
+    before = renames.get(old.change_key, old.change_key) if old.change_key else None
+    if before != new.change_key:
+        yield Change(Rule.CHANGE_KEY_CHANGED, res, None, old.change_key, new.change_key)
 
 
 def _show_keys(keys: tuple[str, ...] | None) -> str | None:
@@ -213,6 +332,7 @@ def diff_resources(
     if new is None:
         return (Change(Rule.RESOURCE_REMOVED, old.resource, None, old.table, None),)
     res = new.resource
+    full = min(old.format_version, new.format_version) >= FORMAT_VERSION
     changes: list[Change] = []
     if old.table != new.table:
         changes.append(Change(Rule.TABLE_CHANGED, res, None, old.table, new.table))
@@ -248,9 +368,9 @@ def diff_resources(
                         "rename") if hint else None,
             ))
             continue
-        changes.extend(_column_changes(res, before, col, schema_only=schema_only))
+        changes.extend(_column_changes(res, before, col, schema_only=schema_only, full=full))
     if not schema_only:
-        changes.extend(_keys_changes(old, new, renames))
+        changes.extend(_keys_changes(old, new, renames, full=full))
     return tuple(sorted(changes, key=lambda c: c.sort_key))
 
 
@@ -263,3 +383,21 @@ def diff_releases(old: Release, new: Release, *, schema_only: bool = False) -> t
             diff_resources(old.resource(name), new.resource(name), schema_only=schema_only)
         )
     return tuple(changes)
+
+
+def legacy_notes(old: Release, new: Release) -> tuple[str, ...]:
+    """Notes for resources one side of which is a format 1 snapshot: what was not compared."""
+    out = []
+    for name in sorted({r.resource for r in old.resources} & {r.resource for r in new.resources}):
+        a, b = old.resource(name), new.resource(name)
+        assert a is not None
+        assert b is not None
+        if min(a.format_version, b.format_version) >= FORMAT_VERSION:
+            continue
+        legacy = old.version if a.format_version < FORMAT_VERSION else new.version
+        out.append(
+            f"`{name}` {legacy} is a format 1 snapshot: it recorded no value constraints, no "
+            "declarations inside json columns and no dlt key hints, so changes to those are not "
+            "checked against it; they are from the first release snapshotted with this version"
+        )
+    return tuple(out)

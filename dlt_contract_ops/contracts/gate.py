@@ -8,7 +8,7 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from dlt_contract_ops.contracts.diff import Change, diff_releases
+from dlt_contract_ops.contracts.diff import Change, diff_releases, legacy_notes
 from dlt_contract_ops.contracts.model import Release, Version, declared_bump
 from dlt_contract_ops.contracts.rules import Bump, Perspective, Severity
 
@@ -217,6 +217,8 @@ def assess(
         new.source, old.version, new.version, changes,
         perspective=perspective, schema_only=schema_only, waivers=waivers, today=today,
     )
+    if not schema_only:
+        result = replace(result, notes=result.notes + legacy_notes(old, new))
     if schema_only:
         return result
     structural = assess_changes(

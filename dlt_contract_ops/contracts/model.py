@@ -64,12 +64,24 @@ def declared_bump(old: Version, new: Version) -> Bump | None:
     return Bump.NONE
 
 
+#: the snapshot format the code writes; format 1 recorded no value constraints, no declarations
+#: inside json columns, no dlt hints and no contract metadata
+FORMAT_VERSION = 2
+
+
 @dataclass(frozen=True)
 class ColumnContract:
     """One column as a contract declares it. Semantic properties are None when undeclared.
 
     `categories` is a closed vocabulary (sorted); `category_pattern` an open one (a regular
     expression every value must match); a column declares at most one of the two.
+
+    `ge`/`gt`/`le`/`lt`/`multiple_of` are value bounds as text (`"1"`, `"0.5"`,
+    `"2020-01-01"`), `min_length`/`max_length`/`pattern` the length and pattern constraints
+    (a text column's `max_length` is its `precision` instead). `members` are the declarations
+    on values inside a json column, each a `ColumnContract` named by its path (`[]` a list's
+    items, `{}` a mapping's values, `weight` a nested model's field, `[].price` a field of a
+    list of models) with no type of its own.
     """
 
     name: str
@@ -84,6 +96,21 @@ class ColumnContract:
     crs: str | None = None
     description: str | None = None
     renamed_from: str | None = None
+    value_format: str | None = None
+    ge: str | None = None
+    gt: str | None = None
+    le: str | None = None
+    lt: str | None = None
+    multiple_of: str | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+    pattern: str | None = None
+    members: tuple[ColumnContract, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.members:
+            ordered = tuple(sorted(self.members, key=lambda m: m.name))
+            object.__setattr__(self, "members", ordered)
 
     @property
     def type_label(self) -> str:
@@ -95,10 +122,51 @@ class ColumnContract:
             return f"{base}({self.precision})"
         return f"{base}({self.precision if self.precision is not None else '?'},{self.scale})"
 
+    def member(self, path: str) -> ColumnContract | None:
+        return next((m for m in self.members if m.name == path), None)
+
+
+def member_label(column: str, path: str) -> str:
+    """How a member is named in a diff: `dims[]`, `shipping.weight`, `items[].price`.
+
+    >>> member_label("items", "[].price"), member_label("shipping", "weight")
+    ('items[].price', 'shipping.weight')
+    """
+    return f"{column}{path}" if path.startswith(("[", "{")) else f"{column}.{path}"
+
+
+#: dlt's own table hints a contract records, each a set of landed column names
+HINT_NAMES = ("primary_key", "merge_key", "partition", "cluster", "unique")
+
+
+@dataclass(frozen=True)
+class DltHints:
+    """The columns dlt's resource hints mark (`primary_key=`, `merge_key=`, and the
+    `partition` / `cluster` / `unique` column hints), landed names, sorted."""
+
+    primary_key: tuple[str, ...] = ()
+    merge_key: tuple[str, ...] = ()
+    partition: tuple[str, ...] = ()
+    cluster: tuple[str, ...] = ()
+    unique: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in HINT_NAMES:
+            object.__setattr__(self, name, tuple(sorted(set(getattr(self, name)))))
+
+    def columns(self, hint: str) -> tuple[str, ...]:
+        value: tuple[str, ...] = getattr(self, hint)
+        return value
+
 
 @dataclass(frozen=True)
 class ResourceContract:
-    """One resource's contract: its landed table, business key, grain and columns by name."""
+    """One resource's contract: its landed table, business key, grain and columns by name,
+    dlt's key hints and who owns it.
+
+    `format_version` is the snapshot format it was recorded in: a format 1 snapshot could not
+    record constraints, members or hints, so their absence there means "not recorded".
+    """
 
     source: str
     resource: str
@@ -107,12 +175,18 @@ class ResourceContract:
     keys: tuple[str, ...] | None = None
     grain: str | None = None
     model: str = ""
+    hints: DltHints = field(default_factory=DltHints)
+    owner: str | None = None
+    consumer_owners: tuple[str, ...] = ()
+    change_key: str | None = None
+    format_version: int = FORMAT_VERSION
 
     def __post_init__(self) -> None:
         # canonical order, whatever order the caller built them in
         object.__setattr__(self, "columns", tuple(sorted(self.columns, key=lambda c: c.name)))
         if self.keys is not None:
             object.__setattr__(self, "keys", tuple(sorted(self.keys)))
+        object.__setattr__(self, "consumer_owners", tuple(sorted(set(self.consumer_owners))))
 
     def column(self, name: str) -> ColumnContract | None:
         return next((c for c in self.columns if c.name == name), None)

@@ -124,9 +124,53 @@ class Rule(enum.Enum):
     KEYS_CHANGED = ("keys.changed", "business key changed", False, Direction.CHANGE)
     KEYS_DECLARED = ("keys.declared", "business key declared", False, Direction.TIGHTEN)
     KEYS_DROPPED = ("keys.dropped", "business key dropped", False, Direction.LOOSEN)
+    PRIMARY_KEY_CHANGED = (
+        "primary_key.changed", "dlt primary_key changed", False, Direction.CHANGE,
+    )
+    PRIMARY_KEY_DECLARED = (
+        "primary_key.declared", "dlt primary_key declared", False, Direction.TIGHTEN,
+    )
+    PRIMARY_KEY_DROPPED = (
+        "primary_key.dropped", "dlt primary_key dropped", False, Direction.LOOSEN,
+    )
+    MERGE_KEY_CHANGED = ("merge_key.changed", "dlt merge_key changed", False, Direction.CHANGE)
+    MERGE_KEY_DECLARED = (
+        "merge_key.declared", "dlt merge_key declared", False, Direction.TIGHTEN,
+    )
+    MERGE_KEY_DROPPED = ("merge_key.dropped", "dlt merge_key dropped", False, Direction.LOOSEN)
+    PARTITION_CHANGED = (
+        "partition.changed", "dlt partition hint changed", False, Direction.DOCUMENT,
+    )
+    CLUSTER_CHANGED = ("cluster.changed", "dlt cluster hint changed", False, Direction.DOCUMENT)
+    UNIQUE_CHANGED = ("unique.changed", "dlt unique hint changed", False, Direction.DOCUMENT)
     GRAIN_CHANGED = ("grain.changed", "grain changed", False, Direction.CHANGE)
+    GRAIN_REWORDED = (
+        "grain.reworded", "grain reworded, key unchanged", False, Direction.DOCUMENT,
+    )
     GRAIN_DECLARED = ("grain.declared", "grain declared", False, Direction.TIGHTEN)
     GRAIN_DROPPED = ("grain.dropped", "grain dropped", False, Direction.LOOSEN)
+    RANGE_TIGHTENED = ("range.tightened", "value range tightened", False, Direction.TIGHTEN)
+    RANGE_LOOSENED = ("range.loosened", "value range loosened", False, Direction.LOOSEN)
+    RANGE_CHANGED = ("range.changed", "value range changed", False, Direction.CHANGE)
+    LENGTH_TIGHTENED = ("length.tightened", "length limit tightened", False, Direction.TIGHTEN)
+    LENGTH_LOOSENED = ("length.loosened", "length limit loosened", False, Direction.LOOSEN)
+    VALUE_PATTERN_DECLARED = (
+        "pattern.declared", "value pattern declared", False, Direction.TIGHTEN,
+    )
+    VALUE_PATTERN_DROPPED = (
+        "pattern.dropped", "value pattern dropped", False, Direction.LOOSEN,
+    )
+    VALUE_PATTERN_CHANGED = (
+        "pattern.changed", "value pattern changed", False, Direction.CHANGE,
+    )
+    VALUE_FORMAT_CHANGED = (
+        "value_format.changed", "value format changed", False, Direction.DOCUMENT,
+    )
+    OWNER_CHANGED = ("owner.changed", "owner changed", False, Direction.DOCUMENT)
+    CONSUMER_OWNERS_CHANGED = (
+        "consumer_owners.changed", "consumer owners changed", False, Direction.DOCUMENT,
+    )
+    CHANGE_KEY_CHANGED = ("change_key.changed", "change key changed", False, Direction.DOCUMENT)
     DESCRIPTION_CHANGED = (
         "description.changed", "description changed", False, Direction.DOCUMENT,
     )
@@ -160,4 +204,15 @@ SEMANTIC_PROPERTY_RULES: dict[str, tuple[Rule, Rule, Rule]] = {
     "unit": (Rule.UNIT_CHANGED, Rule.UNIT_DECLARED, Rule.UNIT_DROPPED),
     "timezone": (Rule.TIMEZONE_CHANGED, Rule.TIMEZONE_DECLARED, Rule.TIMEZONE_DROPPED),
     "crs": (Rule.CRS_CHANGED, Rule.CRS_DECLARED, Rule.CRS_DROPPED),
+}
+
+#: the dlt key hints' rule triples (changed, declared, dropped); the other hints are one rule
+KEY_HINT_RULES: dict[str, tuple[Rule, Rule, Rule]] = {
+    "primary_key": (Rule.PRIMARY_KEY_CHANGED, Rule.PRIMARY_KEY_DECLARED, Rule.PRIMARY_KEY_DROPPED),
+    "merge_key": (Rule.MERGE_KEY_CHANGED, Rule.MERGE_KEY_DECLARED, Rule.MERGE_KEY_DROPPED),
+}
+OTHER_HINT_RULES: dict[str, Rule] = {
+    "partition": Rule.PARTITION_CHANGED,
+    "cluster": Rule.CLUSTER_CHANGED,
+    "unique": Rule.UNIQUE_CHANGED,
 }

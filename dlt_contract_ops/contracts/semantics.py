@@ -7,9 +7,15 @@ land exactly as before)::
     updated_at: Annotated[datetime, Semantics(timezone="UTC")]
     status: Annotated[str, Semantics(categories=("paid", "pending"))]
 
+Inside a list, a mapping or a nested model, on the values themselves (recorded as members of
+the json column)::
+
+    legs_m: list[Annotated[float, Semantics(unit="m")]]
+
 Per model, with a class decorator::
 
-    @TableSemantics(keys=("order_id", "line_no"), grain="one row per order line")
+    @TableSemantics(keys=("order_id", "line_no"), grain="one row per order line",
+                    owner="Order Platform", consumer_owners=("Analytics",), change_key="updated_at")
     class OrderLine(BaseModel): ...
 
 Nullability is never declared here: it is the field's own `Optional[...]`, as dlt reads it.
@@ -60,6 +66,8 @@ class Semantics:
       removal plus an addition.
     - `precision` / `scale`: the declared storage width when the Python type cannot say it
       (bits for `bigint`/`double`, characters for `text`, digits for `decimal`).
+    - `value_format`: how values are written (`"RFC 3339"`, `"E.164"`); documentation, never
+      breaking by itself.
 
     >>> Semantics(unit="USD").unit
     'USD'
@@ -76,6 +84,7 @@ class Semantics:
     renamed_from: str | None
     precision: int | None
     scale: int | None
+    value_format: str | None
 
     def __init__(
         self,
@@ -89,6 +98,7 @@ class Semantics:
         renamed_from: str | None = None,
         precision: int | None = None,
         scale: int | None = None,
+        value_format: str | None = None,
     ) -> None:
         cats: tuple[str, ...] | None = None
         if categories is not None:
@@ -123,13 +133,22 @@ class Semantics:
         set_(self, "renamed_from", _opt_text(renamed_from, "renamed_from"))
         set_(self, "precision", _opt_size(precision, "precision"))
         set_(self, "scale", _opt_size(scale, "scale"))
+        set_(self, "value_format", _opt_text(value_format, "value_format"))
+
+    def __repr__(self) -> str:
+        # only what is declared, so an error message quotes the declaration as it was written
+        args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if v is not None)
+        return f"Semantics({args})"
 
 
 @dataclass(frozen=True, init=False)
 class TableSemantics:
-    """What one row of a model means: its business key and its grain. A class decorator.
+    """What one row of a model means, and who answers for it. A class decorator.
 
-    `keys` name fields (by field name, alias, or landed column name).
+    `keys` name fields (by field name, alias, or landed column name); `grain` says in words
+    what one row is. Contract metadata, shown in a diff but never breaking by itself: `owner`
+    (who produces the table), `consumer_owners` (who reads it), `change_key` (the field that
+    orders changes, e.g. an `updated_at` an incremental load follows).
 
     >>> from pydantic import BaseModel
     >>> @TableSemantics(keys=("order_id",), grain="one row per order")
@@ -141,8 +160,19 @@ class TableSemantics:
 
     keys: tuple[str, ...] | None
     grain: str | None
+    owner: str | None
+    consumer_owners: tuple[str, ...]
+    change_key: str | None
 
-    def __init__(self, *, keys: Iterable[str] | None = None, grain: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        keys: Iterable[str] | None = None,
+        grain: str | None = None,
+        owner: str | None = None,
+        consumer_owners: Iterable[str] | None = None,
+        change_key: str | None = None,
+    ) -> None:
         key_tuple: tuple[str, ...] | None = None
         if keys is not None:
             key_tuple = (keys,) if isinstance(keys, str) else tuple(keys)
@@ -150,8 +180,21 @@ class TableSemantics:
                 raise DeclarationError(
                     f"TableSemantics(keys={keys!r}) must list one or more field names."
                 )
+        readers: tuple[str, ...] = ()
+        if consumer_owners is not None:
+            readers = (consumer_owners,) if isinstance(consumer_owners, str) else tuple(
+                consumer_owners
+            )
+            if not readers or not all(isinstance(r, str) and r.strip() for r in readers):
+                raise DeclarationError(
+                    f"TableSemantics(consumer_owners={consumer_owners!r}) must list one or more "
+                    "team names."
+                )
         object.__setattr__(self, "keys", key_tuple)
         object.__setattr__(self, "grain", _opt_text(grain, "grain"))
+        object.__setattr__(self, "owner", _opt_text(owner, "owner"))
+        object.__setattr__(self, "consumer_owners", tuple(sorted(set(readers))))
+        object.__setattr__(self, "change_key", _opt_text(change_key, "change_key"))
 
     def __call__(self, model: M) -> M:
         """Attach to `model` (used as `@TableSemantics(...)` above the class)."""

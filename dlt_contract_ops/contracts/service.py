@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dlt_contract_ops.contracts.extract import contract_from_model, field_columns
+from dlt_contract_ops.contracts.extract import contract_from_model, field_columns, resource_hints
 from dlt_contract_ops.contracts.gate import (
     GateReport,
     Waiver,
@@ -89,7 +89,9 @@ def current_contracts(source: str, project_dir: str | os.PathLike[str] | None) -
     locations: dict[tuple[str, str | None], tuple[str, int]] = {}
     for table in built.tables:
         model = built.models[table.resource]
-        contract = contract_from_model(source, table, model, built.naming)
+        # dlt's primary_key / merge_key / partition / cluster / unique hints live on the resource
+        hints = resource_hints(built.obj, table.resource, built.naming)
+        contract = contract_from_model(source, table, model, built.naming, hints=hints)
         resources.append(contract)
         locations.update(_locations(model, table.resource, field_columns(model, built.naming)))
     if not resources:

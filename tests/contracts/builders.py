@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlt_contract_ops.contracts.model import ColumnContract, Release, ResourceContract, Version
+from dlt_contract_ops.contracts.model import (
+    ColumnContract,
+    DltHints,
+    Release,
+    ResourceContract,
+    Version,
+)
 
 
 def col(
@@ -23,8 +29,20 @@ def res(
     keys: tuple[str, ...] | None = None,
     grain: str | None = None,
     source: str = "erp",
+    **extra: Any,
 ) -> ResourceContract:
-    return ResourceContract(source, resource, table or resource, columns, keys, grain, "Model")
+    """A resource; `extra` are the other fields (owner=..., format_version=...) and dlt's
+    hints by name (primary_key=("id",), partition=(...))."""
+    hints = {k: extra.pop(k) for k in list(extra) if k in DltHints.__dataclass_fields__}
+    return ResourceContract(source, resource, table or resource, columns, keys, grain, "Model",
+                            hints=DltHints(**hints), **extra)
+
+
+def member(path: str, **props: Any) -> ColumnContract:
+    """A declaration on values inside a json column, at `path` (`[]`, `weight`, ...)."""
+    if "categories" in props and props["categories"] is not None:
+        props["categories"] = tuple(sorted(props["categories"]))
+    return ColumnContract(path, None, True, **props)
 
 
 def release(version: str, *resources: ResourceContract, source: str = "erp") -> Release:

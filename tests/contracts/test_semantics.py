@@ -178,8 +178,8 @@ def test_a_key_that_names_no_field_says_which_model_and_lists_the_fields() -> No
 
 def test_two_semantics_on_one_field_is_an_error() -> None:
     class M(BaseModel):
-        x: Annotated[int, Semantics(unit="a")] | None = None
-        y: Annotated[Annotated[int, Semantics(unit="b")] | None, Semantics(unit="c")] = None
+        x: Annotated[int, Semantics(unit="m")] | None = None
+        y: Annotated[Annotated[int, Semantics(unit="kg")] | None, Semantics(unit="s")] = None
 
     with pytest.raises(DeclarationError, match=r"`M.y` declares Semantics 2 times"):
         read(M)
