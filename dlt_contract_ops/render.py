@@ -60,6 +60,11 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
                 f"column(s)){mark}  id {f.id}"
             )
             lines.append(f"      Columns: {', '.join(text_name(c) for c in f.columns)}")
+            if f.renamed_from and f.renamed_to:
+                lines.append(
+                    f"      Renamed: {text_name(f.renamed_from)} → {text_name(f.renamed_to)} "
+                    f"(confidence {f.confidence}): {_one_line('; '.join(f.reasons or []))}"
+                )
             if f.coverage:
                 cov = ", ".join(
                     f"{text_name(c)} {_pct(v.baseline)} → {_pct(v.recent)}"

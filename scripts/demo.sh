@@ -39,7 +39,7 @@ step "7. Reconcile with --include-removal: coverage windows on dlt's own _dlt_lo
 
 step "8. --fail-on-drift turns findings into exit code 3 (for CI)"
 set +e
-"$cli" reconcile --all --dry-run --fail-on-drift > /dev/null
+"$cli" reconcile -s product_events --dry-run --fail-on-drift > /dev/null
 rc=$?
 set -e
 echo "exit code: $rc"
@@ -47,3 +47,18 @@ echo "exit code: $rc"
 
 step "9. The ingest gate: an approved nullable addition loads, a renamed date is rejected"
 "$py" gate_orders.py 2>/dev/null
+
+step "10. A producer renames order_date to sale_date: one rename finding, not two"
+"$py" rename_orders.py | tail -n 1
+"$cli" reconcile -s shop_orders --include-removal --dry-run
+
+step "11. Acknowledge the events drift until a date: still reported, not alerted, not failing"
+id=$("$cli" reconcile -s product_events --dry-run --format json 2>/dev/null \
+  | "$py" -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["findings"][0]["id"])')
+"$cli" ack "$id" --until 14d --reason "ip-address ships in the next model release" --by demo
+set +e
+"$cli" reconcile -s product_events --fail-on-drift
+rc=$?
+set -e
+echo "exit code: $rc (the only finding is acknowledged: it does not fail the run)"
+"$cli" acks

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from dlt_contract_ops.context import SourceContext
+from dlt_contract_ops.core.columns import TimeAxis
 from dlt_contract_ops.core.declared import type_reader
 from dlt_contract_ops.core.rename import pair_renames
 from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
@@ -137,10 +138,10 @@ def fold_renames(
             start = (ctx.now or datetime.now(timezone.utc)) - (
                 settings.removal.recent_window + settings.removal.baseline_window
             )
-            axis = ctx.axis(table)
             try:
                 query = handoff_query(ctx.adapter.table(table), columns, LOAD_ID)
-                bound = axis_bound(start, axis) if axis is not None else f"{start.timestamp()}"
+                # the query groups and bounds on `_dlt_load_id`, whatever the table's axis is
+                bound = axis_bound(start, TimeAxis(LOAD_ID, "load_id"))
                 rows = ctx.adapter.run(query, [bound], "coverage")
             except Exception as exc:
                 failures.append(f"rename handoff query for table `{table}` failed: {exc}")
@@ -174,6 +175,8 @@ def fold_renames(
                 )
             confidence = round(max(0.0, min(1.0, confidence)), 2)
             if confidence < min_confidence:
+                if confidence < min_confidence - 0.2:
+                    continue  # too weak to mention: two unrelated changes
                 notes.append(
                     f"table `{table}`: `{old}` → `{new}` looks like a rename with confidence "
                     f"{confidence} (below {min_confidence}): reported as separate findings"
