@@ -93,6 +93,17 @@ DETECTORS: tuple[Detector, ...] = (
         "a batch the ingest gate rejected before it was loaded",
         reconcile=False,
     ),
+    Detector(
+        "contract",
+        "dlt_contract_ops.runners.contract:run_contract",
+        "live data breaking the models' declared semantics (required, code sets, ranges, "
+        "patterns, keys)",
+        # not part of a reconcile: it scans every row of every modelled table, where the
+        # reconcile detectors read metadata and one windowed aggregate; `contract verify`
+        # runs it (`reconcile.run(detectors=("contract",))`). Registered last, so the SARIF
+        # rule index of every earlier detector stays put.
+        reconcile=False,
+    ),
 )
 
 
@@ -101,7 +112,7 @@ def detector_names() -> tuple[str, ...]:
     """Every registered detector name, in output order.
 
     >>> detector_names()
-    ('additive', 'removal', 'missing', 'type', 'rename', 'gate')
+    ('additive', 'removal', 'missing', 'type', 'rename', 'gate', 'contract')
     """
     return tuple(d.name for d in DETECTORS)
 

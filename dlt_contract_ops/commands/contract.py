@@ -162,3 +162,62 @@ def check(
         _fail(exc)
         return
     _emit(report, fmt, locations)
+
+
+@contract.command()
+@click.option("-s", "--source", required=True, metavar="NAME",
+              help="A source declared in [sources.NAME.contract_ops].")
+@_format_option
+@click.option("--severity", "severities", multiple=True, metavar="RULE=LEVEL",
+              help="Set a lint rule to error, warning or off, e.g. "
+                   "`lint.owner_missing=error` (repeatable).")
+@_project_option
+def lint(source: str, fmt: str, severities: tuple[str, ...], project_dir: str | None) -> None:
+    """Check the declared contracts before a release: every numeric column declares a unit,
+    every timestamp a time zone, every categorical column its code set, every resource an
+    owner. Exit 1 when a rule at level error finds something.
+    """
+    from dlt_contract_ops.contracts.lint_render import render_lint
+    from dlt_contract_ops.contracts.service import lint as run_lint
+    from dlt_contract_ops.errors import ContractOpsError
+
+    try:
+        report, locations = run_lint(source, severities=severities, project_dir=project_dir)
+    except ContractOpsError as exc:
+        _fail(exc)
+        return
+    click.echo(render_lint(report, fmt, locations), nl=False)
+    sys.exit(EXIT_BLOCKED if report.failed else EXIT_READY)
+
+
+@contract.command()
+@click.option("-s", "--source", "sources", required=True, multiple=True, metavar="NAME",
+              help="A source declared in [sources.NAME.contract_ops]; repeatable.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="text for people; json as `reconcile --format json`.")
+@click.option("--dry-run", is_flag=True, help="Print and return findings; emit no alerts.")
+@click.option("--fail-on-drift", is_flag=True, help="Exit 3 when the data breaks a contract.")
+@_project_option
+def verify(
+    sources: tuple[str, ...], fmt: str, dry_run: bool, fail_on_drift: bool,
+    project_dir: str | None,
+) -> None:
+    """Check the live data against the models' declared semantics (read-only).
+
+    One aggregate query per table: NULLs in required columns, values outside code sets and
+    ranges, text not matching patterns, duplicate keys. Findings go to the alert sinks like
+    reconcile's; exit codes as reconcile's (1 a source errored, 2 usage, 3 --fail-on-drift).
+    """
+    from dlt_contract_ops.commands.reconcile import finish, sweep
+    from dlt_contract_ops.contracts.verify import verify_text
+    from dlt_contract_ops.reconcile import run
+    from dlt_contract_ops.render import to_json
+
+    # reconcile's sweep: SIGTERM unwinds it, a configuration error exits 2
+    results, interrupted = sweep(
+        lambda: run(list(sources), detectors=("contract",), dry_run=dry_run,
+                    project_dir=project_dir)
+    )
+    text = to_json(results) + "\n" if fmt == "json" else verify_text(results, dry_run=dry_run)
+    click.echo(text, nl=False)
+    finish(results, interrupted, fail_on_drift=fail_on_drift)
