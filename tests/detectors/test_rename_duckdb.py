@@ -15,7 +15,7 @@ from dlt_contract_ops.reconcile import run
 from tests.projects import Project
 
 SOURCE = """
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta, timezone
 from typing import Optional
 
 import dlt
@@ -29,9 +29,11 @@ class Order(BaseModel):
 
 
 @dlt.resource(columns=Order, write_disposition="append", schema_contract={"columns": "evolve"})
-def orders(start=0, n=20, field="order_date", as_text=False):
+def orders(start=0, n=20, field="order_date", as_text=False, stamp=False):
     for i in range(start, start + n):
         row = {"id": i, "amount": 100 + i}
+        if stamp:
+            row["loaded_at"] = datetime.now(timezone.utc)
         if field:
             day = date(2026, 3, 1) + timedelta(days=i % 20)
             row[field] = day.isoformat() if as_text else day
@@ -39,8 +41,8 @@ def orders(start=0, n=20, field="order_date", as_text=False):
 
 
 @dlt.source(name="shop")
-def shop(start=0, n=20, field="order_date", as_text=False):
-    return orders(start, n, field, as_text)
+def shop(start=0, n=20, field="order_date", as_text=False, stamp=False):
+    return orders(start, n, field, as_text, stamp)
 """
 
 DB = "shop_pipe.duckdb"
@@ -67,6 +69,11 @@ def _load(project: Project, days_ago: float, **kwargs: Any) -> None:
         with duckdb.connect(str(project.root / DB)) as con:
             newest = con.execute(f"SELECT MAX(_dlt_load_id) FROM {DATASET}.orders").fetchone()[0]
             stamp = f"{time.time() - days_ago * 86400:.7f}"
+            if kwargs.get("stamp"):  # the stamped time axis moves back with its load
+                con.execute(
+                    f"UPDATE {DATASET}.orders SET loaded_at = loaded_at - INTERVAL "
+                    f"{int(days_ago * 24)} HOUR WHERE _dlt_load_id = ?", [newest]
+                )
             con.execute(f"UPDATE {DATASET}.orders SET _dlt_load_id = ? WHERE _dlt_load_id = ?",
                         [stamp, newest])
 
@@ -138,3 +145,20 @@ def test_min_confidence_is_a_setting(shop: Project) -> None:
     found = _findings(shop)
     assert found["rename"] == []
     assert len(found["removal"]) == 1
+
+
+def test_the_handoff_is_read_on_load_ids_when_the_axis_is_a_timestamp(shop: Project) -> None:
+    """The handoff query bounds `_dlt_load_id`, not the table's timestamp axis (it compared
+    a load id with a timestamp: "Cannot compare VARCHAR and TIMESTAMPTZ")."""
+    project_config = shop.root / ".dlt" / "config.toml"
+    text = project_config.read_text().replace(
+        "alert_sinks = []", 'alert_sinks = []\nload_timestamp_column = "loaded_at"'
+    )
+    project_config.write_text(text)
+    _load(shop, 3, start=0, stamp=True)
+    _load(shop, 0, start=100, field="sale_date", stamp=True)
+    results = run(["shop"], detectors=("additive", "removal", "missing", "type", "rename"),
+                  dry_run=True, project_dir=shop.root)
+    assert [r.error for r in results] == [None] * len(results)
+    [rename] = [f for r in results if r.detector == "rename" for f in r.findings]
+    assert (rename.renamed_from, rename.renamed_to) == ("order_date", "sale_date")
