@@ -165,6 +165,32 @@ def check(
 
 
 @contract.command()
+@click.option("-s", "--source", required=True, metavar="NAME",
+              help="A source declared in [sources.NAME.contract_ops].")
+@_format_option
+@click.option("--severity", "severities", multiple=True, metavar="RULE=LEVEL",
+              help="Set a lint rule to error, warning or off, e.g. "
+                   "`lint.owner_missing=error` (repeatable).")
+@_project_option
+def lint(source: str, fmt: str, severities: tuple[str, ...], project_dir: str | None) -> None:
+    """Check the declared contracts before a release: every numeric column declares a unit,
+    every timestamp a time zone, every categorical column its code set, every resource an
+    owner. Exit 1 when a rule at level error finds something.
+    """
+    from dlt_contract_ops.contracts.lint_render import render_lint
+    from dlt_contract_ops.contracts.service import lint as run_lint
+    from dlt_contract_ops.errors import ContractOpsError
+
+    try:
+        report, locations = run_lint(source, severities=severities, project_dir=project_dir)
+    except ContractOpsError as exc:
+        _fail(exc)
+        return
+    click.echo(render_lint(report, fmt, locations), nl=False)
+    sys.exit(EXIT_BLOCKED if report.failed else EXIT_READY)
+
+
+@contract.command()
 @click.option("-s", "--source", "sources", required=True, multiple=True, metavar="NAME",
               help="A source declared in [sources.NAME.contract_ops]; repeatable.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",

@@ -9,9 +9,9 @@ import inspect
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dlt_contract_ops.contracts.extract import contract_from_model, field_columns, resource_hints
 from dlt_contract_ops.contracts.gate import (
@@ -34,6 +34,9 @@ from dlt_contract_ops.contracts.store import (
     write_release,
 )
 from dlt_contract_ops.errors import SnapshotError
+
+if TYPE_CHECKING:
+    from dlt_contract_ops.contracts.lint import LintReport
 
 
 @dataclass(frozen=True)
@@ -210,3 +213,19 @@ def check(
     report = GateReport(assessments, kind="check")
     notes = current.notes + unused_waivers(report, accepted)
     return GateReport(assessments, notes, kind="check"), current.locations
+
+
+def lint(
+    source: str,
+    *,
+    severities: Sequence[str] = (),
+    project_dir: str | os.PathLike[str] | None = None,
+) -> tuple[LintReport, Locations]:
+    """Lint the contracts the current models of `source` declare; `severities` are
+    `RULE=LEVEL` overrides (`lint.owner_missing=error`)."""
+    from dlt_contract_ops.contracts.lint import lint_resources, parse_levels
+
+    levels = parse_levels(severities)  # a typo fails before the source is built
+    current = current_contracts(source, project_dir)
+    report = lint_resources(source, current.resources, levels)
+    return replace(report, notes=current.notes), current.locations

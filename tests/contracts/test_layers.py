@@ -8,7 +8,7 @@ import textwrap
 
 BLOCKED = ("duckdb", "psycopg2", "sentry_sdk", "click", "pymysql", "sqlalchemy")
 PURE = ("rules", "model", "diff", "gate", "canonical", "waivers", "semantics", "extract",
-        "render", "ci")
+        "render", "ci", "units", "timezones", "constraints", "lint", "lint_render")
 
 _PROBE = """
 import datetime as dt, importlib, importlib.abc, sys
