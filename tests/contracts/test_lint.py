@@ -236,3 +236,14 @@ def test_cli_snapshot_records_dlt_key_hints(project: Project) -> None:
     assert check.returncode == 1, check.stdout + check.stderr
     assert "primary_key.changed" in check.stdout
     assert "(order_id) → (order_id, status)" in check.stdout
+
+
+def test_every_lint_rule_is_documented_with_its_default() -> None:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "contracts.md").read_text("utf-8")
+    for rule in LintRule:
+        row = next((line for line in text.splitlines() if line.startswith(f"| `{rule.rule_id}`")),
+                   None)
+        assert row is not None, rule.rule_id
+        assert f"| {rule.default} |" in row
