@@ -3,7 +3,8 @@
 Two names are the same zone when the time zone database holds the same rules under both (a
 link such as `US/Eastern` → `America/New_York`), read through `zoneinfo`'s own search path.
 Fixed offsets are written `+05:30`; `Z` and `+00:00` are UTC (RFC 3339). `-00:00` keeps its
-RFC 3339 meaning, "offset unknown", and equals only itself.
+RFC 3339 meaning, "offset unknown", and equals only itself; so does `local`, a wall-clock time
+whose zone nobody promises (declared, so that losing a real zone is a visible change).
 
 Reads the time zone database when asked (never on import); the answers are cached.
 """
@@ -35,6 +36,8 @@ def timezone_identity(name: str) -> str:
     False
     """
     text = name.strip()
+    if text == "local":
+        return "local"
     if text in _UTC_SPELLINGS:
         text = "UTC"
     offset = _OFFSET.match(text)
@@ -98,4 +101,7 @@ def _hint(key: str) -> str:
     close = folded or difflib.get_close_matches(key, known, n=1, cutoff=0.8)
     if close:
         return f". Did you mean `{close[0]}`?"
-    return ". Use an IANA name (`UTC`, `Europe/Berlin`) or a fixed offset (`+05:30`)."
+    return (
+        ". Use an IANA name (`UTC`, `Europe/Berlin`), a fixed offset (`+05:30`), or `local` for "
+        "a wall-clock time in no promised zone."
+    )

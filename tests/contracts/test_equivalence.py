@@ -58,6 +58,8 @@ ZONES: list[tuple[str, str, bool]] = [
     ("UTC", "GMT", False),  # two zones in the database, though both are offset zero
     ("UTC", "Europe/London", False),
     ("-00:00", "+00:00", False),  # RFC 3339: offset unknown
+    ("local", "local", True),  # a wall-clock time in no promised zone
+    ("local", "UTC", False),
     ("UTC", "local_no_offset", False),  # unknown text compares as text
 ]
 
