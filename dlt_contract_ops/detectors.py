@@ -104,6 +104,14 @@ DETECTORS: tuple[Detector, ...] = (
         # rule index of every earlier detector stays put.
         reconcile=False,
     ),
+    Detector(
+        "distribution",
+        "dlt_contract_ops.runners.distribution:run_distribution",
+        "per-load shifts in NULL rate, distinct count and category shares (load profiles)",
+        flag="--include-distribution",
+        quiet_when_clean=True,
+        # registered after `contract`, so every earlier SARIF rule index stays put
+    ),
 )
 
 
@@ -112,7 +120,7 @@ def detector_names() -> tuple[str, ...]:
     """Every registered detector name, in output order.
 
     >>> detector_names()
-    ('additive', 'removal', 'missing', 'type', 'rename', 'gate', 'contract')
+    ('additive', 'removal', 'missing', 'type', 'rename', 'gate', 'contract', 'distribution')
     """
     return tuple(d.name for d in DETECTORS)
 

@@ -72,6 +72,9 @@ class DriftFinding(BaseModel):
     #: declared semantics the data breaks (`drift_type: "contract"`): per violated rule,
     #: `{column, rule, count, examples, declared}`
     violations: list[dict[str, Any]] | None = None
+    #: shifted per-load metrics (`drift_type: "distribution"`): per metric,
+    #: `{column, metric, category, baseline, current, change}`
+    metrics: list[dict[str, Any]] | None = None
 
     _drift_type = field_validator("drift_type")(_registered)
 
@@ -144,7 +147,7 @@ FINDING_KEYS: tuple[str, ...] = (
 #: detector-specific finding keys: in the document only when the detector set them
 OPTIONAL_FINDING_KEYS: tuple[str, ...] = (
     "coverage", "expected_types", "sample_error", "alert", "ack", "renamed_from", "renamed_to",
-    "handoff_load", "confidence", "reasons", "components", "violations",
+    "handoff_load", "confidence", "reasons", "components", "violations", "metrics",
 )
 
 

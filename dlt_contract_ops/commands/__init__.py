@@ -16,6 +16,7 @@ from dlt_contract_ops.commands.contract import contract
 from dlt_contract_ops.commands.gate import gate
 from dlt_contract_ops.commands.init import init
 from dlt_contract_ops.commands.list_sinks import sinks
+from dlt_contract_ops.commands.profile import profile, profiles
 from dlt_contract_ops.commands.reconcile import reconcile
 from dlt_contract_ops.commands.report import report
 from dlt_contract_ops.commands.validate import validate
@@ -39,5 +40,6 @@ def main(verbose: bool) -> None:
     _setup_logging(verbose)
 
 
-for _command in (reconcile, validate, sinks, contract, gate, ack, acks, unack, report, init):
+for _command in (reconcile, validate, sinks, contract, gate, ack, acks, unack, report, init,
+                 profile, profiles):
     main.add_command(_command)

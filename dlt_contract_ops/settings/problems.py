@@ -14,6 +14,7 @@ from dlt_contract_ops.settings.files import dig, toml_files
 from dlt_contract_ops.settings.keys import closest, unknown_key_messages
 from dlt_contract_ops.settings.specs import (
     DEDUP_KEYS,
+    DISTRIBUTION_KEYS,
     GATE_KEYS,
     PROJECT_KEYS,
     REMOVAL_KEYS,
@@ -29,6 +30,7 @@ _PROJECT_SUBTABLES: dict[str, frozenset[str] | None] = {
     "dedup": DEDUP_KEYS,
     "gate": GATE_KEYS,
     "rename": RENAME_KEYS,
+    "distribution": DISTRIBUTION_KEYS,
     "alert_sink": None,
 }
 _SOURCE_SUBTABLES: dict[str, frozenset[str] | None] = {"removal": REMOVAL_KEYS, "gate": GATE_KEYS}

@@ -27,10 +27,12 @@ from dlt_contract_ops.core.removal import (
     DEFAULT_RECENT_WINDOW,
 )
 from dlt_contract_ops.errors import ConfigError, UnknownSourceError
+from dlt_contract_ops.profiles.compare import DistributionRule
 from dlt_contract_ops.settings.duration import parse_duration
 from dlt_contract_ops.settings.files import env_name, locate
 from dlt_contract_ops.settings.specs import (
     DedupSpec,
+    DistributionSpec,
     ProjectSpec,
     RemovalSpec,
     SourceSpec,
@@ -44,6 +46,8 @@ DEFAULT_RENAME_MIN_CONFIDENCE = 0.6
 #: the additive sample query reads rows this recent, at most this many (the newest)
 DEFAULT_SAMPLE_WINDOW = 30 * 86400.0
 DEFAULT_SAMPLE_ROWS = 10_000
+#: load profiles older than this are pruned from the profile store
+DEFAULT_PROFILE_RETENTION = 90 * 86400.0
 
 _Spec = TypeVar("_Spec")
 
@@ -158,6 +162,9 @@ class ProjectSettings:
     rename_min_confidence: float = DEFAULT_RENAME_MIN_CONFIDENCE
     sample_window: float = DEFAULT_SAMPLE_WINDOW
     sample_rows: int = DEFAULT_SAMPLE_ROWS
+    profile_store: Path | None = None  # None: `<dlt data dir>/contract_ops/profiles.duckdb`
+    profile_retention: float = DEFAULT_PROFILE_RETENTION
+    distribution: DistributionRule = field(default_factory=DistributionRule)
 
 
 @dataclass(frozen=True)
@@ -175,6 +182,10 @@ class SourceSettings:
     #: from the project settings: how far back and how many rows the sample query reads
     sample_window: float = DEFAULT_SAMPLE_WINDOW
     sample_rows: int = DEFAULT_SAMPLE_ROWS
+    #: from the project settings: the load profile store and the distribution rule
+    profile_store: Path | None = None
+    profile_retention: float = DEFAULT_PROFILE_RETENTION
+    distribution: DistributionRule = field(default_factory=DistributionRule)
 
 
 # -- resolution -----------------------------------------------------------------------------
@@ -246,7 +257,8 @@ def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
 
     from dlt_contract_ops.settings.problems import not_a_table, raise_problems, table_problems
 
-    for section in (PROJECT_SECTION, f"{PROJECT_SECTION}.removal", f"{PROJECT_SECTION}.dedup"):
+    for section in (PROJECT_SECTION, f"{PROJECT_SECTION}.removal", f"{PROJECT_SECTION}.dedup",
+                    f"{PROJECT_SECTION}.distribution"):
         raise_problems([m for m in [not_a_table(section)] if m])
     if check_keys:
         raise_problems(table_problems(PROJECT_SECTION))
@@ -264,6 +276,7 @@ def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
     run_dir = dlt.current.run_context().run_dir
     state_file = as_text(d.state_file, f"{p}.dedup.state_file")
     state = Path(run_dir, os.path.expanduser(state_file)) if state_file else None
+    profile_store = as_text(spec.profile_store, f"{p}.profile_store")
     return ProjectSettings(
         alert_sinks=sinks,
         injected_columns=as_names(spec.injected_columns, f"{p}.injected_columns"),
@@ -291,6 +304,48 @@ def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
             else _duration(spec.sample_window, f"{p}.sample_window").total_seconds()
         ),
         sample_rows=_positive_int(spec.sample_rows, f"{p}.sample_rows", DEFAULT_SAMPLE_ROWS),
+        profile_store=(
+            Path(run_dir, os.path.expanduser(profile_store)) if profile_store else None
+        ),
+        profile_retention=(
+            DEFAULT_PROFILE_RETENTION if spec.profile_retention is None
+            else _duration(spec.profile_retention, f"{p}.profile_retention").total_seconds()
+        ),
+        distribution=_distribution(spec.distribution, f"{p}.distribution"),
+    )
+
+
+def _distribution(spec: DistributionSpec, section: str) -> DistributionRule:
+    """`[contract_ops.distribution]` over the defaults (`profiles.compare.DEFAULT_*`)."""
+    base = DistributionRule()
+
+    def number(key: str, default: float) -> float:
+        value = getattr(spec, key)
+        if value is None:
+            return default
+        try:
+            out = float(value)
+        except (TypeError, ValueError):
+            out = -1.0
+        if isinstance(value, bool) or not 0.0 <= out < float("inf"):
+            raise ConfigError(f"{where(f'{section}.{key}')} must be a number >= 0, got {value!r}.")
+        return out
+
+    return DistributionRule(
+        baseline_loads=_positive_int(spec.baseline_loads, f"{section}.baseline_loads",
+                                     base.baseline_loads),
+        baseline_window=(
+            base.baseline_window if spec.baseline_window is None
+            else _duration(spec.baseline_window, f"{section}.baseline_window")
+        ),
+        min_baseline_loads=_positive_int(spec.min_baseline_loads,
+                                         f"{section}.min_baseline_loads",
+                                         base.min_baseline_loads),
+        max_categories=_positive_int(spec.max_categories, f"{section}.max_categories",
+                                     base.max_categories),
+        threshold=number("threshold", base.threshold),
+        min_change=as_fraction(spec.min_change, f"{section}.min_change")
+        if spec.min_change is not None else base.min_change,
     )
 
 
@@ -350,6 +405,9 @@ def load_source_settings(
         removal=_removal(spec.removal, project.removal, f"{base}.removal"),
         sample_window=project.sample_window,
         sample_rows=project.sample_rows,
+        profile_store=project.profile_store,
+        profile_retention=project.profile_retention,
+        distribution=project.distribution,
     )
 
 

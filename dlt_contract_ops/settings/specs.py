@@ -56,6 +56,18 @@ class GateSpec(BaseConfiguration):
 
 
 @configspec
+class DistributionSpec(BaseConfiguration):
+    """`[contract_ops.distribution]`: the distribution detector's baseline and rule."""
+
+    baseline_loads: Optional[int] = None  # noqa: UP045
+    baseline_window: Optional[Any] = None  # noqa: UP045
+    min_baseline_loads: Optional[int] = None  # noqa: UP045
+    max_categories: Optional[int] = None  # noqa: UP045
+    threshold: Optional[Any] = None  # noqa: UP045
+    min_change: Optional[Any] = None  # noqa: UP045
+
+
+@configspec
 class ProjectSpec(BaseConfiguration):
     """`[contract_ops]`: project-wide settings."""
 
@@ -66,10 +78,13 @@ class ProjectSpec(BaseConfiguration):
     lock_timeout: Optional[Any] = None  # noqa: UP045
     sample_window: Optional[Any] = None  # noqa: UP045
     sample_rows: Optional[int] = None  # noqa: UP045
+    profile_store: Optional[Any] = None  # noqa: UP045
+    profile_retention: Optional[Any] = None  # noqa: UP045
     removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     dedup: DedupSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     rename: RenameSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
+    distribution: DistributionSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     #: per-sink option tables, read by `sinks.options` with provenance and secret rules
     alert_sink: Optional[dict[str, Any]] = None  # noqa: UP045
 
@@ -99,3 +114,4 @@ REMOVAL_KEYS = fields_of(RemovalSpec)
 DEDUP_KEYS = fields_of(DedupSpec)
 GATE_KEYS = fields_of(GateSpec)
 RENAME_KEYS = fields_of(RenameSpec)
+DISTRIBUTION_KEYS = fields_of(DistributionSpec)

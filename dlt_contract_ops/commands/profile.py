@@ -1,0 +1,68 @@
+"""`dlt-contract-ops profile` (per-load history) and `profiles rebuild` (drop a source's)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from dlt_contract_ops.commands.common import project_dir_option, usage_error
+
+
+@click.command()
+@click.option("-s", "--source", required=True, metavar="NAME",
+              help="A source declared in [sources.NAME.contract_ops].")
+@click.option("--table", default=None, metavar="T", help="Only this table.")
+@click.option("--column", default=None, metavar="C", help="Only this column.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@project_dir_option
+def profile(
+    source: str, table: str | None, column: str | None, fmt: str, project_dir: str | None
+) -> None:
+    """Profile the source's new loads, then print each root table's per-load history:
+    rows, and per column NULL rate, approximate distinct count, min/max and category shares."""
+    from dlt_contract_ops.errors import ConfigError
+    from dlt_contract_ops.profiles.service import profile_history
+
+    try:
+        history = profile_history(source, project_dir=project_dir, table=table, column=column)
+    except ConfigError as exc:
+        usage_error(exc)
+    if fmt == "json":
+        click.echo(json.dumps({"source": source, "tables": history}, indent=2,
+                              ensure_ascii=False))
+        return
+    for name, rows in history.items():
+        click.echo(f"Table: {name}  |  loads: {len({r['load_id'] for r in rows})}")
+        for r in rows:
+            shares = r["categories"]
+            cats = (
+                "  " + ", ".join(f"{k}={v:.1%}" for k, v in shares.items()) if shares else ""
+            )
+            span = f"  [{r['min']} .. {r['max']}]" if r["min"] is not None else ""
+            click.echo(
+                f"  {r['load_id']}  rows={r['rows']}  {r['column']}: "
+                f"null={r['null_rate']:.1%} distinct={r['distinct_count']}{span}{cats}"
+            )
+
+
+@click.group()
+def profiles() -> None:
+    """Manage the local load profile store."""
+
+
+@profiles.command()
+@click.option("-s", "--source", required=True, metavar="NAME",
+              help="A source declared in [sources.NAME.contract_ops].")
+@project_dir_option
+def rebuild(source: str, project_dir: str | None) -> None:
+    """Drop the source's stored profiles; the next sweep profiles its tables afresh."""
+    from dlt_contract_ops.errors import ConfigError
+    from dlt_contract_ops.profiles.service import rebuild_profiles
+
+    try:
+        dropped = rebuild_profiles(source, project_dir=project_dir)
+    except ConfigError as exc:
+        usage_error(exc)
+    click.echo(f"Dropped {dropped} load profile(s) of source `{source}`.")

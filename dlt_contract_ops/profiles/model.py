@@ -1,0 +1,62 @@
+"""The values a load profile is made of: one load of one table, and its columns.
+
+Pure and frozen: the store reads and writes them, the query module builds them from rows,
+the comparison reads them. A load id is dlt's `_dlt_load_id` (epoch seconds as text).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ColumnProfile:
+    """One column in one load: non-NULL count, approximate distinct count, min/max (numbers
+    and times, as text), and the value counts of a categorical column.
+
+    `categories` is None when the values were not collected (the column was not categorical
+    in that load); when set it holds every value of the load (`complete`), or only the
+    most frequent ones (`complete=False`: a value missing from it may still occur).
+    """
+
+    column: str
+    non_null: int
+    distinct: int | None = None
+    min_value: str | None = None
+    max_value: str | None = None
+    categories: dict[str, int] | None = None
+    complete: bool = True
+
+
+@dataclass(frozen=True)
+class LoadProfile:
+    """One dlt load of one table: its row count and its columns' profiles."""
+
+    load_id: str
+    rows: int
+    columns: dict[str, ColumnProfile] = field(default_factory=dict)
+
+    @property
+    def load_time(self) -> float:
+        """The load's start as epoch seconds (0.0 for an id that is not one)."""
+        try:
+            return float(self.load_id)
+        except ValueError:
+            return 0.0
+
+    def null_rate(self, column: str) -> float | None:
+        """NULLs over rows, in [0, 1]; None when the column was not profiled in this load."""
+        c = self.columns.get(column)
+        if c is None or self.rows <= 0:
+            return None
+        return max(0.0, min(1.0, 1.0 - c.non_null / self.rows))
+
+    def shares(self, column: str) -> dict[str, float] | None:
+        """Each collected category's share of the load's non-NULL values."""
+        c = self.columns.get(column)
+        if c is None or c.categories is None:
+            return None
+        total = c.non_null or sum(c.categories.values())
+        if total <= 0:
+            return {}
+        return {v: n / total for v, n in c.categories.items()}

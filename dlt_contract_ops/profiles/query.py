@@ -1,0 +1,227 @@
+"""The profile queries, as sqlglot expressions the adapter renders and runs.
+
+Per table and sweep, ONE profile query grouped by `_dlt_load_id`: rows, and per declared
+column its non-NULL count, approximate distinct count and (numbers, times) min and max, for
+the loads after the last profiled one (a bound parameter, so a warehouse partitioned or
+clustered on the load id prunes). The same query carries one more row, `UNION ALL`ed: the
+row count of the loads already profiled, which is how a merge or replace that rewrote them
+shows (dlt never adds rows to an earlier load, so an equal count means nothing was rewritten).
+
+Category shares need the values themselves, grouped by (load, column, value). They cannot
+ride in the profile query's `GROUP BY _dlt_load_id` without one `COUNT(CASE ...)` per value
+known beforehand, and which columns are categorical is only known after the distinct counts
+came back. So a table with categorical columns gets ONE second query: a `UNION ALL` of one
+grouped branch per categorical column, each bounded to the loads in which it is categorical
+(`_dlt_load_id IN (...)`), so no branch returns more than about `max_categories` rows per load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from decimal import Decimal
+from typing import Any, Literal
+
+from sqlglot import exp
+
+from dlt_contract_ops.destinations.sql import col
+from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
+
+LOAD_ID = "_dlt_load_id"
+#: dialects whose own approximate distinct count sqlglot renders from `exp.ApproxDistinct`;
+#: elsewhere (PostgreSQL, SQLite, MySQL have none) an exact `COUNT(DISTINCT ...)`
+APPROX_DIALECTS = frozenset(
+    {"duckdb", "bigquery", "snowflake", "databricks", "spark", "clickhouse", "redshift",
+     "trino", "presto", "athena"}
+)
+
+ColumnKind = Literal["number", "time", "category", "other"]
+
+
+@dataclass(frozen=True)
+class ProfiledColumn:
+    """A declared column to profile: its name as stored, what kind of values it holds, and
+    its model's code set (`Literal`/`Enum`), if any."""
+
+    name: str
+    kind: ColumnKind
+    codes: tuple[str, ...] | None = None
+
+    @property
+    def ranged(self) -> bool:
+        return self.kind in ("number", "time")
+
+    @property
+    def counted(self) -> bool:
+        """Whether its distinct count is read (not for json and binary values)."""
+        return self.kind != "other" or self.codes is not None
+
+
+def kind_of(dlt_type: str | None) -> ColumnKind:
+    """How a dlt data type is profiled.
+
+    >>> [kind_of(t) for t in ("bigint", "timestamp", "text", "json")]
+    ['number', 'time', 'category', 'other']
+    """
+    if dlt_type in ("bigint", "double", "decimal", "wei"):
+        return "number"
+    if dlt_type in ("timestamp", "date", "time"):
+        return "time"
+    if dlt_type in ("text", "bool"):
+        return "category"
+    return "other"
+
+
+def approx_distinct(column: str, dialect: str) -> exp.Expression:
+    if dialect in APPROX_DIALECTS:
+        return exp.ApproxDistinct(this=col(column))
+    return exp.Count(this=exp.Distinct(expressions=[col(column)]))
+
+
+def _aggregates(columns: Sequence[ProfiledColumn], dialect: str) -> list[exp.Expression]:
+    out: list[exp.Expression] = [exp.Count(this=exp.Star())]
+    for c in columns:
+        out.append(exp.Count(this=col(c.name)))
+        if c.counted:
+            out.append(approx_distinct(c.name, dialect))
+        if c.ranged:
+            out += [exp.Min(this=col(c.name)), exp.Max(this=col(c.name))]
+    return out
+
+
+def profile_query(
+    table: exp.Table, columns: Sequence[ProfiledColumn], dialect: str, *, bounded: bool
+) -> exp.Expression:
+    """The profile query (see the module docstring). With `bounded`, three parameters: the
+    last profiled load id (loads after it are profiled), then the first and the last
+    profiled load id (the rows between them are counted; older ones were pruned).
+    Unbounded (a first or a full profile) it takes none and has no count row.
+
+    Rows: `load id, rows, then per column non-NULL, [distinct], [min, max]`; the count row
+    has a NULL load id and NULL aggregates."""
+    select = [col(LOAD_ID), *_aggregates(columns, dialect)]
+    q = exp.select(*select).from_(table.copy())
+    if not bounded:
+        return q.group_by(col(LOAD_ID))
+    q = q.where(exp.GT(this=col(LOAD_ID), expression=exp.Placeholder())).group_by(col(LOAD_ID))
+    width = len(select) - 2
+    before = exp.select(
+        exp.Null(), exp.Count(this=exp.Star()), *[exp.Null() for _ in range(width)]
+    ).from_(table.copy()).where(exp.Between(this=col(LOAD_ID), low=exp.Placeholder(),
+                                            high=exp.Placeholder()))
+    return exp.union(q, before, distinct=False)
+
+
+def history_query(
+    table: exp.Table, columns: Sequence[ProfiledColumn], dialect: str
+) -> exp.Expression:
+    """The profile of each load from a given load id on (one parameter), oldest first: a
+    finding's `reproduce`, to paste into the destination's console."""
+    return (
+        exp.select(col(LOAD_ID), *_aggregates(columns, dialect))
+        .from_(table.copy())
+        .where(exp.GTE(this=col(LOAD_ID), expression=exp.Placeholder()))
+        .group_by(col(LOAD_ID))
+        .order_by(col(LOAD_ID))
+    )
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    return str(value)
+
+
+def read_profiles(
+    rows: Sequence[Sequence[Any]], columns: Sequence[ProfiledColumn]
+) -> tuple[list[LoadProfile], int | None]:
+    """The profiled loads (oldest first) and the row count of the loads already profiled
+    (None when the query had no count row)."""
+    loads: list[LoadProfile] = []
+    before: int | None = None
+    for row in rows:
+        if row[0] is None:
+            before = int(row[1] or 0)
+            continue
+        i = 2
+        profiles: dict[str, ColumnProfile] = {}
+        for c in columns:
+            non_null = int(row[i] or 0)
+            i += 1
+            distinct = None
+            if c.counted:
+                distinct = int(row[i] or 0)
+                i += 1
+            low = high = None
+            if c.ranged:
+                low, high = _text(row[i]), _text(row[i + 1])
+                i += 2
+            profiles[c.name] = ColumnProfile(c.name, non_null, distinct, low, high)
+        loads.append(LoadProfile(str(row[0]), int(row[1] or 0), profiles))
+    return sorted(loads, key=lambda p: p.load_id), before
+
+
+def category_plan(
+    loads: Sequence[LoadProfile], columns: Sequence[ProfiledColumn], max_categories: int
+) -> list[tuple[ProfiledColumn, list[str]]]:
+    """Per categorical column, the loads whose values are collected: every load for a
+    declared code set, else the loads where the column holds at most `max_categories`
+    distinct values (approximately; the exact count is checked when reading)."""
+    plan = []
+    for c in columns:
+        if c.codes is None and c.kind != "category":
+            continue
+        wanted = [
+            p.load_id for p in loads
+            if (cp := p.columns.get(c.name)) is not None and cp.non_null
+            and (c.codes is not None or (cp.distinct or 0) <= max_categories)
+        ]
+        if wanted:
+            plan.append((c, wanted))
+    return plan
+
+
+def category_query(
+    table: exp.Table, plan: Sequence[tuple[ProfiledColumn, Sequence[str]]]
+) -> tuple[exp.Expression, list[Any]]:
+    """The category query: `(column index, load id, value as text, rows)` per (load, column,
+    value), one `UNION ALL` branch per planned column; its parameters, in order."""
+    branches: list[exp.Select] = []
+    params: list[Any] = []
+    for i, (c, load_ids) in enumerate(plan):
+        value = exp.Cast(this=col(c.name), to=exp.DataType.build("text"))
+        branch = (
+            exp.select(exp.Literal.number(i), col(LOAD_ID), value, exp.Count(this=exp.Star()))
+            .from_(table.copy())
+            .where(exp.and_(
+                exp.In(this=col(LOAD_ID), expressions=[exp.Placeholder() for _ in load_ids]),
+                exp.Not(this=exp.Is(this=col(c.name), expression=exp.null())),
+            ))
+            .group_by(col(LOAD_ID), col(c.name))
+        )
+        branches.append(branch)
+        params += list(load_ids)
+    query: exp.Expression = branches[0]
+    for branch in branches[1:]:
+        query = exp.union(query, branch, distinct=False)
+    return query, params
+
+
+def read_categories(
+    rows: Sequence[Sequence[Any]], plan: Sequence[tuple[ProfiledColumn, Sequence[str]]]
+) -> dict[tuple[str, str], dict[str, int]]:
+    """(load id, column) -> value -> rows, from the category query's rows."""
+    out: dict[tuple[str, str], dict[str, int]] = {
+        (load_id, c.name): {} for c, load_ids in plan for load_id in load_ids
+    }
+    for index, load_id, value, n in rows:
+        c = plan[int(index)][0]
+        bucket = out.setdefault((str(load_id), c.name), {})
+        key = _text(value) or ""
+        bucket[key] = bucket.get(key, 0) + int(n or 0)
+    return out

@@ -1,0 +1,196 @@
+"""Profile a source's root tables: new loads since the last sweep, rewrites re-profiled.
+
+Per table: ONE profile query (new loads, plus the row count of the profiled ones), ONE
+category query when it has categorical columns, and, only for a table whose profiled loads
+were rewritten (merge, replace), ONE unbounded profile query (+ its category query). Every
+table's new loads are stored in one transaction at the end. Nothing is written to the
+destination: every query goes through the adapter's read-only renderer.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from sqlglot import exp
+
+from dlt_contract_ops.core.columns import ExpectedTable, LiveTable
+from dlt_contract_ops.profiles.model import LoadProfile
+from dlt_contract_ops.profiles.query import (
+    LOAD_ID,
+    ProfiledColumn,
+    category_plan,
+    category_query,
+    kind_of,
+    profile_query,
+    read_categories,
+    read_profiles,
+)
+from dlt_contract_ops.profiles.store import ProfileStore, Scope, TableUpdate, default_store
+
+if TYPE_CHECKING:
+    from dlt_contract_ops.context import SourceContext
+    from dlt_contract_ops.settings.project import SourceSettings
+
+log = logging.getLogger("dlt_contract_ops")
+#: a declared code set's values collected per load at most (beyond: the most frequent)
+MAX_DECLARED_VALUES = 1000
+
+
+@dataclass
+class TableProfiles:
+    """One root table after a sweep: every stored load (oldest first), what was queried."""
+
+    expected: ExpectedTable
+    table: exp.Table
+    columns: list[ProfiledColumn]
+    history: list[LoadProfile] = field(default_factory=list)
+    new_loads: int = 0
+    rewritten: bool = False
+    error: Exception | None = None
+
+    @property
+    def codes(self) -> dict[str, tuple[str, ...]]:
+        return {c.name: c.codes for c in self.columns if c.codes is not None}
+
+
+def store_of(settings: SourceSettings, lock_timeout: float = 30.0) -> ProfileStore:
+    """The configured profile store, else the default one in dlt's data dir."""
+    import dlt
+
+    path = settings.profile_store or default_store(dlt.current.run_context().data_dir)
+    return ProfileStore(path, lock_timeout)
+
+
+def scope_of(ctx: SourceContext) -> Scope:
+    return Scope(ctx.target.destination_type, str(getattr(ctx.adapter, "location", "")),
+                 ctx.adapter.dataset)
+
+
+def _codes(ctx: SourceContext, expected: ExpectedTable) -> dict[str, tuple[str, ...]]:
+    model = ctx.built.models.get(expected.resource)
+    if model is None:
+        return {}
+    from dlt_contract_ops.contracts.extract import contract_from_model
+
+    try:
+        contract = contract_from_model(ctx.name, expected, model, ctx.built.naming)
+    except Exception as exc:  # a declaration the extraction refuses: counts decide then
+        log.debug("code sets of `%s` unreadable: %s", expected.resource, exc)
+        return {}
+    return {c.name: c.categories for c in contract.columns if c.categories}
+
+
+def plan_columns(ctx: SourceContext, expected: ExpectedTable, live: LiveTable
+                 ) -> list[ProfiledColumn]:
+    """The declared columns the live table has, minus injected and dlt's own."""
+    from dlt_contract_ops.core.declared import type_reader
+
+    read = type_reader(ctx.adapter.type_mapper())
+    ignored = ctx.ignored()
+    codes = _codes(ctx, expected)
+    return [
+        ProfiledColumn(c.name, kind_of(read(live.columns[c.name].data_type)), codes.get(c.name))
+        for c in sorted(expected.columns, key=lambda c: c.name)
+        if live.has(c.name) and c.name not in ignored and not c.name.startswith("_dlt_")
+    ]
+
+
+def _with_categories(
+    ctx: SourceContext, t: TableProfiles, loads: list[LoadProfile], max_categories: int
+) -> list[LoadProfile]:
+    plan = category_plan(loads, t.columns, max_categories)
+    if not plan:
+        return loads
+    query, params = category_query(t.table, plan)
+    values = read_categories(ctx.adapter.run(query, params, "coverage"), plan)
+    out = []
+    for p in loads:
+        cols = dict(p.columns)
+        for c, load_ids in plan:
+            if p.load_id not in load_ids:
+                continue
+            counts = values.get((p.load_id, c.name), {})
+            limit = MAX_DECLARED_VALUES if c.codes is not None else max_categories
+            complete = len(counts) <= limit
+            if not complete and c.codes is None:
+                continue  # more values than the approximate count said: not categorical here
+            top = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
+            cols[c.name] = replace(cols[c.name], categories=top, complete=complete)
+        out.append(replace(p, columns=cols))
+    return out
+
+
+def profile_source(
+    ctx: SourceContext, settings: SourceSettings, store: ProfileStore | None = None
+) -> list[TableProfiles]:
+    """Profile every root table of the source with a `_dlt_load_id`; store the new loads."""
+    store = store or store_of(settings)
+    scope = scope_of(ctx)
+    rule = settings.distribution
+    tables: list[TableProfiles] = []
+    for expected, live in ctx.present_tables():
+        if not live.has(LOAD_ID):
+            continue
+        columns = plan_columns(ctx, expected, live)
+        t = TableProfiles(expected, ctx.adapter.table(expected.table), columns)
+        t.history = store.history(scope, expected.table)
+        tables.append(t)
+
+    def query_of(t: TableProfiles) -> tuple[exp.Expression, list[Any]]:
+        if not t.history:
+            return profile_query(t.table, t.columns, ctx.adapter.dialect, bounded=False), []
+        first, last = t.history[0].load_id, t.history[-1].load_id
+        query = profile_query(t.table, t.columns, ctx.adapter.dialect, bounded=True)
+        return query, [last, first, last]
+
+    outcomes = ctx.adapter.run_all([query_of(t) for t in tables], "coverage")
+    updates: list[TableUpdate] = []
+    for t, rows in zip(tables, outcomes, strict=True):
+        try:
+            if isinstance(rows, Exception):
+                raise rows
+            loads, before = read_profiles(rows, t.columns)
+            if before is not None and before != sum(p.rows for p in t.history):
+                # a merge or replace rewrote profiled loads: profile the table afresh
+                t.rewritten = True
+                query = profile_query(t.table, t.columns, ctx.adapter.dialect, bounded=False)
+                loads, _ = read_profiles(ctx.adapter.run(query, [], "coverage"), t.columns)
+            loads = _with_categories(ctx, t, loads, rule.max_categories)
+        except Exception as exc:  # this table only: the others are profiled
+            t.error = exc
+            continue
+        t.new_loads = len(loads)
+        if t.rewritten:
+            t.history = loads
+        else:
+            t.history = t.history + loads
+        if loads or t.rewritten:
+            updates.append(TableUpdate(t.expected.table, loads, t.rewritten))
+    now = ctx.now.timestamp() if ctx.now else time.time()
+    cutoff = now - settings.profile_retention
+    store.write(scope, ctx.name, updates, prune_before=cutoff)
+    for t in tables:
+        t.history = [p for p in t.history if p.load_time >= cutoff]
+    return tables
+
+
+def history_rows(history: Sequence[LoadProfile], column: str | None = None) -> list[dict[str, Any]]:
+    """A table's history as flat rows (one per load and column) for `profile` output."""
+    out: list[dict[str, Any]] = []
+    for p in history:
+        for name, c in sorted(p.columns.items()):
+            if column is not None and name != column:
+                continue
+            shares = p.shares(name)
+            out.append({
+                "load_id": p.load_id, "rows": p.rows, "column": name,
+                "null_rate": round(p.null_rate(name) or 0.0, 6), "distinct_count": c.distinct,
+                "min": c.min_value, "max": c.max_value,
+                "categories": None if shares is None
+                else {k: round(v, 6) for k, v in sorted(shares.items())},
+            })
+    return out
