@@ -14,8 +14,8 @@ from dlt_contract_ops.core.removal import (
     WindowCounts,
     detect_dark_columns,
 )
-from dlt_contract_ops.settings import RemovalSettings, parse_duration
 from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.settings import RemovalSettings, parse_duration
 
 
 def _counts(base_rows: int, base_nn: int, recent_rows: int, recent_nn: int) -> WindowCounts:

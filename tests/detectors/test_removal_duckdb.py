@@ -17,8 +17,12 @@ import duckdb
 import pytest
 
 from dlt_contract_ops import detect_removal, reconcile_all
-from dlt_contract_ops.reconcile import ALL_DETECTORS, run
+from dlt_contract_ops.detectors import selected
+from dlt_contract_ops.reconcile import run
 from tests.projects import Project
+
+#: what `--include-removal` runs
+WITH_REMOVAL = selected({"removal"})
 
 SOURCE = """
 from datetime import datetime, timezone
@@ -26,6 +30,7 @@ from typing import List, Optional
 
 import dlt
 from pydantic import BaseModel
+
 
 
 class Event(BaseModel):
@@ -195,7 +200,7 @@ def test_declared_column_not_yet_loaded_and_missing_drift(events_project: Projec
         src.replace("    score: Optional[int] = None\n",
                     "    score: Optional[int] = None\n    region: Optional[str] = None\n", 1)
     )
-    results = run(["events_src"], detectors=ALL_DETECTORS, project_dir=events_project.root)
+    results = run(["events_src"], detectors=WITH_REMOVAL, project_dir=events_project.root)
     by = {r.detector: r for r in results}
     assert [f.columns for f in by["removal"].findings] == [["actor_login"]]
     [missing] = by["missing"].findings
@@ -245,7 +250,7 @@ def test_cli_all_include_removal_json_and_exit_codes(events_project: Project) ->
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["format_version"] == 1
-    assert [r["detector"] for r in doc["results"]] == list(ALL_DETECTORS)
+    assert [r["detector"] for r in doc["results"]] == list(WITH_REMOVAL)
     removal = doc["results"][1]
     assert removal["findings"][0]["coverage"] == {
         "actor_login": {"baseline": 0.8, "recent": 0.0}
@@ -268,5 +273,5 @@ def test_reconcile_all_include_removal_api(events_project: Project) -> None:
     _backdate(events_project)
     _load(events_project, start=100, n=10, dark=True)
     results = reconcile_all(include_removal=True, project_dir=events_project.root)
-    assert [r.detector for r in results] == list(ALL_DETECTORS)
+    assert [r.detector for r in results] == list(WITH_REMOVAL)
     assert [f.columns for f in results[1].findings] == [["actor_login"]]
