@@ -13,7 +13,8 @@ import pytest
 from sqlglot import exp
 
 from dlt_contract_ops.destinations.base import SqlClientAdapter
-from dlt_contract_ops.reconcile import DEFAULT_DETECTORS as DETECTORS, run
+from dlt_contract_ops.reconcile import DEFAULT_DETECTORS as DETECTORS
+from dlt_contract_ops.reconcile import run
 from tests.integration import shop
 from tests.projects import Project
 
