@@ -287,6 +287,22 @@ class SQLiteAdapter(SqlalchemyAdapter):
     def parse_type(self, dialect: Any, db_type: str) -> Any:
         return dialect._resolve_type_affinity(db_type)  # SQLite's own type-name rules
 
+    def reproduce(self, query: exp.Expression, params: Sequence[Any]) -> str:
+        """The SELECT, preceded by the `ATTACH DATABASE` line it needs: dlt keeps each dataset
+        in a file of its own (`<db>__<dataset>.db`), which a fresh `sqlite3` shell has not
+        attached, so the SELECT alone fails with "no such table"."""
+        select = super().reproduce(query, params)
+        client = self._client
+        if client is None or self.dataset in ("main", ""):
+            return select
+        try:
+            path = client._sqlite_dataset_filename(self.dataset)  # dlt's own file naming
+        except Exception:  # an in-memory or unusual database: the SELECT as it is
+            return select
+        literal = exp.Literal.string(str(path)).sql(dialect="sqlite")
+        name = exp.to_identifier(self.live_dataset, quoted=True).sql(dialect="sqlite")
+        return f"ATTACH DATABASE {literal} AS {name};\n{select}"
+
 
 class MySQLAdapter(SqlalchemyAdapter):
     """MySQL and MariaDB: a dataset is a database, `information_schema.columns` filtered on

@@ -89,8 +89,10 @@ def test_reproduce_queries_run_as_pasted(drifted: tuple[Project, Backend, str]) 
     quote = backend.quote
     assert all(f"{quote}{dataset}{quote}" in sql for sql in [*removal_sql, added_sql])
 
+    # the backend's session has attached the dataset already: SQLite's ATTACH line (pasted
+    # into a fresh shell by the next test) is left out here
     events_cov, readings_cov, added_rows = backend.execute(
-        dataset, [*removal_sql, added_sql]
+        dataset, [s.rpartition(";\n")[2] for s in (*removal_sql, added_sql)]
     )
     # (window, rows, non-null of the dark column)
     assert sorted((w, int(n), int(c)) for w, n, c in events_cov) == [
@@ -118,3 +120,25 @@ def test_clean_dataset_reports_nothing(project: Project, backend: Backend) -> No
         (r["detector"], [], None) for r in doc["results"]
     ]
     assert {r["detector"] for r in doc["results"]} >= {"additive", "removal"}
+
+
+def test_sqlite_reproduce_runs_in_a_fresh_shell(drifted: tuple[Project, Backend, str]) -> None:
+    """A fresh `sqlite3` session on the pipeline's file has not attached the dataset's own
+    file: the reproduce text carries the ATTACH line it needs, and runs as pasted."""
+    import sqlite3
+
+    project, backend, _ = drifted
+    if backend.kind != "sqlite":
+        pytest.skip("only SQLite keeps a dataset in a file of its own")
+    code, doc, stderr = scenario.reconcile_json(project, "-s", "telemetry", "--dry-run")
+    assert code == 0, stderr
+    sql = scenario.by_kind(doc, "telemetry")[("additive", "events")]["reproduce"]
+    attach, _, select = sql.partition(";\n")
+    assert attach.startswith("ATTACH DATABASE ")
+    con = sqlite3.connect(str(backend.sqlite_file))  # nothing attached: as a user's shell
+    try:
+        con.execute(attach)
+        rows = con.execute(select).fetchall()
+    finally:
+        con.close()
+    assert len(rows) == 5
