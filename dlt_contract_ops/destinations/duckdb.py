@@ -8,6 +8,7 @@ to wait for.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
@@ -43,6 +44,24 @@ class DuckDBAdapter(SqlClientAdapter):
             sql, list(params)
         ).fetchall()
         return rows
+
+    def _connect_message(self, exc: BaseException) -> str:
+        """A file another process holds for writing says so first: it is not a credentials
+        problem, and waiting (or running reconcile after the load) is the fix."""
+        text = " ".join(str(exc).split())
+        cause = exc.__cause__
+        while cause is not None and cause is not cause.__cause__:
+            text += " " + " ".join(str(cause).split())
+            cause = cause.__cause__
+        if "Could not set lock" in text or "Conflicting lock" in text:
+            holder = re.search(r"\(PID (\d+)\)", text)
+            who = f" (process {holder.group(1)})" if holder else ""
+            return (
+                f"DuckDB file `{self.location or self.dataset}` is locked by a writer{who}: a "
+                "pipeline is probably loading into it. DuckDB lets no reader in meanwhile; run "
+                "reconcile when the load has finished (or schedule it after the load)."
+            )
+        return super()._connect_message(exc)
 
     def _interrupt_query(self) -> None:
         connection = self._client.native_connection if self._client is not None else None
