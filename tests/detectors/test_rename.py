@@ -162,3 +162,52 @@ def test_the_handoff_is_read_on_load_ids_when_the_axis_is_a_timestamp(shop: Proj
     assert [r.error for r in results] == [None] * len(results)
     [rename] = [f for r in results if r.detector == "rename" for f in r.findings]
     assert (rename.renamed_from, rename.renamed_to) == ("order_date", "sale_date")
+
+
+def test_a_rename_on_postgres_is_one_finding(project: Project) -> None:
+    """The same handoff on PostgreSQL (text `_dlt_load_id` compared as text there too)."""
+    import uuid
+
+    import psycopg2
+
+    from tests.conftest import require_server
+
+    require_server("127.0.0.1", 5432, "PostgreSQL")
+    dataset = f"co_rename_{uuid.uuid4().hex[:8]}"
+    dsn = "postgresql://postgres:x@127.0.0.1:5432/test"
+    project.module("shop_mod", SOURCE)
+    project.config("[contract_ops]\nalert_sinks = []\n")
+    project.secrets(f'[destination.postgres]\ncredentials = "{dsn}"\n')
+    project.source("shop", "shop_mod:shop", pipeline_name="shop_pg", destination="postgres",
+                   dataset_name=dataset)
+
+    def load(days_ago: float, **kwargs: Any) -> None:
+        args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+        project.python(f"""
+            import dlt
+            from shop_mod import shop
+            dlt.pipeline("shop_pg", destination="postgres", dataset_name={dataset!r}).run(
+                shop({args}))
+            """)
+        if days_ago:
+            with psycopg2.connect(dsn) as con, con.cursor() as cur:
+                cur.execute(f'SELECT MAX(_dlt_load_id) FROM "{dataset}".orders')
+                newest = cur.fetchone()[0]
+                cur.execute(
+                    f'UPDATE "{dataset}".orders SET _dlt_load_id = %s WHERE _dlt_load_id = %s',
+                    [f"{time.time() - days_ago * 86400:.7f}", newest],
+                )
+
+    try:
+        load(3, start=0)
+        load(0, start=100, field="sale_date")
+        found = _findings(project)
+        [rename] = found["rename"]
+        assert (rename.renamed_from, rename.renamed_to) == ("order_date", "sale_date")
+        assert rename.confidence is not None
+        assert rename.confidence >= 0.6
+        assert found["additive"] == []
+        assert found["removal"] == []
+    finally:
+        with psycopg2.connect(dsn) as con, con.cursor() as cur:
+            cur.execute(f'DROP SCHEMA IF EXISTS "{dataset}" CASCADE')
