@@ -45,6 +45,8 @@ class Detector:
     #: a combiner reads the other detectors' findings instead of querying
     #: (`(ctx, results, settings, min_confidence) -> (results, result)`); it runs after them
     combines: bool = False
+    #: what the text output says of a block without findings
+    clean_text: str = "No drift"
 
     @property
     def default(self) -> bool:
@@ -103,6 +105,7 @@ DETECTORS: tuple[Detector, ...] = (
         # runs it (`reconcile.run(detectors=("contract",))`). Registered last, so the SARIF
         # rule index of every earlier detector stays put.
         reconcile=False,
+        clean_text="The data keeps every declared contract",
     ),
     Detector(
         "distribution",

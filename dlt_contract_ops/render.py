@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from dlt_contract_ops.detectors import DETECTORS
+from dlt_contract_ops.detectors import DETECTORS, get
 from dlt_contract_ops.findings import ReconcileResult, results_document
 
 
@@ -46,7 +47,7 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
         if r.error:
             lines.append(f"  ✗ Error: {_one_line(r.error)}")
         elif not r.findings:
-            lines.append("  ✓ No drift")
+            lines.append(f"  ✓ {get(r.detector).clean_text}")
         for f in r.findings:
             mark = f" [{f.alert}]" if f.alert else ""
             if f.ack is not None:
@@ -60,6 +61,8 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
                 f"column(s)){mark}  id {f.id}"
             )
             lines.append(f"      Columns: {', '.join(text_name(c) for c in f.columns)}")
+            for doc in f.violations or []:
+                lines.append(f"      {_one_line(violation_line(doc))}")
             if f.renamed_from and f.renamed_to:
                 lines.append(
                     f"      Renamed: {text_name(f.renamed_from)} → {text_name(f.renamed_to)} "
@@ -91,3 +94,31 @@ def _one_line(text: str) -> str:
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0%}"
+
+
+def _example_text(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def violation_line(doc: Mapping[str, Any]) -> str:
+    """One violation of a finding's `violations` as the text output prints it.
+
+    >>> violation_line({"column": "kind", "rule": "code_set", "count": 2,
+    ...                 "examples": ["x"], "declared": "in {a, b}"})
+    'kind: code_set, 2 row(s) not in {a, b}; e.g. "x"'
+    """
+    what = {
+        "not_null": "NULL",
+        "code_set": f"not {doc.get('declared', '')}",
+        "range": f"outside {doc.get('declared', '')}",
+        "pattern": f"not matching {doc.get('declared', '')}",
+        "unique_key": "beyond the first of their key",
+    }.get(str(doc["rule"]), "")
+    names = ", ".join(text_name(str(c)) for c in doc.get("columns") or [doc["column"]])
+    line = f"{names}: {doc['rule']}, {doc['count']} row(s) {what}"
+    examples = doc.get("examples") or []
+    if examples:
+        line += "; e.g. " + ", ".join(_example_text(e) for e in examples)
+    return line

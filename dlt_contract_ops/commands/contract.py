@@ -209,15 +209,14 @@ def verify(
     reconcile's; exit codes as reconcile's (1 a source errored, 2 usage, 3 --fail-on-drift).
     """
     from dlt_contract_ops.commands.reconcile import finish, sweep
-    from dlt_contract_ops.contracts.verify import verify_text
     from dlt_contract_ops.reconcile import run
-    from dlt_contract_ops.render import to_json
+    from dlt_contract_ops.render import to_json, to_text
 
     # reconcile's sweep: SIGTERM unwinds it, a configuration error exits 2
     results, interrupted = sweep(
         lambda: run(list(sources), detectors=("contract",), dry_run=dry_run,
                     project_dir=project_dir)
     )
-    text = to_json(results) + "\n" if fmt == "json" else verify_text(results, dry_run=dry_run)
+    text = to_json(results) + "\n" if fmt == "json" else to_text(results, dry_run=dry_run)
     click.echo(text, nl=False)
     finish(results, interrupted, fail_on_drift=fail_on_drift)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_
 from dlt_contract_ops.contracts.model import ColumnContract, ResourceContract
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.findings import ReconcileResult
+    pass
 
 RuleName = Literal["not_null", "code_set", "range", "pattern", "unique_key"]
 #: the order violations are reported in
@@ -353,70 +353,3 @@ def violations(
 def violated_columns(found: Sequence[Violation]) -> list[str]:
     """Every column a violation names, once, sorted: a finding's `columns`."""
     return sorted({c for v in found for c in v.check.columns})
-
-
-# -- text ---------------------------------------------------------------------------------
-
-
-def _example_text(value: Any) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def violation_line(doc: Mapping[str, Any]) -> str:
-    """One violation of a finding's `violations` as the text output prints it.
-
-    >>> violation_line({"column": "kind", "rule": "code_set", "count": 2,
-    ...                 "examples": ["x"], "declared": "in {a, b}"})
-    'kind: code_set, 2 row(s) not in {a, b}; e.g. "x"'
-    """
-    what = {
-        "not_null": "NULL",
-        "code_set": f"not {doc.get('declared', '')}",
-        "range": f"outside {doc.get('declared', '')}",
-        "pattern": f"not matching {doc.get('declared', '')}",
-        "unique_key": "beyond the first of their key",
-    }.get(str(doc["rule"]), "")
-    from dlt_contract_ops.render import text_name
-
-    names = ", ".join(text_name(str(c)) for c in doc.get("columns") or [doc["column"]])
-    line = f"{names}: {doc['rule']}, {doc['count']} row(s) {what}"
-    examples = doc.get("examples") or []
-    if examples:
-        line += "; e.g. " + ", ".join(_example_text(e) for e in examples)
-    return line
-
-
-def verify_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str:
-    """`contract verify`'s text output: one block per source, one line per violation."""
-    from dlt_contract_ops.render import text_name
-
-    lines: list[str] = ["Dry-run: alert emission suppressed", ""] if dry_run else []
-    for r in results:
-        lines.append(f"Source: {r.source} (contract)  |  Findings: {len(r.findings)}  |  "
-                     f"Duration: {r.duration_s:.2f}s")
-        if r.error:
-            lines.append(f"  ✗ Error: {_one_line(r.error)}")
-        elif not r.findings:
-            lines.append("  ✓ The data keeps every declared contract")
-        for f in r.findings:
-            mark = f" [{f.alert}]" if f.alert else ""
-            if f.acknowledged:
-                mark += " [acked]"
-            lines.append(f"  • {text_name(f.resource)}: table {text_name(f.table)}, "
-                         f"{len(f.violations or [])} violation(s){mark}  id {f.id}")
-            for doc in f.violations or []:
-                lines.append(f"      {_one_line(violation_line(doc))}")
-            if f.sample_error:
-                lines.append(f"      (no examples: {_one_line(f.sample_error)})")
-        for note in r.notes:
-            lines.append(f"  ! {_one_line(note)}")
-        lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
-
-
-def _one_line(text: str) -> str:
-    import json
-
-    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text)

@@ -27,11 +27,11 @@ from dlt_contract_ops.contracts.verify import (
     declared_constraints,
     plan_checks,
     read_counts,
-    violation_line,
     violations,
 )
 from dlt_contract_ops.core.naming import expected_table
 from dlt_contract_ops.destinations.sql import render, table_ref
+from dlt_contract_ops.render import violation_line
 from dlt_contract_ops.verify_queries import (
     aggregate_query,
     examples_query,
