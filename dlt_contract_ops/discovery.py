@@ -69,13 +69,6 @@ class BuiltSource:
         return replace(self, naming=naming, tables=merged)
 
 
-def _under(path: str | None, directory: str) -> bool:
-    if not path:
-        return False
-    root = os.path.realpath(directory).rstrip(os.sep) + os.sep
-    return os.path.realpath(path).startswith(root)
-
-
 def _project_has(top: str, project_dir: str) -> bool:
     """Whether the project itself holds the top-level module or package `top`."""
     return os.path.isdir(os.path.join(project_dir, top)) or os.path.isfile(
@@ -86,17 +79,17 @@ def _project_has(top: str, project_dir: str) -> bool:
 def _import_module(module_name: str, project_dir: str) -> Any:
     """Import `module_name` with `project_dir` first on the path.
 
-    When the project holds the module's top-level package, a package of that name imported
-    earlier from elsewhere (another project in the same process) is evicted first, so each
-    project gets its own code. A ref into an installed package (`dlt.sources...`) evicts
-    nothing: re-importing a library the process already uses would split its classes in two.
+    When the project holds the module's top-level package, that package is imported afresh:
+    one imported earlier from elsewhere (another project in the same process) must not stand
+    in for this one's, and one imported by an earlier run of this process (a scheduler, an
+    orchestrator) may describe a model that has changed since. A ref into an installed
+    package (`dlt.sources...`) evicts nothing: re-importing a library the process already
+    uses would split its classes in two.
     """
     top = module_name.split(".")[0]
     if _project_has(top, project_dir):
         for loaded in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
-            mod = sys.modules.get(loaded)
-            if mod is not None and not _under(getattr(mod, "__file__", None), project_dir):
-                del sys.modules[loaded]
+            del sys.modules[loaded]
     # first on the path even when an earlier run put it further back: another project's
     # package of the same name must not shadow this one's
     while project_dir in sys.path:

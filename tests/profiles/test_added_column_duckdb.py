@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from dlt_contract_ops.profiles.service import profile_history
 from tests.profiles.conftest import SOURCE, load
 from tests.profiles.test_distribution_duckdb import STEADY, _sweep
@@ -55,9 +53,7 @@ def test_a_column_added_to_the_model_later_is_profiled_from_then_on(shop: Projec
         "amount", "code", "id", "note", "region", "status"}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "discovery._import_module keeps a project module already in sys.modules: a second sweep "
-    "in the same process reads the model as it was at the first import"))
+# was a bug: a project module imported by an earlier run in this process was kept
 def test_an_in_process_sweep_after_the_model_changed_reads_the_new_model(shop: Project) -> None:
     shop.module("shop_mod", EVOLVING)
     load(shop, *STEADY[:2])
