@@ -231,6 +231,9 @@ class Sweep:
         emitter: Emitter,
         now: datetime | None = None,
     ) -> None:
+        from dlt_contract_ops.discovery import begin_run
+
+        begin_run()  # a sweep is a run: the project's modules are imported afresh once
         self.project = project
         self.now = now
         self.project_dir = project_dir

@@ -69,6 +69,16 @@ class BuiltSource:
         return replace(self, naming=naming, tables=merged)
 
 
+#: (project dir, top-level package) imported afresh in this run (see `begin_run`)
+_FRESH: set[tuple[str, str]] = set()
+
+
+def begin_run() -> None:
+    """A new run: the project's own modules will be imported afresh once more, so a
+    long-lived process (a scheduler, an orchestrator) sees a model edited since."""
+    _FRESH.clear()
+
+
 def _project_has(top: str, project_dir: str) -> bool:
     """Whether the project itself holds the top-level module or package `top`."""
     return os.path.isdir(os.path.join(project_dir, top)) or os.path.isfile(
@@ -87,9 +97,10 @@ def _import_module(module_name: str, project_dir: str) -> Any:
     uses would split its classes in two.
     """
     top = module_name.split(".")[0]
-    if _project_has(top, project_dir):
+    if _project_has(top, project_dir) and (project_dir, top) not in _FRESH:
         for loaded in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
             del sys.modules[loaded]
+        _FRESH.add((project_dir, top))  # once per run: two sources of one module share it
     # first on the path even when an earlier run put it further back: another project's
     # package of the same name must not shadow this one's
     while project_dir in sys.path:

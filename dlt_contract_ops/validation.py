@@ -246,11 +246,13 @@ def _locate_or_default(key: str, default: str = "(default)") -> str:
 
 def validate_project(project_dir: str | None = None) -> Report:
     """Run every check in the project at `project_dir` (default: the current directory)."""
+    from dlt_contract_ops.discovery import begin_run
     from dlt_contract_ops.settings.files import project_context
     from dlt_contract_ops.settings.project import declared_sources
 
     report = Report()
     with project_context(project_dir) as pdir:
+        begin_run()
         report.sources = declared_sources()
         check_config_keys(report, report.sources)
         project = load_project(report)

@@ -82,11 +82,13 @@ def _locations(
 
 def current_contracts(source: str, project_dir: str | os.PathLike[str] | None) -> CurrentContracts:
     """Build `source` through discovery and read every resource model's contract."""
+    from dlt_contract_ops.discovery import begin_run
     from dlt_contract_ops.resolver import resolve_source
     from dlt_contract_ops.settings.files import project_context
     from dlt_contract_ops.settings.project import load_project_settings
 
     with project_context(project_dir) as pdir:
+        begin_run()
         built = resolve_source(source, load_project_settings(), pdir).built
     resources = []
     locations: dict[tuple[str, str | None], tuple[str, int]] = {}

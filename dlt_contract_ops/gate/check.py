@@ -20,6 +20,7 @@ def check_source(name: str, project_dir: str | os.PathLike[str] | None = None) -
     import dlt
     from dlt.pipeline.exceptions import CannotRestorePipelineException
 
+    from dlt_contract_ops.discovery import begin_run
     from dlt_contract_ops.gate.run import check_batch
     from dlt_contract_ops.gate.settings import gate_settings
     from dlt_contract_ops.resolver import resolve_source
@@ -27,6 +28,7 @@ def check_source(name: str, project_dir: str | os.PathLike[str] | None = None) -
     from dlt_contract_ops.settings.project import load_project_settings
 
     with project_context(project_dir) as pdir:
+        begin_run()
         resolved = resolve_source(name, load_project_settings(), pdir)
         settings = resolved.settings
         gate = gate_settings(name)

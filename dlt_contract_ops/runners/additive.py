@@ -40,13 +40,17 @@ def run_additive(
         first_seen: str | None = None
         sample_error: str | None = None
         tiebreak = "_dlt_id" if live.has("_dlt_id") else None
-        # bounded: the scan never grows with the table (rows this recent, the newest n)
-        query = sample_query(table, drift.columns, axis, tiebreak=tiebreak, since=True,
+        # bounded: the scan never grows with the table (the newest n rows; on dlt's load ids
+        # and partitions also only rows this recent, which lets warehouses prune). A
+        # configured timestamp column carries the producer's times, which may be old: it is
+        # bounded by rows only, so an old backfill still shows its samples.
+        by_time = axis is not None and axis.kind != "timestamp"
+        query = sample_query(table, drift.columns, axis, tiebreak=tiebreak, since=by_time,
                              max_rows=settings.sample_rows)
         since = _day_start(
             (ctx.now or datetime.now(timezone.utc)) - timedelta(seconds=settings.sample_window)
         )
-        params = [axis_bound(since, axis)] if axis is not None else []
+        params = [axis_bound(since, axis)] if by_time and axis is not None else []
         try:
             rows = ctx.adapter.run(query, params, "sample")
             for row in rows:  # newest first
