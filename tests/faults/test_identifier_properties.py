@@ -122,7 +122,10 @@ def ignored_by_design(column: str) -> bool:
 def _sql(backend: Backend, sql: str) -> str:
     """Test-side SQL as the driver must receive it: `%s` drivers %-format the text whenever
     they get parameters (psycopg2 and PyMySQL, even an empty tuple), so a literal `%` in a
-    name is doubled."""
+    name is doubled. SQLite's reproduce text starts with the `ATTACH DATABASE` line a fresh
+    shell needs; the backend's own session has attached the dataset already."""
+    if backend.kind == "sqlite" and sql.startswith("ATTACH DATABASE "):
+        sql = sql.partition(";\n")[2]
     return sql.replace("%", "%%") if backend.param == "%s" else sql
 
 
