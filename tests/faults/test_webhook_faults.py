@@ -5,7 +5,6 @@ help; the breaker fails later events without touching the endpoint."""
 from __future__ import annotations
 
 import email.utils
-import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -93,12 +92,10 @@ def test_a_receiver_that_never_answers_is_cut_by_max_time() -> None:
     with SlowServer() as silent:
         # the socket timeout alone would wait 60 s per attempt
         sink = WebhookSink(silent.url, timeout=60, retries=3, max_time=1)
-        started = time.monotonic()
+        # the outcome, not the clock: only the event deadline produces this message
         with pytest.raises(DeliveryError) as caught:
             sink.emit_drift(make_finding())
-        elapsed = time.monotonic() - started
         posts = len(silent.requests)
-    assert elapsed < 1 * 5  # generous: only says the call came back, not how promptly
     assert posts == 1
     assert "no complete answer within max_time 1s" in str(caught.value)
 
@@ -116,12 +113,10 @@ def test_a_trickling_answer_is_cut_by_max_time(head: bytes, trickle: bytes) -> N
     with SlowServer(head=head, trickle=trickle, interval=1.0) as slow:
         # every read gets a byte within `timeout`: only the event's deadline can stop this
         sink = WebhookSink(slow.url, timeout=5, retries=3, max_time=max_time)
-        started = time.monotonic()
+        # the outcome, not the clock: only the event deadline produces this message
         with pytest.raises(DeliveryError) as caught:
             sink.emit_drift(make_finding())
-        elapsed = time.monotonic() - started
         posts = len(slow.requests)
-    assert elapsed < max_time * 5  # generous: only says the call came back, not how promptly
     assert posts == 1
     assert "no complete answer within max_time 2s" in str(caught.value)
     assert sink.delivered == 0
