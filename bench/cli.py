@@ -3,6 +3,8 @@
     python -m bench                       # the default: 50x30x200k and 200x30x2k
     python -m bench --preset small        # seconds: a CI smoke run
     python -m bench --preset linearity    # 200 then 2000 tables x 30 x 2k
+    python -m bench --preset incremental  # removal from load profiles: first vs repeat sweep
+    python -m bench --preset small --incremental --repeats 1
     python -m bench --preset 50x30x200k --peer --profile
     python -m bench --tables 100 --columns 60 --rows 50k --drifted 3 --dark 3
 """
@@ -18,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from bench.spec import PRESETS, Spec, parse_count, parse_shape
+from bench.spec import INCREMENTAL_PRESETS, PRESETS, Spec, parse_count, parse_shape
 
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".work"
 
@@ -39,6 +41,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     shape.add_argument("--loads", type=int, help="baseline loads before the recent one")
     shape.add_argument("--days", type=float, help="the baseline loads span this many days")
     p.add_argument("--repeats", type=int, default=5, help="timed runs per mode (default 5)")
+    p.add_argument("--incremental", action="store_true",
+                   help="run the incremental steps (removal from load profiles: full scan, "
+                        "first sweep, one new load, repeat sweep) instead of the modes; "
+                        "implied by --preset incremental")
+    p.add_argument("--append-share", type=float, default=0.02,
+                   help="--incremental: the new load's rows, a share of --rows (default 0.02)")
     p.add_argument("--peer", action="store_true",
                    help="also run dlt-ops==0.1.0 from PyPI in bench/.peer-venv")
     p.add_argument("--peer-repeats", type=int, default=1,
@@ -189,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     def log(message: str) -> None:
         print(message, flush=True)
 
+    if args.incremental or args.preset in INCREMENTAL_PRESETS:
+        return main_incremental(specs, args, log)
+
     results = []
     for spec in specs:
         results.append(bench_workload(spec, args, log))
@@ -198,6 +209,27 @@ def main(argv: list[str] | None = None) -> int:
     print("\n== start-up (median of 5): " + ", ".join(f"{k} {v:.3f} s" for k, v in started.items()))
     document = {"preset": args.preset, "repeats": args.repeats,
                 "machine": measure.environment(), "startup": started, "workloads": results}
+    path = write_json(document, args.results_dir) if args.results_dir else write_json(document)
+    print(f"\nresults: {path}")
+    return 0
+
+
+def main_incremental(specs: list[Spec], args: argparse.Namespace, log: Any) -> int:
+    """`--preset incremental`: the steps of bench/incremental.py per workload."""
+    from bench import measure
+    from bench.incremental import bench_incremental
+    from bench.report import incremental_table, write_json
+
+    if not 0 < args.append_share <= 1:
+        print("bench: --append-share must be in (0, 1]", file=sys.stderr)
+        return 2
+    results = []
+    for spec in specs:
+        results.append(bench_incremental(spec, args, log))
+        print(incremental_table(results[-1]), flush=True)
+    document = {"preset": "incremental" if args.incremental else args.preset,
+                "repeats": args.repeats, "append_share": args.append_share,
+                "machine": measure.environment(), "workloads": results}
     path = write_json(document, args.results_dir) if args.results_dir else write_json(document)
     print(f"\nresults: {path}")
     return 0

@@ -28,6 +28,7 @@ def main(argv: list[str]) -> int:
     )
     first_id = 0
     for step in plan:
+        first_id = step.get("first_id", first_id)  # an appended load continues the ids
         started = time.perf_counter()
         source = module.bench(
             load_at=step["load_at"], rows=step["rows"], recent=step["recent"], first_id=first_id
@@ -38,7 +39,7 @@ def main(argv: list[str]) -> int:
         for start in range(0, len(names), RESOURCES_PER_RUN):
             pipeline.run(source.with_resources(*names[start : start + RESOURCES_PER_RUN]))
         first_id += step["rows"]
-        kind = "recent" if step["recent"] else "baseline"
+        kind = step.get("kind") or ("recent" if step["recent"] else "baseline")
         print(
             f"  load {kind:<8} {step['load_at']}  {step['rows']:>9,} rows/table  "
             f"{time.perf_counter() - started:6.1f} s",

@@ -10,6 +10,7 @@ DuckDB connection: the database's unavoidable work, with no Python around it.
 from __future__ import annotations
 
 import gc
+import json
 import os
 import statistics
 import sys
@@ -18,6 +19,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from bench.project import Workload
@@ -73,6 +75,8 @@ class Sample:
     query_seconds: dict[str, float]
     findings: dict[str, int]
     sources_built: int
+    #: every finding as (detector, table, columns, coverage): what two runs must agree on
+    signature: list[tuple[Any, ...]] = field(default_factory=list)
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -105,8 +109,12 @@ def run_ours(workload: Workload, mode: str, *, cold_import: bool) -> Sample:
         raise RuntimeError(f"reconcile {mode} failed on {workload.root}: {errors}")
     stats = sweeps[-1]
     findings: Counter[str] = Counter()
+    signature = []
     for r in results:
         findings[r.detector] += len(r.findings)
+        for f in r.findings:
+            coverage = sorted((c, v.baseline, v.recent) for c, v in (f.coverage or {}).items())
+            signature.append((r.detector, f.table, tuple(f.columns), tuple(coverage)))
     return Sample(
         seconds=seconds,
         cpu_seconds=cpu,
@@ -114,6 +122,7 @@ def run_ours(workload: Workload, mode: str, *, cold_import: bool) -> Sample:
         query_seconds={k: round(v, 4) for k, v in stats.query_seconds.items()},
         findings=dict(findings),
         sources_built=stats.sources_built,
+        signature=sorted(signature),
     )
 
 
@@ -213,6 +222,98 @@ def run_floor(workload: Workload, queries: FloorQueries) -> dict[str, float]:
     return out
 
 
+def replay(database: Path, recorded: dict[str, list[tuple[str, list[Any]]]]) -> dict[str, float]:
+    """Like `run_floor`, for whatever kinds were recorded: wall seconds per kind (and
+    `connect`, not part of the floor) on a fresh read-only DuckDB connection."""
+    import duckdb
+
+    gc.collect()
+    out: dict[str, float] = {}
+    started = time.perf_counter()
+    con = duckdb.connect(str(database), read_only=True)
+    out["connect"] = time.perf_counter() - started
+    try:
+        for kind, items in sorted(recorded.items()):
+            started = time.perf_counter()
+            for sql, params in items:
+                con.execute(sql, params or None).fetchall()
+            out[kind] = time.perf_counter() - started
+    finally:
+        con.close()
+    return out
+
+
+#: the operator metrics DuckDB's JSON profile carries for the scan count
+_SCAN_METRICS = json.dumps(dict.fromkeys((
+    "OPERATOR_TYPE", "OPERATOR_NAME", "OPERATOR_CARDINALITY", "OPERATOR_ROWS_SCANNED",
+    "EXTRA_INFO"), "true"))
+
+
+@dataclass
+class ScanStats:
+    """What DuckDB's own profiler says the table scans of some queries read.
+
+    `rows_scanned`: the TABLE_SCAN operators' `operator_rows_scanned`, rows read from storage
+    after zone-map (min/max) pruning of row groups, before filters. `rows_emitted`: their
+    `operator_cardinality`, rows passed on after filter pushdown. `cells_scanned`: each scan's
+    rows read times the columns it projects (a row of one column costs less than a row of 30).
+    """
+
+    rows_scanned: int = 0
+    rows_emitted: int = 0
+    cells_scanned: int = 0
+    scans: int = 0
+
+    def add(self, other: ScanStats) -> None:
+        self.rows_scanned += other.rows_scanned
+        self.rows_emitted += other.rows_emitted
+        self.cells_scanned += other.cells_scanned
+        self.scans += other.scans
+
+
+def _scans(node: dict[str, Any]) -> ScanStats:
+    out = ScanStats()
+    if node.get("operator_type") == "TABLE_SCAN":
+        info = node.get("extra_info") or {}
+        projections = info.get("Projections") or []
+        width = len(projections) if isinstance(projections, list) else 1
+        rows = int(node.get("operator_rows_scanned") or 0)
+        out.rows_scanned += rows
+        out.rows_emitted += int(node.get("operator_cardinality") or 0)
+        out.cells_scanned += rows * max(1, width)
+        out.scans += 1
+    for child in node.get("children") or []:
+        out.add(_scans(child))
+    return out
+
+
+def scan_stats(
+    database: Path, recorded: dict[str, list[tuple[str, list[Any]]]]
+) -> dict[str, ScanStats]:
+    """Replay the recorded queries once more with DuckDB's JSON profiler on (never timed):
+    per kind, what their table scans read (see `ScanStats`)."""
+    import tempfile
+
+    import duckdb
+
+    out: dict[str, ScanStats] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        profile = Path(tmp) / "profile.json"
+        con = duckdb.connect(str(database), read_only=True)
+        try:
+            con.execute("PRAGMA enable_profiling='json'")
+            con.execute(f"PRAGMA profiling_output='{profile}'")
+            con.execute(f"SET custom_profiling_settings='{_SCAN_METRICS}'")
+            for kind, items in sorted(recorded.items()):
+                stats = out.setdefault(kind, ScanStats())
+                for sql, params in items:
+                    con.execute(sql, params or None).fetchall()
+                    stats.add(_scans(json.loads(profile.read_text())))
+        finally:
+            con.close()
+    return out
+
+
 def floor_seconds(mode: str, parts: dict[str, float], prefix: str = "") -> float:
     """The floor of a mode: the query kinds its detectors run (`prefix="cpu_"` for CPU)."""
     kinds = {"additive": ("metadata", "sample"), "removal": ("metadata", "coverage")}
@@ -256,7 +357,6 @@ def environment() -> dict[str, Any]:
 def startup(repeats: int = 5) -> dict[str, float]:
     """Median wall seconds of `dlt-contract-ops --help` and of a bare interpreter start."""
     import subprocess
-    from pathlib import Path
 
     cli = Path(sys.executable).with_name("dlt-contract-ops")
     out: dict[str, float] = {}

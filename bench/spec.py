@@ -138,4 +138,8 @@ PRESETS: dict[str, tuple[Spec, ...]] = {
     "2000x30x2k": (_MANY_X10,),
     "linearity": (_MANY, _MANY_X10),  # 200 -> 2000 tables, all else equal
     "default": (_WIDE, _MANY),
+    # removal from load profiles: full scan, first sweep, repeat after one new load
+    "incremental": (_WIDE,),
 }
+#: presets that run the incremental steps (bench/incremental.py) instead of the modes
+INCREMENTAL_PRESETS = frozenset({"incremental"})
