@@ -44,6 +44,8 @@ class SourceContext:
     now: datetime | None = None
     #: modelled tables the pipeline loaded (its stored schema has them) that are gone now
     dropped: frozenset[str] = frozenset()
+    #: what the source's detectors compute once and share in a run (e.g. its load profiles)
+    memo: dict[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

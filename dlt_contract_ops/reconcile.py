@@ -95,7 +95,8 @@ def _error_result(
 def removal_overrides(values: Mapping[str, Any], name_of: Any = None) -> dict[str, Any]:
     """Check caller overrides of the removal settings before anything connects or alerts;
     ConfigError naming the key (or the flag, through `name_of`)."""
-    known = {"recent_window", "baseline_window", "baseline_threshold", "recent_threshold"}
+    known = {"recent_window", "baseline_window", "baseline_threshold", "recent_threshold",
+             "from_profiles"}
     unknown = sorted(set(values) - known - {"now"})
     if unknown:
         raise ConfigError(

@@ -26,6 +26,24 @@ class WindowCounts:
     baseline_non_null: Mapping[str, int]
     recent_non_null: Mapping[str, int]
 
+    def plus(self, other: WindowCounts) -> WindowCounts:
+        """Both counts added, window by window and column by column.
+
+        >>> a = WindowCounts(2, 1, {"x": 2}, {"x": 0})
+        >>> a.plus(a)
+        WindowCounts(baseline_rows=4, recent_rows=2, baseline_non_null={'x': 4}, \
+recent_non_null={'x': 0})
+        """
+        def add(x: Mapping[str, int], y: Mapping[str, int]) -> dict[str, int]:
+            return {k: x.get(k, 0) + y.get(k, 0) for k in {**x, **y}}
+
+        return WindowCounts(
+            self.baseline_rows + other.baseline_rows,
+            self.recent_rows + other.recent_rows,
+            add(self.baseline_non_null, other.baseline_non_null),
+            add(self.recent_non_null, other.recent_non_null),
+        )
+
 
 @dataclass(frozen=True)
 class DarkColumn:

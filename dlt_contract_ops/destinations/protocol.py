@@ -18,7 +18,7 @@ from dlt_contract_ops.destinations.timeouts import Timeouts
 
 __all__ = ["MEMBERS", "DestinationAdapter", "QueryKind", "protocol_problems"]
 
-QueryKind = Literal["metadata", "sample", "coverage", "partition"]
+QueryKind = Literal["metadata", "sample", "coverage", "partition", "profile"]
 
 
 @runtime_checkable

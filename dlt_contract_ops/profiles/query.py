@@ -47,6 +47,9 @@ class ProfiledColumn:
     name: str
     kind: ColumnKind
     codes: tuple[str, ...] | None = None
+    #: False for a table's time axis profiled only for removal's windows (its non-NULL count
+    #: and range): not compared by the distribution rule, no distinct count
+    monitored: bool = True
 
     @property
     def ranged(self) -> bool:
@@ -55,7 +58,7 @@ class ProfiledColumn:
     @property
     def counted(self) -> bool:
         """Whether its distinct count is read (not for json and binary values)."""
-        return self.kind != "other" or self.codes is not None
+        return self.monitored and (self.kind != "other" or self.codes is not None)
 
 
 def kind_of(dlt_type: str | None) -> ColumnKind:
@@ -96,14 +99,16 @@ def profile_query(
     """The profile query (see the module docstring). With `bounded`, three parameters: the
     last profiled load id (loads after it are profiled), then the first and the last
     profiled load id (the rows between them are counted; older ones were pruned).
-    Unbounded (a first or a full profile) it takes none and has no count row.
+    Unbounded (a first or a full profile) it takes one, the oldest load id kept (the
+    retention cutoff as epoch text), and has no count row.
 
     Rows: `load id, rows, then per column non-NULL, [distinct], [min, max]`; the count row
     has a NULL load id and NULL aggregates."""
     select = [col(LOAD_ID), *_aggregates(columns, dialect)]
     q = exp.select(*select).from_(table.copy())
     if not bounded:
-        return q.group_by(col(LOAD_ID))
+        since = exp.GTE(this=col(LOAD_ID), expression=exp.Placeholder())
+        return q.where(since).group_by(col(LOAD_ID))
     q = q.where(exp.GT(this=col(LOAD_ID), expression=exp.Placeholder())).group_by(col(LOAD_ID))
     width = len(select) - 2
     before = exp.select(
@@ -174,7 +179,7 @@ def category_plan(
     distinct values (approximately; the exact count is checked when reading)."""
     plan = []
     for c in columns:
-        if c.codes is None and c.kind != "category":
+        if not c.monitored or (c.codes is None and c.kind != "category"):
             continue
         wanted = [
             p.load_id for p in loads

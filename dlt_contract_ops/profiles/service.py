@@ -41,7 +41,7 @@ def profile_history(
             continue
         if t.error is not None:
             raise t.error
-        out[t.expected.table] = history_rows(t.history, column)
+        out[t.expected.table] = history_rows(t.monitored, column)
     return out
 
 

@@ -109,31 +109,42 @@ class ProfileStore:
 
     def history(self, scope: Scope, table: str) -> list[LoadProfile]:
         """Every stored load of `table`, oldest first."""
-        key = [scope.destination, scope.location, scope.dataset, table]
+        return self.histories(scope, [table])[table]
+
+    def histories(self, scope: Scope, tables: Sequence[str]) -> dict[str, list[LoadProfile]]:
+        """Every stored load of each of `tables` (oldest first), read in one open of the file:
+        one query per store table for the whole dataset, not one per profiled table."""
+        out: dict[str, list[LoadProfile]] = {t: [] for t in tables}
+        if not tables or not self.path.exists():
+            return out
+        key = [scope.destination, scope.location, scope.dataset]
         with self._open() as con:
             loads = con.execute(
-                "SELECT load_id, n_rows FROM loads WHERE destination = ? AND location = ?"
-                " AND dataset = ? AND tbl = ? ORDER BY load_id", key
+                "SELECT tbl, load_id, n_rows FROM loads WHERE destination = ? AND location = ?"
+                " AND dataset = ? ORDER BY tbl, load_id", key
             ).fetchall()
             cols = con.execute(
-                "SELECT load_id, col, non_null, distinct_count, min_value, max_value,"
+                "SELECT tbl, load_id, col, non_null, distinct_count, min_value, max_value,"
                 " has_categories, complete FROM columns WHERE destination = ? AND location = ?"
-                " AND dataset = ? AND tbl = ?", key
+                " AND dataset = ?", key
             ).fetchall()
             cats = con.execute(
-                "SELECT load_id, col, value, n FROM categories WHERE destination = ?"
-                " AND location = ? AND dataset = ? AND tbl = ?", key
+                "SELECT tbl, load_id, col, value, n FROM categories WHERE destination = ?"
+                " AND location = ? AND dataset = ?", key
             ).fetchall()
-        values: dict[tuple[str, str], dict[str, int]] = {}
-        for load_id, column, value, n in cats:
-            values.setdefault((load_id, column), {})[value] = int(n)
-        by_load: dict[str, dict[str, ColumnProfile]] = {lid: {} for lid, _ in loads}
-        for load_id, column, non_null, distinct, low, high, has, complete in cols:
-            by_load.setdefault(load_id, {})[column] = ColumnProfile(
+        values: dict[tuple[str, str, str], dict[str, int]] = {}
+        for tbl, load_id, column, value, n in cats:
+            values.setdefault((tbl, load_id, column), {})[value] = int(n)
+        by_load: dict[tuple[str, str], dict[str, ColumnProfile]] = {}
+        for tbl, load_id, column, non_null, distinct, low, high, has, complete in cols:
+            by_load.setdefault((tbl, load_id), {})[column] = ColumnProfile(
                 column, int(non_null), None if distinct is None else int(distinct), low, high,
-                values.get((load_id, column), {}) if has else None, bool(complete),
+                values.get((tbl, load_id, column), {}) if has else None, bool(complete),
             )
-        return [LoadProfile(lid, int(n), by_load[lid]) for lid, n in loads]
+        for tbl, load_id, n in loads:
+            if tbl in out:
+                out[tbl].append(LoadProfile(load_id, int(n), by_load.get((tbl, load_id), {})))
+        return out
 
     def write(
         self, scope: Scope, source: str, updates: Sequence[TableUpdate], *,

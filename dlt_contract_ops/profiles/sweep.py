@@ -56,6 +56,16 @@ class TableProfiles:
     def codes(self) -> dict[str, tuple[str, ...]]:
         return {c.name: c.codes for c in self.columns if c.codes is not None}
 
+    @property
+    def monitored(self) -> list[LoadProfile]:
+        """The history without the columns profiled only for removal's windows (the time
+        axis): what the distribution rule compares and `profile` shows."""
+        hidden = {c.name for c in self.columns if not c.monitored}
+        if not hidden:
+            return self.history
+        return [replace(p, columns={k: v for k, v in p.columns.items() if k not in hidden})
+                for p in self.history]
+
 
 def store_of(settings: SourceSettings, lock_timeout: float = 30.0) -> ProfileStore:
     """The configured profile store, else the default one in dlt's data dir."""
@@ -86,17 +96,25 @@ def _codes(ctx: SourceContext, expected: ExpectedTable) -> dict[str, tuple[str, 
 
 def plan_columns(ctx: SourceContext, expected: ExpectedTable, live: LiveTable
                  ) -> list[ProfiledColumn]:
-    """The declared columns the live table has, minus injected and dlt's own."""
+    """The declared columns the live table has, minus injected and dlt's own; plus the
+    table's time axis when it is a column of its own (a configured `load_timestamp_column` or
+    a partition column), unmonitored: removal sums its windows from its per-load range."""
     from dlt_contract_ops.core.declared import type_reader
 
     read = type_reader(ctx.adapter.type_mapper())
     ignored = ctx.ignored()
     codes = _codes(ctx, expected)
-    return [
+    out = [
         ProfiledColumn(c.name, kind_of(read(live.columns[c.name].data_type)), codes.get(c.name))
         for c in sorted(expected.columns, key=lambda c: c.name)
         if live.has(c.name) and c.name not in ignored and not c.name.startswith("_dlt_")
     ]
+    axis = ctx.axis(expected.table)
+    if axis is not None and axis.kind != "load_id" and axis.column not in {c.name for c in out}:
+        kind = kind_of(read(live.columns[axis.column].data_type))
+        if kind in ("time", "number"):
+            out.append(ProfiledColumn(axis.column, kind, None, monitored=False))
+    return out
 
 
 def _with_categories(
@@ -106,7 +124,7 @@ def _with_categories(
     if not plan:
         return loads
     query, params = category_query(t.table, plan)
-    values = read_categories(ctx.adapter.run(query, params, "coverage"), plan)
+    values = read_categories(ctx.adapter.run(query, params, "profile"), plan)
     out = []
     for p in loads:
         cols = dict(p.columns)
@@ -124,30 +142,46 @@ def _with_categories(
     return out
 
 
+def load_id_text(epoch: float) -> str:
+    """An epoch as `_dlt_load_id` text, for comparing with load ids (see `TimeAxis`).
+
+    >>> load_id_text(1732900000.5)
+    '1732900000.5000000'
+    """
+    return f"{epoch:.7f}"
+
+
 def profile_source(
     ctx: SourceContext, settings: SourceSettings, store: ProfileStore | None = None
 ) -> list[TableProfiles]:
-    """Profile every root table of the source with a `_dlt_load_id`; store the new loads."""
+    """Profile every root table of the source with a `_dlt_load_id`; store the new loads.
+
+    The first sweep of a table profiles the loads within `profile_retention`; later sweeps
+    only the loads after the last profiled one (plus a row count that shows a rewrite)."""
     store = store or store_of(settings)
     scope = scope_of(ctx)
     rule = settings.distribution
+    now = ctx.now.timestamp() if ctx.now else time.time()
+    cutoff = now - settings.profile_retention
+    since = load_id_text(cutoff)
     tables: list[TableProfiles] = []
     for expected, live in ctx.present_tables():
         if not live.has(LOAD_ID):
             continue
         columns = plan_columns(ctx, expected, live)
-        t = TableProfiles(expected, ctx.adapter.table(expected.table), columns)
-        t.history = store.history(scope, expected.table)
-        tables.append(t)
+        tables.append(TableProfiles(expected, ctx.adapter.table(expected.table), columns))
+    stored = store.histories(scope, [t.expected.table for t in tables])
+    for t in tables:
+        t.history = stored[t.expected.table]
 
     def query_of(t: TableProfiles) -> tuple[exp.Expression, list[Any]]:
         if not t.history:
-            return profile_query(t.table, t.columns, ctx.adapter.dialect, bounded=False), []
+            return profile_query(t.table, t.columns, ctx.adapter.dialect, bounded=False), [since]
         first, last = t.history[0].load_id, t.history[-1].load_id
         query = profile_query(t.table, t.columns, ctx.adapter.dialect, bounded=True)
         return query, [last, first, last]
 
-    outcomes = ctx.adapter.run_all([query_of(t) for t in tables], "coverage")
+    outcomes = ctx.adapter.run_all([query_of(t) for t in tables], "profile")
     updates: list[TableUpdate] = []
     for t, rows in zip(tables, outcomes, strict=True):
         try:
@@ -158,7 +192,7 @@ def profile_source(
                 # a merge or replace rewrote profiled loads: profile the table afresh
                 t.rewritten = True
                 query = profile_query(t.table, t.columns, ctx.adapter.dialect, bounded=False)
-                loads, _ = read_profiles(ctx.adapter.run(query, [], "coverage"), t.columns)
+                loads, _ = read_profiles(ctx.adapter.run(query, [since], "profile"), t.columns)
             loads = _with_categories(ctx, t, loads, rule.max_categories)
         except Exception as exc:  # this table only: the others are profiled
             t.error = exc
@@ -170,12 +204,25 @@ def profile_source(
             t.history = t.history + loads
         if loads or t.rewritten:
             updates.append(TableUpdate(t.expected.table, loads, t.rewritten))
-    now = ctx.now.timestamp() if ctx.now else time.time()
-    cutoff = now - settings.profile_retention
     store.write(scope, ctx.name, updates, prune_before=cutoff)
     for t in tables:
         t.history = [p for p in t.history if p.load_time >= cutoff]
     return tables
+
+
+def shared_profiles(ctx: SourceContext, settings: SourceSettings) -> list[TableProfiles]:
+    """`profile_source` once per source and run: the removal and distribution detectors of a
+    sweep share one profile query per table (a failure is raised again to each of them)."""
+    key = "profiles"
+    if key not in ctx.memo:
+        try:
+            ctx.memo[key] = profile_source(ctx, settings)
+        except Exception as exc:
+            ctx.memo[key] = exc
+    found = ctx.memo[key]
+    if isinstance(found, Exception):
+        raise found
+    return list(found)
 
 
 def history_rows(history: Sequence[LoadProfile], column: str | None = None) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from dlt_contract_ops.core.columns import TimeAxis
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.profiles.compare import compare, window
 from dlt_contract_ops.profiles.query import LOAD_ID, history_query
-from dlt_contract_ops.profiles.sweep import profile_source
+from dlt_contract_ops.profiles.sweep import shared_profiles
 from dlt_contract_ops.queries import axis_time
 from dlt_contract_ops.settings.project import SourceSettings
 from dlt_contract_ops.sinks.emitter import Emits
@@ -31,7 +31,7 @@ def run_distribution(
     failures: list[str] = []
     rule = settings.distribution
     try:
-        tables = profile_source(ctx, settings)
+        tables = shared_profiles(ctx, settings)
     except Exception as exc:  # the store (lock, file) failed: this source only
         message = f"load profiles of source `{ctx.name}` could not be updated: {exc}"
         emitter.error(ctx.error_event(message, exc, None, DETECTOR))
@@ -47,7 +47,8 @@ def run_distribution(
                 f"table `{t.expected.table}`: loads profiled earlier were rewritten (merge or "
                 "replace): profiled afresh"
             )
-        w = window(t.history, rule)
+        history = t.monitored
+        w = window(history, rule)
         if w is None or len(w.baseline) < rule.min_baseline_loads:
             have = 0 if w is None else len(w.baseline)
             notes.append(
@@ -55,7 +56,7 @@ def run_distribution(
                 f"{rule.min_baseline_loads} needed before distribution drift may alert"
             )
             continue
-        metrics = compare(t.history, rule, t.codes)
+        metrics = compare(history, rule, t.codes)
         if not metrics:
             continue
         columns = sorted({m.column for m in metrics})

@@ -1,10 +1,17 @@
-"""Removal drift: one coverage aggregate per table, on the table's time axis."""
+"""Removal drift: per table, non-NULL coverage of each declared column in a recent window
+against a baseline window, on the table's time axis.
+
+The windows are summed from the load profiles (`profiles.sweep`) where they answer exactly, so
+a repeat sweep reads only the loads profiled since; else, and with `from_profiles = false`, ONE
+coverage aggregate per table counts both windows.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from sqlglot import exp
@@ -12,7 +19,10 @@ from sqlglot import exp
 from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.columns import ExpectedTable, LiveTable, TimeAxis
 from dlt_contract_ops.core.removal import WindowCounts, detect_dark_columns
+from dlt_contract_ops.destinations.sql import col
 from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
+from dlt_contract_ops.profiles.model import LoadProfile
+from dlt_contract_ops.profiles.query import LOAD_ID
 from dlt_contract_ops.queries import axis_bound, coverage_query, reproduce_coverage_query
 from dlt_contract_ops.settings.project import SourceSettings
 from dlt_contract_ops.sinks.emitter import Emits
@@ -41,6 +51,23 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat()
 
 
+@dataclass
+class _Plan:
+    """One table's removal check: its columns, and how its windows are counted."""
+
+    expected: ExpectedTable
+    live: LiveTable
+    axis: TimeAxis
+    table: exp.Table
+    columns: list[str]
+    params: list[Any]
+    #: counts summed from load profiles (None: every row comes from `query`)
+    summed: WindowCounts | None = None
+    #: the coverage aggregate still to run: the whole table, or only the loads that straddle a
+    #: window's start (`summed` holds the rest); None when the profiles answered alone
+    query: exp.Expression | None = None
+
+
 def run_removal(
     ctx: SourceContext, emitter: Emits, settings: SourceSettings
 ) -> ReconcileResult:
@@ -53,7 +80,7 @@ def run_removal(
     recent_start = now - options.recent_window
     baseline_start = recent_start - options.baseline_window
     ignored = ctx.ignored()
-    plans: list[tuple[ExpectedTable, LiveTable, TimeAxis, exp.Table, list[str], list[Any]]] = []
+    plans: list[_Plan] = []
     for expected, live in ctx.present_tables():
         nested = sorted(t for t in ctx.live if t.startswith(expected.table + "__"))
         if nested:
@@ -84,21 +111,29 @@ def run_removal(
             )
         table = ctx.adapter.table(expected.table)
         params = [axis_bound(recent_start, axis), axis_bound(baseline_start, axis)]
-        plans.append((expected, live, axis, table, columns, params))
+        plans.append(_Plan(expected, live, axis, table, columns, params,
+                           query=coverage_query(table, columns, axis)))
+
+    if options.from_profiles and any(p.live.has(LOAD_ID) for p in plans):
+        _sum_from_profiles(ctx, settings, plans, recent_start, baseline_start, notes)
 
     # every table's aggregate is independent: the adapter may run them concurrently
-    outcomes = ctx.adapter.run_all(
-        [(coverage_query(table, columns, axis), params)
-         for _, _, axis, table, columns, params in plans],
-        "coverage",
-    )
-    for (expected, live, axis, table, columns, params), rows in zip(plans, outcomes, strict=True):
+    pending = [p for p in plans if p.query is not None]
+    outcomes = ctx.adapter.run_all([(p.query, p.params) for p in pending  # type: ignore[misc]
+                                    ], "coverage")
+    queried = {id(p): rows for p, rows in zip(pending, outcomes, strict=True)}
+    for plan in plans:
+        expected, live, axis, table, columns, params = (
+            plan.expected, plan.live, plan.axis, plan.table, plan.columns, plan.params)
+        rows = queried.get(id(plan), [])
         if isinstance(rows, Exception):
             message = f"coverage query for table `{expected.table}` failed: {rows}"
             failures.append(message)
             emitter.error(ctx.error_event(message, rows, expected.resource, "removal"))
             continue
         counts = window_counts(rows, columns)
+        if plan.summed is not None:
+            counts = counts.plus(plan.summed)
         dark = detect_dark_columns(
             counts,
             baseline_threshold=options.baseline_threshold,
@@ -123,3 +158,148 @@ def run_removal(
         findings.append(finding)
         emitter.drift(finding)
     return ctx.result("removal", started, findings, notes, failures)
+
+
+def _sum_from_profiles(
+    ctx: SourceContext, settings: SourceSettings, plans: Sequence[_Plan],
+    recent_start: datetime, baseline_start: datetime, notes: list[str],
+) -> None:
+    """Sum each table's windows from its load profiles, so a repeat sweep reads only the
+    loads not profiled yet. A table whose profiles cannot answer exactly keeps its full
+    coverage query: profiling failed, a load in the windows lacks a column (the model gained
+    it later), or retention is shorter than the windows. On a time axis of its own, a load
+    whose range straddles a window's start is counted by a coverage query over those loads."""
+    from dlt_contract_ops.profiles.sweep import load_id_text, shared_profiles
+
+    now = ctx.now.timestamp() if ctx.now else time.time()
+    if baseline_start.timestamp() < now - settings.profile_retention:
+        notes.append(
+            "`profile_retention` is shorter than removal's windows: removal scans both windows "
+            "of every table (`from_profiles` needs retention >= recent + baseline window)"
+        )
+        return
+    try:
+        profiled = {t.expected.table: t for t in shared_profiles(ctx, settings)}
+    except Exception as exc:  # the store failed (lock, file): scan as without profiles
+        notes.append(f"load profiles unavailable ({exc}): removal scanned both windows")
+        return
+    for plan in plans:
+        t = profiled.get(plan.expected.table)
+        if t is None or t.error is not None:
+            continue  # no load ids, or its profile query failed: the full coverage query
+        if plan.axis.kind == "load_id":
+            split = by_load_id(t.history, plan.columns, load_id_text(recent_start.timestamp()),
+                               load_id_text(baseline_start.timestamp()))
+        else:
+            split = by_axis_range(t.history, plan.columns, plan.axis.column,
+                                  recent_start, baseline_start)
+        if split is None:
+            continue
+        plan.summed, straddling = split
+        if not straddling:
+            plan.query = None
+            continue
+        assert plan.query is not None
+        plan.query = plan.query.where(  # type: ignore[attr-defined]
+            exp.In(this=col(LOAD_ID), expressions=[exp.Placeholder() for _ in straddling]),
+            copy=True,
+        )
+        plan.params = [*plan.params, *straddling]
+
+
+def _add(counts: dict[str, int], load: LoadProfile, columns: Sequence[str]) -> None:
+    counts[""] = counts.get("", 0) + load.rows
+    for c in columns:
+        counts[c] = counts.get(c, 0) + load.columns[c].non_null
+
+
+def _counts(recent: dict[str, int], base: dict[str, int], columns: Sequence[str]
+            ) -> WindowCounts:
+    return WindowCounts(
+        baseline_rows=base.get("", 0),
+        recent_rows=recent.get("", 0),
+        baseline_non_null={c: base.get(c, 0) for c in columns},
+        recent_non_null={c: recent.get(c, 0) for c in columns},
+    )
+
+
+def by_load_id(
+    history: Sequence[LoadProfile], columns: Sequence[str], recent: str, baseline: str
+) -> tuple[WindowCounts, list[str]] | None:
+    """Windows on `_dlt_load_id`, summed from whole loads (a load sits in one window: the
+    comparison is the coverage query's, on the epoch text). None when a load in the windows
+    was profiled without one of `columns`.
+
+    >>> from dlt_contract_ops.profiles.model import ColumnProfile as C
+    >>> old = LoadProfile("1700000000.1", 10, {"a": C("a", 10)})
+    >>> new = LoadProfile("1700090000.1", 5, {"a": C("a", 0)})
+    >>> by_load_id([old, new], ["a"], "1700050000.0000000", "1600000000.0000000")[0]
+    WindowCounts(baseline_rows=10, recent_rows=5, baseline_non_null={'a': 10}, \
+recent_non_null={'a': 0})
+    """
+    recent_counts: dict[str, int] = {}
+    base_counts: dict[str, int] = {}
+    for load in history:
+        if load.load_id < baseline:
+            continue
+        if any(c not in load.columns for c in columns):
+            return None
+        _add(recent_counts if load.load_id >= recent else base_counts, load, columns)
+    return _counts(recent_counts, base_counts, columns), []
+
+
+#: a naive time is read as UTC by dlt, but a destination may compare it in its session's time
+#: zone: a naive load range must clear a window's start by more than any zone offset
+_NAIVE_MARGIN = timedelta(hours=26)
+
+
+def _moment(text: str | None, upper: bool) -> tuple[datetime, timedelta] | None:
+    """A profiled min or max as an aware moment and its uncertainty; None if unreadable."""
+    if text is None:
+        return None
+    try:
+        if len(text) == 10:  # a date: its whole day, in an unknown time zone
+            day = datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+            return (day + timedelta(days=1) if upper else day), _NAIVE_MARGIN
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=timezone.utc), _NAIVE_MARGIN
+    return moment, timedelta(0)
+
+
+def by_axis_range(
+    history: Sequence[LoadProfile], columns: Sequence[str], axis: str,
+    recent: datetime, baseline: datetime,
+) -> tuple[WindowCounts, list[str]] | None:
+    """Windows on a time column of the table's own, summed from the loads whose whole range
+    (the axis' profiled min and max, no NULL axis) falls on one side of each window start; the
+    others are returned to be counted by the coverage query. None when a load was profiled
+    without the axis or one of `columns`."""
+    recent_counts: dict[str, int] = {}
+    base_counts: dict[str, int] = {}
+    straddling: list[str] = []
+    for load in history:
+        a = load.columns.get(axis)
+        if a is None:
+            return None
+        if a.non_null == 0:
+            continue  # every row has a NULL axis: in no window
+        low, high = _moment(a.min_value, False), _moment(a.max_value, True)
+        if low is None or high is None:
+            straddling.append(load.load_id)
+            continue
+        (lo, lo_err), (hi, hi_err) = low, high
+        if hi + hi_err < baseline:
+            continue  # before both windows (its NULL-axis rows are in none either)
+        if any(c not in load.columns for c in columns):
+            return None
+        whole = a.non_null == load.rows
+        if whole and lo - lo_err >= recent:
+            _add(recent_counts, load, columns)
+        elif whole and lo - lo_err >= baseline and hi + hi_err < recent:
+            _add(base_counts, load, columns)
+        else:
+            straddling.append(load.load_id)
+    return _counts(recent_counts, base_counts, columns), straddling

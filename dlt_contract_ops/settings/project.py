@@ -111,6 +111,9 @@ class RemovalSettings:
     baseline_window: timedelta = DEFAULT_BASELINE_WINDOW
     baseline_threshold: float = DEFAULT_BASELINE_THRESHOLD
     recent_threshold: float = DEFAULT_RECENT_THRESHOLD
+    #: sum the windows from the load profiles (a repeat sweep reads only new loads); False:
+    #: one coverage aggregate over both windows of every table, every sweep
+    from_profiles: bool = True
 
     def overridden(
         self, values: Mapping[str, Any], name_of: Callable[[str], str]
@@ -134,6 +137,10 @@ class RemovalSettings:
                         "e.g. 0.2."
                     )
                 out = replace(out, **{key: number})  # type: ignore[arg-type]  # a threshold
+            elif key == "from_profiles":
+                if not isinstance(value, bool):
+                    raise ConfigError(f"{name_of(key)} = {value!r} must be true or false.")
+                out = replace(out, from_profiles=value)
             else:
                 raise ConfigError(f"Unknown removal setting {name_of(key)}.")
         return out
@@ -165,6 +172,9 @@ class ProjectSettings:
     profile_store: Path | None = None  # None: `<dlt data dir>/contract_ops/profiles.duckdb`
     profile_retention: float = DEFAULT_PROFILE_RETENTION
     distribution: DistributionRule = field(default_factory=DistributionRule)
+    #: a reconcile reads a source's expected columns from the source cache while its code is
+    #: unchanged (`source_cache`); False: every run imports and calls the source
+    source_cache: bool = True
 
 
 @dataclass(frozen=True)
@@ -312,6 +322,7 @@ def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
             else _duration(spec.profile_retention, f"{p}.profile_retention").total_seconds()
         ),
         distribution=_distribution(spec.distribution, f"{p}.distribution"),
+        source_cache=True if spec.source_cache is None else bool(spec.source_cache),
     )
 
 

@@ -26,6 +26,7 @@ class RemovalSpec(BaseConfiguration):
     baseline_window: Optional[Any] = None  # noqa: UP045
     baseline_threshold: Optional[Any] = None  # noqa: UP045
     recent_threshold: Optional[Any] = None  # noqa: UP045
+    from_profiles: Optional[bool] = None  # noqa: UP045
 
 
 @configspec
@@ -80,6 +81,7 @@ class ProjectSpec(BaseConfiguration):
     sample_rows: Optional[int] = None  # noqa: UP045
     profile_store: Optional[Any] = None  # noqa: UP045
     profile_retention: Optional[Any] = None  # noqa: UP045
+    source_cache: Optional[bool] = None  # noqa: UP045
     removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     dedup: DedupSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
