@@ -74,6 +74,8 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
                     for c, v in f.coverage.items()
                 )
                 lines.append(f"      Coverage: {cov}")
+            for m in f.metrics or []:
+                lines.append(f"      {_one_line(metric_line(m))}")
             if f.expected_types:
                 types = ", ".join(
                     f"{text_name(c)} declared {t}, live {f.column_types.get(c, '?')}"
@@ -100,6 +102,27 @@ def _example_text(value: Any) -> str:
     import json
 
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def metric_line(doc: Mapping[str, Any]) -> str:
+    """One shifted metric of a distribution finding as the text output prints it: rates and
+    shares as percentages, distinct counts as counts.
+
+    >>> metric_line({"column": "status", "metric": "category_share", "category": "other",
+    ...              "baseline": 0.0, "current": 0.04, "change": 0.04})
+    'Metric: status category_share `other` 0.0% → 4.0% (+4.0 points)'
+    >>> metric_line({"column": "code", "metric": "distinct_count", "category": None,
+    ...              "baseline": 98.0, "current": 1.0, "change": -97.0})
+    'Metric: code distinct_count 98 → 1 (-97)'
+    """
+    name = text_name(str(doc.get("column")))
+    metric = doc.get("metric")
+    category = doc.get("category")
+    what = f"{name} {metric}" + (f" `{category}`" if category is not None else "")
+    base, now, change = (float(doc.get(k) or 0.0) for k in ("baseline", "current", "change"))
+    if metric == "distinct_count":
+        return f"Metric: {what} {base:g} → {now:g} ({change:+g})"
+    return f"Metric: {what} {base:.1%} → {now:.1%} ({change * 100:+.1f} points)"
 
 
 def violation_line(doc: Mapping[str, Any]) -> str:

@@ -144,3 +144,23 @@ def test_text_clean_error_and_dry_run() -> None:
 def test_text_labels_other_detectors() -> None:
     removal = _result(detector="removal", findings=[], notes=[])
     assert to_text([removal]).startswith("Source: shop (removal)  |  Findings: 0")
+
+
+def test_text_shows_each_shifted_metric_of_a_distribution_finding() -> None:
+    metrics = [
+        {"column": "status", "metric": "category_share", "category": "other",
+         "baseline": 0.0, "current": 0.04, "change": 0.04},
+        {"column": "note\nforged", "metric": "null_rate", "category": None,
+         "baseline": 0.1, "current": 0.8, "change": 0.7},
+        {"column": "code", "metric": "distinct_count", "category": None,
+         "baseline": 98.0, "current": 1.0, "change": -97.0},
+    ]
+    finding = _finding(drift_type="distribution", columns=["code", "note\nforged", "status"],
+                       samples={}, metrics=metrics)
+    text = to_text([_result(detector="distribution", findings=[finding])])
+    lines = [line.strip() for line in text.splitlines() if "Metric:" in line]
+    assert lines == [
+        "Metric: status category_share `other` 0.0% → 4.0% (+4.0 points)",
+        'Metric: "note\\nforged" null_rate 10.0% → 80.0% (+70.0 points)',
+        "Metric: code distinct_count 98 → 1 (-97)",
+    ]
