@@ -88,6 +88,9 @@ def bench_workload(spec: Spec, args: argparse.Namespace, log: Any) -> dict[str, 
 
     workload = build(spec, args.workdir, reuse=not args.rebuild, log=log)
     os.environ["DLT_DATA_DIR"] = str(workload.data_dir)
+    # the modes time removal's full scan (one coverage aggregate per table, the query budget);
+    # removal from load profiles is `--preset incremental`'s
+    os.environ["CONTRACT_OPS__REMOVAL__FROM_PROFILES"] = "false"
     cold = not args.warm_source
 
     # first run: pays imports; checks findings and that the floor runs the reconciler's SQL

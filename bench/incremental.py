@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.project import BENCH_DIR, Workload, build
-from bench.spec import DATASET_NAME, Spec, table_name
+from bench.spec import DATASET_NAME, PIPELINE_NAME, Spec, table_name
 
 FROM_PROFILES = "CONTRACT_OPS__REMOVAL__FROM_PROFILES"
 PROFILE_STORE = "CONTRACT_OPS__PROFILE_STORE"
@@ -89,12 +89,30 @@ def copy_store(source: Path, target: Path) -> None:
 
 def copy_project(workload: Workload) -> Workload:
     """A fresh copy of the built project: the new load of step (c) must not reach the
-    built warehouse, which later runs reuse."""
+    built warehouse, which later runs reuse.
+
+    dlt keeps the directory a pipeline first ran in (`_local.initial_cwd` in its state) and
+    opens `<that directory>/<pipeline>.duckdb`: the copy's state is pointed at the copy."""
     root = workload.root.with_name(workload.root.name + "-incremental")
     if root.exists():
         shutil.rmtree(root)
     shutil.copytree(workload.root, root)
+    state_file = root / "_dlt_data" / "pipelines" / PIPELINE_NAME / "state.json"
+    state = json.loads(state_file.read_text())
+    state["_local"]["initial_cwd"] = str(root)
+    state_file.write_text(json.dumps(state))
     return replace(workload, root=root)
+
+
+def load_count(database: Path) -> int:
+    import duckdb
+
+    con = duckdb.connect(str(database), read_only=True)
+    try:
+        row = con.execute(f"SELECT count(*) FROM {DATASET_NAME}._dlt_loads").fetchone()  # noqa: S608 (a constant)
+    finally:
+        con.close()
+    return int(row[0]) if row else 0
 
 
 def check_load_ids(workload: Workload) -> None:
@@ -118,10 +136,12 @@ def check_load_ids(workload: Workload) -> None:
         )
 
 
-def append_load(workload: Workload, share: float, log: Any) -> dict[str, Any]:
+def append_load(workload: Workload, built: Workload, share: float, log: Any
+                ) -> dict[str, Any]:
     """Step (c): one new load of `share` of the rows per table, stamped 10 minutes ago,
-    dark columns still NULL, through the same loader as the build."""
+    dark columns still NULL, through the same loader as the build; into the copy only."""
     spec = workload.spec
+    loads = (load_count(workload.database), load_count(built.database))
     rows = max(1, round(spec.rows * share))
     stamp = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(minutes=10)
     plan = [{"load_at": stamp.isoformat(), "rows": rows, "recent": True,
@@ -134,6 +154,12 @@ def append_load(workload: Workload, share: float, log: Any) -> dict[str, Any]:
         check=True,
     )
     seconds = round(time.perf_counter() - started, 2)
+    after = (load_count(workload.database), load_count(built.database))
+    if after[0] <= loads[0] or after[1] != loads[1]:
+        raise AssertionError(
+            f"the new load went astray: loads in the copy {loads[0]} -> {after[0]}, in the "
+            f"built warehouse {loads[1]} -> {after[1]} (it must only reach the copy)"
+        )
     log(f"   (c) appended {rows:,} rows to each of {spec.tables} tables in {seconds:.1f} s")
     return {"rows_per_table": rows, "load_at": stamp.isoformat(), "seconds": seconds}
 
@@ -154,6 +180,8 @@ def timed_step(
     with measure.record_sql() as recorded:
         first = measure.run_ours(workload, "removal", cold_import=cold)
     measure.check_findings(workload, "removal", first)
+    if not first.locations or any(str(workload.database) not in x for x in first.locations):
+        raise AssertionError(f"{STEPS[name]} read {first.locations}, not {workload.database}")
     measure.replay(workload.database, recorded)  # warm the page cache the same way
     runs: list[measure.Sample] = []
     floors: list[float] = []
@@ -180,6 +208,7 @@ def timed_step(
         "ours_cpu": measure.summary([s.cpu_seconds for s in runs]),
         "floor": measure.summary(floors),
         "query_seconds_median": round(statistics.median(in_sql), 4),
+        "store_seconds_median": round(statistics.median(s.store_seconds for s in runs), 4),
         "queries": runs[-1].queries,
         "sql_sent": {k: len(v) for k, v in recorded.items()},
         "rows_scanned": total.rows_scanned,
@@ -246,7 +275,7 @@ def bench_incremental(spec: Spec, args: Any, log: Any) -> dict[str, Any]:
     if not first_store.exists():
         raise AssertionError(f"the first sweep from profiles wrote no store at {first_store}")
     copy_store(first_store, kept)
-    appended = append_load(workload, args.append_share, log)
+    appended = append_load(workload, built, args.append_share, log)
     with environment(full):
         steps["full_after"] = timed_step(workload, "full_after", args.repeats, cold, log)
     with environment({FROM_PROFILES: "true", PROFILE_STORE: str(repeat_store)}):

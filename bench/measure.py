@@ -40,6 +40,7 @@ class SweepStats:
     queries: Counter[str] = field(default_factory=Counter)
     query_seconds: Counter[str] = field(default_factory=Counter)
     sources_built: int = 0
+    locations: set[str] = field(default_factory=set)
 
 
 @contextmanager
@@ -55,6 +56,7 @@ def capture_sweeps() -> Iterator[list[SweepStats]]:
         for adapter in self.adapters:
             stats.queries.update(adapter.queries)
             stats.query_seconds.update(adapter.query_seconds)
+            stats.locations.add(str(getattr(adapter, "location", "")))
         seen.append(stats)
         original(self)
 
@@ -63,6 +65,34 @@ def capture_sweeps() -> Iterator[list[SweepStats]]:
         yield seen
     finally:
         Sweep.close = original  # type: ignore[method-assign]
+
+
+@contextmanager
+def capture_store() -> Iterator[list[float]]:
+    """Seconds spent in the local profile store (reading histories, writing new loads):
+    `ProfileStore`'s methods are wrapped for the duration; `[0]` holds the total."""
+    from dlt_contract_ops.profiles.store import ProfileStore
+
+    spent = [0.0]
+    originals = {name: getattr(ProfileStore, name) for name in ("history", "histories", "write")
+                 if hasattr(ProfileStore, name)}
+
+    def timed(method: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                spent[0] += time.perf_counter() - started
+        return wrapper
+
+    for name, method in originals.items():
+        setattr(ProfileStore, name, timed(method))
+    try:
+        yield spent
+    finally:
+        for name, method in originals.items():
+            setattr(ProfileStore, name, method)
 
 
 @dataclass
@@ -77,6 +107,10 @@ class Sample:
     sources_built: int
     #: every finding as (detector, table, columns, coverage): what two runs must agree on
     signature: list[tuple[Any, ...]] = field(default_factory=list)
+    #: where the sweep's adapters read (`DestinationAdapter.location`)
+    locations: list[str] = field(default_factory=list)
+    #: seconds in the local profile store (`capture_store`)
+    store_seconds: float = 0.0
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -96,7 +130,7 @@ def run_ours(workload: Workload, mode: str, *, cold_import: bool) -> Sample:
     if cold_import:
         _forget_source_module()
     gc.collect()
-    with capture_sweeps() as sweeps:
+    with capture_sweeps() as sweeps, capture_store() as store:
         cpu = time.process_time()
         started = time.perf_counter()
         results = run(
@@ -123,6 +157,8 @@ def run_ours(workload: Workload, mode: str, *, cold_import: bool) -> Sample:
         findings=dict(findings),
         sources_built=stats.sources_built,
         signature=sorted(signature),
+        locations=sorted(stats.locations),
+        store_seconds=round(store[0], 4),
     )
 
 
