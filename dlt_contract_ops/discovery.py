@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -26,19 +27,75 @@ class ModelledResource:
     write_disposition: str
 
 
+class Deferred:
+    """The real source of a cached one (`source_cache`), built on first need: what the cache
+    holds (tables, naming, notes) never needs it; the models and the dlt object do."""
+
+    def __init__(self, build: Callable[[], BuiltSource]) -> None:
+        self._build = build
+        self._built: BuiltSource | None = None
+
+    @property
+    def done(self) -> bool:
+        return self._built is not None
+
+    def get(self) -> BuiltSource:
+        if self._built is None:
+            self._built = self._build()
+        return self._built
+
+
+class DeferredModels(Mapping[str, type[Any]]):
+    """The models of a cached source: which resources have one is known from the cache
+    (`in`, iteration, `len` build nothing); a model itself builds the real source."""
+
+    def __init__(self, names: Sequence[str], real: Deferred) -> None:
+        self._names = tuple(names)
+        self._real = real
+
+    def __getitem__(self, key: str) -> type[Any]:
+        if key not in self._names:
+            raise KeyError(key)
+        return self._real.get().models[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
 @dataclass(frozen=True)
 class BuiltSource:
-    """A source built once for a run: its schema naming and the model of each resource."""
+    """A source built once for a run: its schema naming and the model of each resource.
+
+    A source read from the cache (`source_cache.cached_source`) carries `real`: its models
+    and `obj` build the source on first access, so a detector that needs them gets exactly
+    what a build gives, and one that needs only the expected columns never builds it.
+    """
 
     name: str
     schema_name: str
     naming: Any  # dlt NamingConvention
     tables: tuple[ExpectedTable, ...]
-    models: dict[str, type[Any]] = field(default_factory=dict)  # resource name -> model
+    #: resource name -> model
+    models: Mapping[str, type[Any]] = field(default_factory=dict, compare=False)
     notes: tuple[str, ...] = ()
     resources: tuple[ModelledResource, ...] = ()
-    #: the DltSource or DltResource itself (the gate extracts from it)
-    obj: Any = field(default=None, compare=False, repr=False)
+    #: the source is a standalone @dlt.resource (not a @dlt.source)
+    standalone: bool = False
+    #: the DltSource or DltResource itself (the gate extracts from it); see `obj`
+    source_obj: Any = field(default=None, compare=False, repr=False)
+    #: a cached source: builds the real one on first need (None: this is the real one)
+    real: Deferred | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def obj(self) -> Any:
+        """The DltSource or DltResource (a cached source builds it on first access)."""
+        return self.real.get().source_obj if self.real is not None else self.source_obj
 
     def for_destination(self, capabilities: Any) -> BuiltSource:
         """The source named as dlt names it when loading into a destination with these
@@ -73,10 +130,23 @@ class BuiltSource:
 _FRESH: set[tuple[str, str]] = set()
 
 
+#: the modules loaded when this run began (see `imported_this_run`)
+_RUN_MODULES: dict[str, Any] = {}
+
+
 def begin_run() -> None:
     """A new run: the project's own modules will be imported afresh once more, so a
     long-lived process (a scheduler, an orchestrator) sees a model edited since."""
     _FRESH.clear()
+    _RUN_MODULES.clear()
+    _RUN_MODULES.update(sys.modules)
+
+
+def imported_this_run(name: str, module: Any) -> bool:
+    """Whether module `name` was (re)imported since the run began: else its code may be
+    older than its file (a project module outside the ref's package, loaded by an earlier
+    run of a long-lived process)."""
+    return _RUN_MODULES.get(name) is not module
 
 
 def _project_has(top: str, project_dir: str) -> bool:
@@ -277,7 +347,8 @@ def build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
         models=models,
         notes=tuple(notes + merge_notes),
         resources=tuple(modelled),
-        obj=built,
+        standalone=isinstance(built, DltResource),
+        source_obj=built,
     )
 
 

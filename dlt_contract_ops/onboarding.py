@@ -126,10 +126,7 @@ def _target(built: BuiltSource | None, name: str) -> tuple[str, frozenset[str], 
     """(schema name, tables, standalone resource) of a source, for matching pipelines."""
     if built is None:  # only the declared name is known: it is the schema's name
         return name, frozenset(), False
-    from dlt.extract import DltResource
-
-    return (built.schema_name, frozenset(t.table for t in built.tables),
-            isinstance(built.obj, DltResource))
+    return (built.schema_name, frozenset(t.table for t in built.tables), built.standalone)
 
 
 def pipeline_of(
