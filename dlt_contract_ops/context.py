@@ -247,7 +247,7 @@ class Sweep:
     def context(self, name: str) -> SourceContext:
         from dlt.common.schema import Schema
 
-        resolved = resolve_source(name, self.project, self.project_dir)
+        resolved = resolve_source(name, self.project, self.project_dir, cached=True)
         settings, built = resolved.settings, resolved.built
         self.sources_built += 1
         schema = Schema(built.schema_name)

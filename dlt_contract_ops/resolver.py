@@ -31,11 +31,22 @@ class ResolvedSource:
         return self.settings.name
 
 
-def resolve_source(name: str, project: ProjectSettings, project_dir: str) -> ResolvedSource:
-    """Settings of `name` and its source built once (imported and called)."""
+def resolve_source(
+    name: str, project: ProjectSettings, project_dir: str, *, cached: bool = False
+) -> ResolvedSource:
+    """Settings of `name` and its source built once (imported and called).
+
+    `cached`: from the source cache when the source's code has not changed since it was
+    cached (`source_cache`; a reconcile), else built and cached. The models and the dlt
+    object of a cached source are built on first access.
+    """
+    settings = load_source_settings(name, project)
+    if cached and project.source_cache:
+        from dlt_contract_ops.source_cache import cached_source
+
+        return ResolvedSource(settings, cached_source(name, settings.ref, project_dir))
     from dlt_contract_ops.discovery import build_source
 
-    settings = load_source_settings(name, project)
     return ResolvedSource(settings, build_source(name, settings.ref, project_dir))
 
 

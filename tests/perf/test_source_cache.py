@@ -1,0 +1,356 @@
+"""The source cache: a hit never calls the source function, and changes no finding.
+
+A real project: `shop_models` (the ref) imports `shop_types`, another project module, for one
+of its models; a loader without models plants additive, removal, missing, type and contract
+drift. Each run is compared with a run that builds the source (`source_cache = false`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dlt_contract_ops.discovery import begin_run, build_source
+from dlt_contract_ops.findings import ReconcileResult, results_document
+from dlt_contract_ops.reconcile import DEFAULT_DETECTORS, run
+from dlt_contract_ops.settings.files import project_context
+from dlt_contract_ops.source_cache import cache_path, cached_source, static_key
+from tests.projects import Project
+
+#: every detector a sweep can run: the ones needing the models (contract, the code sets of
+#: distribution) build the source on first access of a model
+DETECTORS = ("additive", "removal", "missing", "type", "rename", "contract", "distribution")
+NOW = datetime.now(timezone.utc)
+
+TYPES = """
+from datetime import datetime
+from typing import Optional
+
+from pydantic import BaseModel
+
+
+class Customer(BaseModel):
+    id: int
+    email: Optional[str] = None
+    score: Optional[int] = None
+    loaded_at: datetime
+"""
+
+MODELS = """
+from datetime import datetime
+from pathlib import Path
+from typing import Literal, Optional
+
+import dlt
+from pydantic import BaseModel
+
+from shop_types import Customer
+
+CALLS = Path(__file__).with_name("calls.txt")
+
+
+class Order(BaseModel):
+    id: int
+    amount: Optional[float] = None
+    status: Literal["new", "paid"] = "new"
+    legacy_code: Optional[str] = None
+    loaded_at: datetime
+
+
+class Refund(BaseModel):
+    id: int
+
+
+@dlt.source(name="shop")
+def shop():
+    with CALLS.open("a") as fh:  # every call of the source function leaves a line
+        fh.write("called\\n")
+
+    @dlt.resource(columns=Order)
+    def orders():
+        yield from ()
+
+    @dlt.resource(columns=Customer)
+    def customers():
+        yield from ()
+
+    @dlt.resource(columns=Refund)
+    def refunds():
+        yield from ()
+
+    @dlt.resource
+    def raw_log():
+        yield from ()
+
+    return orders, customers, refunds, raw_log
+"""
+
+LOAD = """
+from datetime import datetime, timedelta, timezone
+
+import dlt
+
+now = datetime.now(timezone.utc)
+pipe = dlt.pipeline("shop_pipe", destination="duckdb", dataset_name="shop_data")
+for recent, at in ((False, now - timedelta(days=2)), (True, now - timedelta(minutes=30))):
+    orders = []
+    customers = []
+    for i in range(20):
+        order = {"id": i, "amount": i * 1.5, "status": "paid" if i % 2 else "new",
+                 "loaded_at": at}
+        customer = {"id": i, "email": None if recent else f"u{i}@x.io", "score": f"s{i}",
+                    "loaded_at": at}
+        if recent:
+            order["coupon_code"] = f"C{i}"  # additive drift
+            order["status"] = "refunded" if i % 5 == 0 else order["status"]  # contract
+        orders.append(order)
+        customers.append(customer)
+    pipe.run(orders, table_name="orders")
+    pipe.run(customers, table_name="customers")
+"""
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The loaded warehouse, built once; each test copies the project around it."""
+    root = tmp_path_factory.mktemp("cache") / "project"
+    project = Project(root)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DLT_DATA_DIR", str(root.parent / "_dlt_data"))
+        mp.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
+        project.python(LOAD)
+    return root / "shop_pipe.duckdb"
+
+
+@pytest.fixture
+def shop(project: Project, loaded: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    # as in a fresh process: no module of an earlier test's project stands in for these
+    for name in ("shop_types", "shop_models"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    (project.root / "shop_pipe.duckdb").write_bytes(loaded.read_bytes())
+    project.module("shop_types", TYPES)
+    project.module("shop_models", MODELS)
+    project.config('[contract_ops]\nalert_sinks = []\nload_timestamp_column = "loaded_at"\n')
+    project.source("shop", "shop_models:shop", pipeline_name="shop_pipe",
+                   dataset_name="shop_data")
+    return project
+
+
+def _calls(project: Project) -> int:
+    path = project.root / "calls.txt"
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def _reconcile(
+    project: Project, detectors: tuple[str, ...] = DEFAULT_DETECTORS, *, fresh: bool = True,
+    **env: str,
+) -> list[ReconcileResult]:
+    """One reconcile; `fresh`: as a new process (cron) runs it, with none of the project's
+    modules imported (else as a long-lived process's next run)."""
+    if fresh:
+        for name in ("shop_types", "shop_models"):
+            sys.modules.pop(name, None)
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        results = run(["shop"], detectors=detectors, dry_run=True, project_dir=project.root,
+                      removal={"now": NOW})
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    assert [r.error for r in results if r.error] == []
+    return results
+
+
+def _doc(results: list[ReconcileResult]) -> list[dict[str, Any]]:
+    """The results as `--format json` prints them, without the timings."""
+    out = []
+    for r in results_document(results)["results"]:
+        out.append({k: v for k, v in r.items() if k != "duration_s"})
+    return out
+
+
+def _uncached(
+    project: Project, detectors: tuple[str, ...] = DEFAULT_DETECTORS
+) -> list[dict[str, Any]]:
+    return _doc(_reconcile(project, detectors, CONTRACT_OPS__SOURCE_CACHE="false"))
+
+
+def _entry(project: Project) -> Path:
+    data_dir = os.environ["DLT_DATA_DIR"]
+    return cache_path(str(project.root), "shop", data_dir)
+
+
+def _found(results: list[dict[str, Any]]) -> set[tuple[str, str, tuple[str, ...]]]:
+    return {(r["detector"], f["table"], tuple(f["columns"]))
+            for r in results for f in r["findings"]}
+
+
+def test_a_hit_finds_what_a_build_finds_with_every_detector(shop: Project) -> None:
+    built = _uncached(shop, DETECTORS)
+    assert _calls(shop) == 1
+    assert not _entry(shop).exists()  # `source_cache = false` neither reads nor writes
+
+    first = _doc(_reconcile(shop, DETECTORS))  # a miss: built, then cached
+    assert _calls(shop) == 2
+    assert _entry(shop).is_file()
+    # a hit; contract and distribution read the models: the source is built on first access
+    hit = _doc(_reconcile(shop, DETECTORS))
+    assert _calls(shop) == 3
+    assert first == built
+    assert hit == built
+    # every kind of drift the workload plants was found, so the equality means something
+    assert {d for d, _, _ in _found(built)} >= {"additive", "removal", "missing", "type",
+                                                 "contract"}
+    assert ("additive", "orders", ("coupon_code",)) in _found(built)
+
+
+def test_a_hit_of_the_default_detectors_calls_no_source_function(shop: Project) -> None:
+    built = _doc(_reconcile(shop, DEFAULT_DETECTORS, CONTRACT_OPS__SOURCE_CACHE="false"))
+    assert _calls(shop) == 1
+    assert _doc(_reconcile(shop, DEFAULT_DETECTORS)) == built  # the miss
+    assert _calls(shop) == 2
+    for _ in range(2):  # hits: only the expected columns are needed
+        assert _doc(_reconcile(shop, DEFAULT_DETECTORS)) == built
+    assert _calls(shop) == 2
+    assert {d for d, _, _ in _found(built)} == {"additive", "missing", "type"}
+
+
+def test_the_cached_source_equals_the_built_one(shop: Project) -> None:
+    begin_run()
+    with project_context(shop.root) as pdir:
+        built = build_source("shop", "shop_models:shop", pdir)
+        miss = cached_source("shop", "shop_models:shop", pdir)
+        hit = cached_source("shop", "shop_models:shop", pdir)
+    assert miss.real is None
+    assert hit.real is not None
+    assert not hit.real.done
+    for field in ("name", "schema_name", "tables", "notes", "resources", "standalone"):
+        assert getattr(hit, field) == getattr(built, field), field
+    assert type(hit.naming) is type(built.naming)
+    assert hit.naming.max_length == built.naming.max_length
+    assert sorted(hit.models) == sorted(built.models) == ["customers", "orders", "refunds"]
+    assert "orders" in hit.models
+    assert "raw_log" not in hit.models
+    assert not hit.real.done  # membership is known without a build
+    assert hit.models["orders"].model_fields.keys() == built.models["orders"].model_fields.keys()
+    assert hit.real.done
+    assert hit.obj is hit.real.get().obj
+    assert hit.obj is not None
+
+
+def test_editing_the_model_invalidates_the_entry(shop: Project) -> None:
+    before = _found(_doc(_reconcile(shop)))
+    assert ("additive", "orders", ("coupon_code",)) in before
+    _reconcile(shop)
+    calls = _calls(shop)
+
+    # the model learns the column: the next run expects it
+    shop.module("shop_models", MODELS.replace(
+        "    legacy_code: Optional[str] = None\n",
+        "    legacy_code: Optional[str] = None\n    coupon_code: Optional[str] = None\n"))
+    after = _found(_doc(_reconcile(shop)))
+    assert _calls(shop) == calls + 1
+    assert not any(d == "additive" and t == "orders" for d, t, _ in after)
+    assert _doc(_reconcile(shop)) == _uncached(shop)
+
+
+def test_an_edit_of_an_imported_project_module_invalidates_the_entry(shop: Project) -> None:
+    _reconcile(shop)
+    path = shop.root / "shop_types.py"
+    stat = path.stat()
+    # same size, same modification time: only the content tells (`score` -> `grade`)
+    path.write_text(TYPES.replace("score:", "grade:"))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size
+    calls = _calls(shop)
+    results = _doc(_reconcile(shop))
+    assert _calls(shop) == calls + 1
+    assert ("missing", "customers", ("grade",)) in _found(results)
+    assert results == _uncached(shop)
+
+
+def test_a_module_imported_before_the_run_is_never_cached(shop: Project) -> None:
+    """A long-lived process: the ref's package is imported afresh each run, another project
+    module is not. What the build read may be older than the file: nothing is cached."""
+    _reconcile(shop)  # cached
+    assert _reconcile(shop, fresh=False)  # a hit in the same process
+    calls = _calls(shop)
+    (shop.root / "shop_types.py").write_text(TYPES.replace("score:", "grade:"))
+    _reconcile(shop, fresh=False)  # a miss, built with the `shop_types` imported before
+    assert _calls(shop) == calls + 1
+    assert "grade" not in _entry(shop).read_text()
+    _reconcile(shop, fresh=False)
+    assert _calls(shop) == calls + 2  # still a miss: nothing stale was cached
+    results = _doc(_reconcile(shop))  # a fresh process
+    assert ("missing", "customers", ("grade",)) in _found(results)
+    assert _calls(shop) == calls + 3
+    assert "grade" in _entry(shop).read_text()
+
+
+@pytest.mark.parametrize("damage", ["garbage", "not an object", "wrong layout", "directory"])
+def test_a_corrupt_or_unreadable_entry_is_ignored_and_rebuilt(
+    shop: Project, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    expected = _doc(_reconcile(shop))
+    entry = _entry(shop)
+    assert entry.is_file()
+    if damage == "garbage":
+        entry.write_text("{not json")
+    elif damage == "not an object":
+        entry.write_text("[1, 2]")
+    elif damage == "wrong layout":
+        doc = json.loads(entry.read_text())
+        doc["source"]["tables"] = [{"resource": "orders"}]
+        entry.write_text(json.dumps(doc))
+    else:
+        entry.unlink()
+        entry.mkdir()
+    calls = _calls(shop)
+    with caplog.at_level(logging.DEBUG, logger="dlt_contract_ops"):
+        assert _doc(_reconcile(shop)) == expected
+    assert _calls(shop) == calls + 1  # rebuilt
+    assert any("unreadable" in r.getMessage() for r in caplog.records)
+    if damage == "directory":  # cannot be replaced: every run builds, and says so
+        assert any("not written" in r.getMessage() for r in caplog.records)
+        return
+    assert json.loads(entry.read_text())["format"] == 1  # rewritten
+    assert _doc(_reconcile(shop)) == expected
+    assert _calls(shop) == calls + 1  # and served again
+
+
+def test_configuration_and_versions_are_part_of_the_key(
+    shop: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with project_context(shop.root) as pdir:
+        key = static_key("shop", "shop_models:shop", pdir)
+        assert static_key("shop", "shop_models:shop", pdir) == key
+        assert static_key("shop", "shop_models:other", pdir) != key
+        monkeypatch.setenv("SOURCES__SHOP__LIMIT", "5")  # dlt could pass it to the source
+        assert static_key("shop", "shop_models:shop", pdir) != key
+        monkeypatch.delenv("SOURCES__SHOP__LIMIT")
+        monkeypatch.setattr("dlt_contract_ops.version.__version__", "99.0")
+        assert static_key("shop", "shop_models:shop", pdir) != key
+    shop.secrets("[sources.shop]\ntoken = \"x\"\n")  # a config file dlt reads
+    with project_context(shop.root) as pdir:
+        assert static_key("shop", "shop_models:shop", pdir) != key
+
+
+def test_a_naming_the_cache_cannot_remake_is_not_cached(
+    shop: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("dlt_contract_ops.source_cache._NAMING_PACKAGE", "no.such.package.")
+    _reconcile(shop)
+    _reconcile(shop)
+    assert _calls(shop) == 2
+    assert not _entry(shop).exists()
