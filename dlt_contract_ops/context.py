@@ -275,12 +275,13 @@ class Sweep:
                 f"`dataset_name` for source `{name}` (in `[sources.{name}.contract_ops]` or "
                 "the pipeline's state)."
             )
-        stored = stored_tables(target.pipeline_name, built.schema_name)
         notes = list(built.notes)
         dropped = set()
-        for expected in built.tables:
-            if expected.table in live:
-                continue
+        absent = [t for t in built.tables if t.table not in live]
+        # the pipeline's stored schema (its local state, read by dlt) tells a dropped table
+        # from one never loaded: read only when a modelled table is absent
+        stored = stored_tables(target.pipeline_name, built.schema_name) if absent else frozenset()
+        for expected in absent:
             if expected.table in stored:
                 dropped.add(expected.table)  # reported as `missing` drift by that detector
             else:
