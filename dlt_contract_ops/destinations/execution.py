@@ -201,13 +201,16 @@ class SqlClientAdapter(CatalogNames, ClientSession):
 
     def render(self, query: exp.Expression) -> str:
         """The query in this destination's dialect, as it would run (placeholders as `?`)."""
-        return render(self.prepare(query), self.dialect)
+        return render(self.prepare(query), self.dialect, owned=True)
 
     def driver_sql(self, query: exp.Expression, n_params: int, kind: QueryKind) -> str:
         """The exact text `run` sends to the driver: prepared, checked, placeholders in
         the driver's paramstyle. Golden tests pin it for destinations that cannot run here."""
-        prepared = query if kind == "metadata" else self.prepare(query)
-        return render_bound(prepared, self.dialect, self.paramstyle, n_params)
+        if kind == "metadata":
+            return render_bound(query, self.dialect, self.paramstyle, n_params)
+        # `prepare` returns a copy of its own: rendered in place, not copied twice more
+        prepared = self.prepare(query)
+        return render_bound(prepared, self.dialect, self.paramstyle, n_params, owned=True)
 
     def run(self, query: exp.Expression, params: Sequence[Any], kind: QueryKind) -> Rows:
         """Run a read-only query with bound parameters on the adapter's session.
@@ -307,4 +310,6 @@ class SqlClientAdapter(CatalogNames, ClientSession):
 
     def reproduce(self, query: exp.Expression, params: Sequence[Any]) -> str:
         values = [self.adapt_param(p) for p in params]
-        return render(inline_params(self.prepare(query), values), self.dialect)
+        # `prepare` returns a copy of its own: changed and rendered in place
+        return render(inline_params(self.prepare(query), values, owned=True), self.dialect,
+                      owned=True)

@@ -132,8 +132,11 @@ def check_read_only(query: exp.Expression) -> None:
             )
 
 
-def render(query: exp.Expression, dialect: str) -> str:
+def render(query: exp.Expression, dialect: str, *, owned: bool = False) -> str:
     """Render a read-only query for `dialect`; refuse anything but a SELECT.
+
+    `owned`: `query` is a copy the caller discards after (`prepare` made it), so rendering
+    may alter it instead of copying it first.
 
     >>> from sqlglot import exp
     >>> render(exp.select("1"), "duckdb")
@@ -144,19 +147,29 @@ def render(query: exp.Expression, dialect: str) -> str:
     dlt_contract_ops.errors.UnsafeQueryError: Refusing to run a Delete statement: ...
     """
     check_read_only(query)
-    return _generate(query, dialect)
+    return _generate(query, dialect, owned=owned)
 
 
-def _generate(query: exp.Expression, dialect: str) -> str:
-    """SQL text of an already checked query: callers go through `render` or `render_bound`."""
-    return str(query.sql(dialect=dialect_for(dialect)))
+def _generate(query: exp.Expression, dialect: str, *, owned: bool = False) -> str:
+    """SQL text of an already checked query: callers go through `render` or `render_bound`.
+    sqlglot's generator copies the tree it is given (it rewrites it); an `owned` tree is a
+    throwaway copy already, rewritten in place."""
+    return str(query.sql(dialect=dialect_for(dialect), copy=not owned))
 
 
 def render_bound(
-    query: exp.Expression, dialect: str, paramstyle: ParamStyle, n_params: int
+    query: exp.Expression,
+    dialect: str,
+    paramstyle: ParamStyle,
+    n_params: int,
+    *,
+    owned: bool = False,
 ) -> str:
     """Render `query` for a driver: placeholders in the driver's `paramstyle`, and the
     characters that style gives a meaning to escaped everywhere else in the text.
+
+    `owned`: `query` is a copy the caller discards after (`prepare` made it): it is marked
+    and rendered in place instead of copied again.
 
     >>> from sqlglot import exp
     >>> q = exp.select("'50%'").where(exp.EQ(this=exp.column("a"), expression=param()))
@@ -175,8 +188,9 @@ def render_bound(
         return node
 
     check_read_only(query)  # on the caller's tree, before placeholders become text
-    # one copy, marked in place; the check above already covered this exact tree
-    text = _generate(query.copy().transform(_mark, copy=False), dialect)
+    # at most one copy, marked and rendered in place; the check above covered this tree
+    tree = query if owned else query.copy()
+    text = _generate(tree.transform(_mark, copy=False), dialect, owned=True)
     if len(marks) != n_params:
         raise ValueError(
             f"The query has {len(marks)} placeholder(s) but {n_params} parameter(s) were given."
@@ -193,8 +207,11 @@ def render_bound(
     return text
 
 
-def inline_params(query: exp.Expression, params: Sequence[Any]) -> exp.Expression:
-    """Replace placeholders, in order, by literals: for the `reproduce` text a user pastes."""
+def inline_params(
+    query: exp.Expression, params: Sequence[Any], *, owned: bool = False
+) -> exp.Expression:
+    """Replace placeholders, in order, by literals: for the `reproduce` text a user pastes.
+    A copy of `query`, or (`owned`: a throwaway copy already) `query` itself, changed."""
     values = iter(params)
 
     def _swap(node: exp.Expression) -> exp.Expression:
@@ -202,7 +219,7 @@ def inline_params(query: exp.Expression, params: Sequence[Any]) -> exp.Expressio
             return literal(next(values))
         return node
 
-    return query.copy().transform(_swap)
+    return query.transform(_swap, copy=not owned)
 
 
 def literal(value: Any) -> exp.Expression:
