@@ -57,13 +57,16 @@ def shop(batch=0, n=100, drift=(), disposition="append", start=0):
 DATASET = "shop_data"
 
 
-def load(project: Project, *batches: dict[str, Any]) -> None:
+def load(
+    project: Project, *batches: dict[str, Any], destination: str = "duckdb",
+    dataset: str = DATASET,
+) -> None:
     """Run the pipeline once per batch (keyword arguments of `shop`), in one interpreter."""
     project.python(
         f"""
         import json, dlt
         from shop_mod import shop
-        p = dlt.pipeline("shop_pipe", destination="duckdb", dataset_name={DATASET!r})
+        p = dlt.pipeline("shop_pipe", destination={destination!r}, dataset_name={dataset!r})
         for kw in json.loads({json.dumps(json.dumps(list(batches)))}):
             p.run(shop(**kw))
         """
