@@ -7,6 +7,7 @@ does not persist it in the stored schema, so reconcile imports the user's code.
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -16,6 +17,8 @@ from typing import Any
 from dlt_contract_ops.core.columns import ExpectedColumn, ExpectedTable
 from dlt_contract_ops.core.naming import expected_table
 from dlt_contract_ops.errors import SourceConfigMissingError, SourceImportError
+
+log = logging.getLogger("dlt_contract_ops")
 
 
 @dataclass(frozen=True)
@@ -91,11 +94,24 @@ class BuiltSource:
     source_obj: Any = field(default=None, compare=False, repr=False)
     #: a cached source: builds the real one on first need (None: this is the real one)
     real: Deferred | None = field(default=None, compare=False, repr=False)
+    #: a cached source: `code_sets` of each table, as the cache holds them (None: from models)
+    codes: Mapping[str, Mapping[str, tuple[str, ...]]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     @property
     def obj(self) -> Any:
         """The DltSource or DltResource (a cached source builds it on first access)."""
         return self.real.get().source_obj if self.real is not None else self.source_obj
+
+    def code_sets(self, expected: ExpectedTable) -> dict[str, tuple[str, ...]]:
+        """The declared code sets (closed vocabularies) of `expected`'s columns, by column:
+        what the load profiles count value by value. A cached source answers from the cache
+        (no build); else they are read from the resource's model. {} when the model declares
+        none, or its declarations cannot be read (the counts decide then)."""
+        if self.codes is not None and expected.table in self.codes and expected in self.tables:
+            return dict(self.codes[expected.table])
+        return declared_code_sets(self, expected)
 
     def for_destination(self, capabilities: Any) -> BuiltSource:
         """The source named as dlt names it when loading into a destination with these
@@ -123,7 +139,22 @@ class BuiltSource:
             for r in self.resources
         ]
         merged, _ = _merge_shared_tables(tables)
-        return replace(self, naming=naming, tables=merged)
+        return replace(self, naming=naming, tables=merged, codes=None)
+
+
+def declared_code_sets(built: BuiltSource, expected: ExpectedTable) -> dict[str, tuple[str, ...]]:
+    """`BuiltSource.code_sets`, read from the resource's model."""
+    model = built.models.get(expected.resource)
+    if model is None:
+        return {}
+    from dlt_contract_ops.contracts.extract import contract_from_model
+
+    try:
+        contract = contract_from_model(built.name, expected, model, built.naming)
+    except Exception as exc:  # a declaration the extraction refuses: counts decide then
+        log.debug("code sets of `%s` unreadable: %s", expected.resource, exc)
+        return {}
+    return {c.name: c.categories for c in contract.columns if c.categories}
 
 
 #: (project dir, top-level package) imported afresh in this run (see `begin_run`)

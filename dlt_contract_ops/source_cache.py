@@ -24,8 +24,9 @@ unreadable entry is ignored (debug log) and rebuilt; a cache that cannot be writ
 fails a run.
 
 A hit is a `BuiltSource` whose `models` and `obj` build the real source on first access
-(`discovery.Deferred`): the detectors that need a model (contract, code sets of the load
-profiles, long names shortened for PostgreSQL) get exactly what a build gives.
+(`discovery.Deferred`): the detectors that need a model (contract, long names shortened for
+PostgreSQL) get exactly what a build gives. The declared code sets the load profiles count
+(`BuiltSource.code_sets`) are kept too, computed from the models when the entry is written.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from dlt_contract_ops.discovery import (
 log = logging.getLogger("dlt_contract_ops")
 
 #: bumped whenever what an entry holds, or how it is read, changes
-FORMAT = 1
+FORMAT = 2
 #: the only naming conventions an entry may name: dlt's own, whose state is `max_length`
 _NAMING_PACKAGE = "dlt.common.normalizers.naming."
 _READ_CHUNK = 1 << 20
@@ -255,6 +256,7 @@ def source_doc(built: BuiltSource) -> dict[str, Any] | None:
         "notes": list(built.notes),
         "resources": [[r.resource, r.table_name, r.write_disposition] for r in built.resources],
         "standalone": built.standalone,
+        "codes": {t.table: built.code_sets(t) for t in built.tables},
     }
 
 
@@ -270,6 +272,10 @@ def cached_built(doc: dict[str, Any], real: Deferred) -> BuiltSource:
         resources=tuple(ModelledResource(str(a), str(b), str(c)) for a, b, c in doc["resources"]),
         standalone=bool(doc["standalone"]),
         real=real,
+        codes={
+            str(table): {str(c): tuple(values) for c, values in sets.items()}
+            for table, sets in doc["codes"].items()
+        },
     )
 
 

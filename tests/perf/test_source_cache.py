@@ -11,17 +11,19 @@ import json
 import logging
 import os
 import sys
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from dlt_contract_ops.discovery import begin_run, build_source
+from dlt_contract_ops.discovery import begin_run, build_source, declared_code_sets
 from dlt_contract_ops.findings import ReconcileResult, results_document
 from dlt_contract_ops.reconcile import DEFAULT_DETECTORS, run
 from dlt_contract_ops.settings.files import project_context
-from dlt_contract_ops.source_cache import cache_path, cached_source, static_key
+from dlt_contract_ops.source_cache import FORMAT, cache_path, cached_source, static_key
 from tests.projects import Project
 
 #: every detector a sweep can run: the ones needing the models (contract, the code sets of
@@ -249,6 +251,29 @@ def test_the_cached_source_equals_the_built_one(shop: Project) -> None:
     assert hit.obj is not None
 
 
+def test_a_hit_serves_the_declared_code_sets_without_building(shop: Project) -> None:
+    """What the load profiles count value by value (`status: Literal["new", "paid"]`)."""
+    begin_run()
+    with project_context(shop.root) as pdir:
+        built = build_source("shop", "shop_models:shop", pdir)
+        cached_source("shop", "shop_models:shop", pdir)
+        hit = cached_source("shop", "shop_models:shop", pdir)
+    assert hit.real is not None
+    from dlt_contract_ops.profiles.sweep import _codes  # what the profiles read today
+
+    ctx: Any = SimpleNamespace(name="shop", built=built)
+    for table in built.tables:
+        assert hit.code_sets(table) == built.code_sets(table) == _codes(ctx, table)
+        assert declared_code_sets(built, table) == _codes(ctx, table)
+    orders = next(t for t in built.tables if t.table == "orders")
+    assert hit.code_sets(orders) == {"status": ("new", "paid")}
+    assert not hit.real.done
+    # names shortened for a destination: read from the models again
+    short = replace(hit, codes=None)
+    assert short.code_sets(orders) == {"status": ("new", "paid")}
+    assert hit.real.done
+
+
 def test_editing_the_model_invalidates_the_entry(shop: Project) -> None:
     before = _found(_doc(_reconcile(shop)))
     assert ("additive", "orders", ("coupon_code",)) in before
@@ -324,7 +349,7 @@ def test_a_corrupt_or_unreadable_entry_is_ignored_and_rebuilt(
     if damage == "directory":  # cannot be replaced: every run builds, and says so
         assert any("not written" in r.getMessage() for r in caplog.records)
         return
-    assert json.loads(entry.read_text())["format"] == 1  # rewritten
+    assert json.loads(entry.read_text())["format"] == FORMAT  # rewritten
     assert _doc(_reconcile(shop)) == expected
     assert _calls(shop) == calls + 1  # and served again
 
