@@ -208,7 +208,13 @@ def timed_step(
         "ours_cpu": measure.summary([s.cpu_seconds for s in runs]),
         "floor": measure.summary(floors),
         "query_seconds_median": round(statistics.median(in_sql), 4),
-        "store_seconds_median": round(statistics.median(s.store_seconds for s in runs), 4),
+        "store_seconds_median": round(statistics.median(
+            sum(s.store_seconds.values()) for s in runs), 4),
+        "store_read_median": round(statistics.median(
+            s.store_seconds.get("histories", 0.0) + s.store_seconds.get("history", 0.0)
+            for s in runs), 4),
+        "store_write_median": round(statistics.median(
+            s.store_seconds.get("write", 0.0) for s in runs), 4),
         "queries": runs[-1].queries,
         "sql_sent": {k: len(v) for k, v in recorded.items()},
         "rows_scanned": total.rows_scanned,

@@ -68,26 +68,30 @@ def capture_sweeps() -> Iterator[list[SweepStats]]:
 
 
 @contextmanager
-def capture_store() -> Iterator[list[float]]:
-    """Seconds spent in the local profile store (reading histories, writing new loads):
-    `ProfileStore`'s methods are wrapped for the duration; `[0]` holds the total."""
+def capture_store() -> Iterator[dict[str, float]]:
+    """Seconds spent in the local profile store per method (`histories` reads, `write`
+    stores the new loads): `ProfileStore`'s methods are wrapped for the duration."""
     from dlt_contract_ops.profiles.store import ProfileStore
 
-    spent = [0.0]
+    spent: dict[str, float] = {}
     originals = {name: getattr(ProfileStore, name) for name in ("history", "histories", "write")
                  if hasattr(ProfileStore, name)}
 
-    def timed(method: Any) -> Any:
+    def timed(name: str, method: Any) -> Any:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             started = time.perf_counter()
+            depth.append(name)
             try:
                 return method(*args, **kwargs)
             finally:
-                spent[0] += time.perf_counter() - started
+                depth.pop()
+                if not depth:  # `history` calls `histories`: count the outer call only
+                    spent[name] = spent.get(name, 0.0) + time.perf_counter() - started
         return wrapper
 
+    depth: list[str] = []
     for name, method in originals.items():
-        setattr(ProfileStore, name, timed(method))
+        setattr(ProfileStore, name, timed(name, method))
     try:
         yield spent
     finally:
@@ -109,8 +113,8 @@ class Sample:
     signature: list[tuple[Any, ...]] = field(default_factory=list)
     #: where the sweep's adapters read (`DestinationAdapter.location`)
     locations: list[str] = field(default_factory=list)
-    #: seconds in the local profile store (`capture_store`)
-    store_seconds: float = 0.0
+    #: seconds in the local profile store per method (`capture_store`)
+    store_seconds: dict[str, float] = field(default_factory=dict)
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -158,7 +162,7 @@ def run_ours(workload: Workload, mode: str, *, cold_import: bool) -> Sample:
         sources_built=stats.sources_built,
         signature=sorted(signature),
         locations=sorted(stats.locations),
-        store_seconds=round(store[0], 4),
+        store_seconds={k: round(v, 4) for k, v in store.items()},
     )
 
 

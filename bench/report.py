@@ -92,11 +92,12 @@ def incremental_table(result: dict[str, Any]) -> str:
         f"{append['rows_per_table']:,} rows/table ({append['seconds']:.1f} s); warehouse "
         f"{'reused' if result['reused'] else 'built'}; load average "
         f"{'/'.join(str(x) for x in result['load_average'])}",
-        "   seconds (removal only; medians but `min`; `in SQL` by the adapter's clock, `store` "
-        "in the local profile store); rows/cells scanned: DuckDB's profiler on a replay of "
-        "the recorded SQL; queries per kind as the adapter counted them",
+        "   seconds (removal only; medians but `min`; `in SQL` by the adapter's clock; "
+        "`store r/w` reading and writing the local profile store); rows/cells scanned: "
+        "DuckDB's profiler on a replay of the recorded SQL; queries per kind as the adapter "
+        "counted them",
     ]
-    header = (f"   {'step':<46}{'med':>7}{'min':>7}{'floor':>7}{'in SQL':>7}{'store':>7}"
+    header = (f"   {'step':<46}{'med':>7}{'min':>7}{'floor':>7}{'in SQL':>7}{'store r/w':>12}"
               f"{'rows scanned':>14}{'cells':>9}  queries")
     lines += [header, "   " + "-" * (len(header) - 3)]
     for row in result["steps"].values():
@@ -104,7 +105,8 @@ def incremental_table(result: dict[str, Any]) -> str:
         lines.append(
             f"   {row['step']:<46}{_s(row['ours']['median']):>7}{_s(row['ours']['min']):>7}"
             f"{_s(row['floor']['median']):>7}{_s(row['query_seconds_median']):>7}"
-            f"{_s(row['store_seconds_median']):>7}{_n(row['rows_scanned']):>14}"
+            f"{_s(row['store_read_median']) + '/' + _s(row['store_write_median']):>12}"
+            f"{_n(row['rows_scanned']):>14}"
             f"{_n(row['cells_scanned']):>9}  {queries}"
         )
     t = result["targets"]
