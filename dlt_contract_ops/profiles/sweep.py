@@ -80,20 +80,6 @@ def scope_of(ctx: SourceContext) -> Scope:
                  ctx.adapter.dataset)
 
 
-def _codes(ctx: SourceContext, expected: ExpectedTable) -> dict[str, tuple[str, ...]]:
-    model = ctx.built.models.get(expected.resource)
-    if model is None:
-        return {}
-    from dlt_contract_ops.contracts.extract import contract_from_model
-
-    try:
-        contract = contract_from_model(ctx.name, expected, model, ctx.built.naming)
-    except Exception as exc:  # a declaration the extraction refuses: counts decide then
-        log.debug("code sets of `%s` unreadable: %s", expected.resource, exc)
-        return {}
-    return {c.name: c.categories for c in contract.columns if c.categories}
-
-
 def plan_columns(ctx: SourceContext, expected: ExpectedTable, live: LiveTable
                  ) -> list[ProfiledColumn]:
     """The declared columns the live table has, minus injected and dlt's own; plus the
@@ -103,7 +89,7 @@ def plan_columns(ctx: SourceContext, expected: ExpectedTable, live: LiveTable
 
     read = type_reader(ctx.adapter.type_mapper())
     ignored = ctx.ignored()
-    codes = _codes(ctx, expected)
+    codes = ctx.built.code_sets(expected)  # from the source cache: no build on a hit
     out = [
         ProfiledColumn(c.name, kind_of(read(live.columns[c.name].data_type)), codes.get(c.name))
         for c in sorted(expected.columns, key=lambda c: c.name)

@@ -1,8 +1,10 @@
 """The query budget of a sweep, counted (not timed) on a small real workload.
 
-One metadata query per (destination, dataset); one coverage aggregate per table that has
-declared columns; one sample query per drifted table; each source built once per run. Three
-sources: `shop` and `crm` land in the same DuckDB dataset, `billing` in its own file.
+One metadata query per (destination, dataset); for removal, one profile query per table that
+has declared columns plus one category query per table with categorical columns (its windows
+are summed from the profiles), or one coverage aggregate per table with `from_profiles` off;
+one sample query per drifted table; each source built once per run. Three sources: `shop` and
+`crm` land in the same DuckDB dataset, `billing` in its own file.
 """
 
 from __future__ import annotations
@@ -179,14 +181,16 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counted:
     return seen
 
 
-# detectors -> (metadata, coverage, sample): 2 datasets; 4 loaded modelled tables (orders,
-# customers, contacts, invoices); 2 drifted tables (orders, invoices)
+# detectors -> queries per kind: 2 datasets; 4 loaded modelled tables (orders, customers,
+# contacts, invoices), one with a categorical text column in a load (customers.email: 20
+# values); 2 drifted tables (orders, invoices). A first sweep: the profile store is empty.
 BUDGET: list[tuple[tuple[str, ...], dict[str, int]]] = [
     (("additive",), {"metadata": 2, "sample": 2}),
-    (("removal",), {"metadata": 2, "coverage": 4}),
-    (("additive", "removal"), {"metadata": 2, "coverage": 4, "sample": 2}),
+    (("removal",), {"metadata": 2, "profile": 5}),
+    (("additive", "removal"), {"metadata": 2, "profile": 5, "sample": 2}),
     (DETECTORS, {"metadata": 2, "sample": 2}),
-    (WITH_REMOVAL, {"metadata": 2, "coverage": 4, "sample": 2}),
+    (WITH_REMOVAL, {"metadata": 2, "profile": 5, "sample": 2}),
+    (("removal", "distribution"), {"metadata": 2, "profile": 5}),  # one profile sweep, shared
 ]
 
 
@@ -200,6 +204,30 @@ def test_query_budget_of_a_sweep(
     assert counted.sweeps == 1
     assert counted.sources_built == 3  # shop, crm, billing: each built once
     assert {k: v for k, v in counted.queries.items() if v} == budget
+
+
+def test_without_profiles_removal_runs_one_coverage_aggregate_per_table(
+    loaded: Project, counted: Counted
+) -> None:
+    results = run(None, detectors=("removal",), dry_run=True, project_dir=loaded.root,
+                  removal={"from_profiles": False})
+
+    assert [(f.table, f.columns) for r in results for f in r.findings] == [
+        ("customers", ["email"])]
+    assert {k: v for k, v in counted.queries.items() if v} == {"metadata": 2, "coverage": 4}
+
+
+def test_a_repeat_sweep_without_new_loads_reads_no_load_again(
+    loaded: Project, counted: Counted
+) -> None:
+    first = run(None, detectors=("removal",), dry_run=True, project_dir=loaded.root)
+    counted.queries.clear()
+    repeat = run(None, detectors=("removal",), dry_run=True, project_dir=loaded.root)
+
+    # one bounded profile query per table (no new load: no category query, no coverage)
+    assert {k: v for k, v in counted.queries.items() if v} == {"metadata": 2, "profile": 4}
+    assert [(f.table, f.columns, f.coverage) for r in repeat for f in r.findings] == [
+        (f.table, f.columns, f.coverage) for r in first for f in r.findings]
 
 
 def test_the_budget_workload_really_drifts(loaded: Project, counted: Counted) -> None:
@@ -222,6 +250,6 @@ def test_one_source_alone_costs_one_metadata_query(loaded: Project, counted: Cou
     assert counted.sources_built == 1
     assert {k: v for k, v in counted.queries.items() if v} == {
         "metadata": 1,
-        "coverage": 1,
+        "profile": 1,
         "sample": 1,
     }

@@ -14,7 +14,6 @@ import sys
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -259,12 +258,8 @@ def test_a_hit_serves_the_declared_code_sets_without_building(shop: Project) -> 
         cached_source("shop", "shop_models:shop", pdir)
         hit = cached_source("shop", "shop_models:shop", pdir)
     assert hit.real is not None
-    from dlt_contract_ops.profiles.sweep import _codes  # what the profiles read today
-
-    ctx: Any = SimpleNamespace(name="shop", built=built)
     for table in built.tables:
-        assert hit.code_sets(table) == built.code_sets(table) == _codes(ctx, table)
-        assert declared_code_sets(built, table) == _codes(ctx, table)
+        assert hit.code_sets(table) == built.code_sets(table) == declared_code_sets(built, table)
     orders = next(t for t in built.tables if t.table == "orders")
     assert hit.code_sets(orders) == {"status": ("new", "paid")}
     assert not hit.real.done
