@@ -117,6 +117,7 @@ def _run_source(
     except Exception as exc:
         # one error block per source: the detectors never ran
         return [_error_result(name, detectors[0], exc, sweep.emitter, started)]
+    ctx.memo["detectors"] = frozenset(detectors)  # e.g. profiles detailed once for both
     settings = ctx.settings
     if removal:
         overrides = {k: v for k, v in removal.items() if k != "now"}

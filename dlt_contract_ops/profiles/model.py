@@ -30,11 +30,15 @@ class ColumnProfile:
 
 @dataclass(frozen=True)
 class LoadProfile:
-    """One dlt load of one table: its row count and its columns' profiles."""
+    """One dlt load of one table: its row count and its columns' profiles.
+
+    `detailed` False: only counts were read (rows, non-NULL values; a sweep for removal
+    alone), no distinct counts, ranges or categories yet."""
 
     load_id: str
     rows: int
     columns: dict[str, ColumnProfile] = field(default_factory=dict)
+    detailed: bool = True
 
     @property
     def load_time(self) -> float:

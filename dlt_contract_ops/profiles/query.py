@@ -3,9 +3,11 @@
 Per table and sweep, ONE profile query grouped by `_dlt_load_id`: rows, and per declared
 column its non-NULL count, approximate distinct count and (numbers, times) min and max, for
 the loads after the last profiled one (a bound parameter, so a warehouse partitioned or
-clustered on the load id prunes). The same query carries one more row, `UNION ALL`ed: the
-row count of the loads already profiled, which is how a merge or replace that rewrote them
-shows (dlt never adds rows to an earlier load, so an equal count means nothing was rewritten).
+clustered on the load id prunes). A sweep without the distribution detector reads counts only
+(what removal sums); the distribution detector profiles those loads in detail when it first
+compares them. The same query carries one more row, `UNION ALL`ed: the row count of the
+loads already profiled, which is how a merge or replace that rewrote them shows (dlt never
+adds rows to an earlier load, so an equal count means nothing was rewritten).
 
 Category shares need the values themselves, grouped by (load, column, value). They cannot
 ride in the profile query's `GROUP BY _dlt_load_id` without one `COUNT(CASE ...)` per value
@@ -82,34 +84,53 @@ def approx_distinct(column: str, dialect: str) -> exp.Expression:
     return exp.Count(this=exp.Distinct(expressions=[col(column)]))
 
 
-def _aggregates(columns: Sequence[ProfiledColumn], dialect: str) -> list[exp.Expression]:
+def _aggregates(
+    columns: Sequence[ProfiledColumn], dialect: str, detailed: bool = True
+) -> list[exp.Expression]:
+    """`COUNT(*)`, then per column its non-NULL count and, `detailed`, its distinct count
+    (counted columns) and min/max (numbers, times). Not `detailed` (counts only: what removal
+    needs), a time axis profiled for removal keeps its min/max."""
     out: list[exp.Expression] = [exp.Count(this=exp.Star())]
     for c in columns:
         out.append(exp.Count(this=col(c.name)))
-        if c.counted:
+        if detailed and c.counted:
             out.append(approx_distinct(c.name, dialect))
-        if c.ranged:
+        if c.ranged and (detailed or not c.monitored):
             out += [exp.Min(this=col(c.name)), exp.Max(this=col(c.name))]
     return out
 
 
-def profile_query(
-    table: exp.Table, columns: Sequence[ProfiledColumn], dialect: str, *, bounded: bool
-) -> exp.Expression:
-    """The profile query (see the module docstring). With `bounded`, three parameters: the
-    last profiled load id (loads after it are profiled), then the first and the last
-    profiled load id (the rows between them are counted; older ones were pruned).
-    Unbounded (a first or a full profile) it takes one, the oldest load id kept (the
-    retention cutoff as epoch text), and has no count row.
+Bound = Literal["since", "after", "loads"]
 
-    Rows: `load id, rows, then per column non-NULL, [distinct], [min, max]`; the count row
-    has a NULL load id and NULL aggregates."""
-    select = [col(LOAD_ID), *_aggregates(columns, dialect)]
+
+def profile_query(
+    table: exp.Table, columns: Sequence[ProfiledColumn], dialect: str, *,
+    bound: Bound, detailed: bool = True, loads: int = 0, count_row: bool = False,
+) -> exp.Expression:
+    """The profile query (see the module docstring), grouped by load. `bound` picks the loads:
+
+    - `since`: one parameter, the oldest load id kept (a first or a full profile);
+    - `after`: one parameter, the last profiled load id (the loads after it);
+    - `loads`: `loads` parameters, the load ids to profile again (in detail).
+
+    With `count_row` (only with `after`), two more parameters: the first and the last profiled
+    load id; the query then carries one more row, `UNION ALL`ed, with a NULL load id: the row
+    count between them, which shows a merge or replace that rewrote profiled loads.
+
+    Rows: `load id, rows, then per column non-NULL, [distinct], [min, max]` (see
+    `_aggregates`)."""
+    select = [col(LOAD_ID), *_aggregates(columns, dialect, detailed)]
     q = exp.select(*select).from_(table.copy())
-    if not bounded:
-        since = exp.GTE(this=col(LOAD_ID), expression=exp.Placeholder())
-        return q.where(since).group_by(col(LOAD_ID))
-    q = q.where(exp.GT(this=col(LOAD_ID), expression=exp.Placeholder())).group_by(col(LOAD_ID))
+    lid = col(LOAD_ID)
+    if bound == "since":
+        cond: exp.Expression = exp.GTE(this=lid, expression=exp.Placeholder())
+    elif bound == "after":
+        cond = exp.GT(this=lid, expression=exp.Placeholder())
+    else:
+        cond = exp.In(this=lid, expressions=[exp.Placeholder() for _ in range(loads)])
+    q = q.where(cond).group_by(col(LOAD_ID))
+    if not count_row:
+        return q
     width = len(select) - 2
     before = exp.select(
         exp.Null(), exp.Count(this=exp.Star()), *[exp.Null() for _ in range(width)]
@@ -143,10 +164,10 @@ def _text(value: Any) -> str | None:
 
 
 def read_profiles(
-    rows: Sequence[Sequence[Any]], columns: Sequence[ProfiledColumn]
+    rows: Sequence[Sequence[Any]], columns: Sequence[ProfiledColumn], detailed: bool = True
 ) -> tuple[list[LoadProfile], int | None]:
     """The profiled loads (oldest first) and the row count of the loads already profiled
-    (None when the query had no count row)."""
+    (None when the query had no count row); `detailed` as the query was built."""
     loads: list[LoadProfile] = []
     before: int | None = None
     for row in rows:
@@ -159,15 +180,15 @@ def read_profiles(
             non_null = int(row[i] or 0)
             i += 1
             distinct = None
-            if c.counted:
+            if detailed and c.counted:
                 distinct = int(row[i] or 0)
                 i += 1
             low = high = None
-            if c.ranged:
+            if c.ranged and (detailed or not c.monitored):
                 low, high = _text(row[i]), _text(row[i + 1])
                 i += 2
             profiles[c.name] = ColumnProfile(c.name, non_null, distinct, low, high)
-        loads.append(LoadProfile(str(row[0]), int(row[1] or 0), profiles))
+        loads.append(LoadProfile(str(row[0]), int(row[1] or 0), profiles, detailed))
     return sorted(loads, key=lambda p: p.load_id), before
 
 

@@ -23,13 +23,14 @@ from dlt_contract_ops.errors import StateFileError
 from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
 from dlt_contract_ops.statefile import locked
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 STORE_NAME = "profiles.duckdb"
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
     "CREATE TABLE IF NOT EXISTS loads (destination VARCHAR, location VARCHAR, dataset VARCHAR,"
     " tbl VARCHAR, load_id VARCHAR, load_time DOUBLE, source VARCHAR, n_rows BIGINT,"
+    " detailed BOOLEAN DEFAULT TRUE,"
     " PRIMARY KEY (destination, location, dataset, tbl, load_id))",
     "CREATE TABLE IF NOT EXISTS columns (destination VARCHAR, location VARCHAR,"
     " dataset VARCHAR, tbl VARCHAR, load_id VARCHAR, col VARCHAR, non_null BIGINT,"
@@ -38,16 +39,34 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS categories (destination VARCHAR, location VARCHAR,"
     " dataset VARCHAR, tbl VARCHAR, load_id VARCHAR, col VARCHAR, value VARCHAR, n BIGINT)",
 )
-_TABLES = ("categories", "columns", "loads")
-#: the statements that delete one table's rows, or one load's, from each of `_TABLES`
-_DELETE_TABLE = {
-    "categories": "DELETE FROM categories"
-    " WHERE destination = ? AND location = ? AND dataset = ? AND tbl = ?",
-    "columns": "DELETE FROM columns"
-    " WHERE destination = ? AND location = ? AND dataset = ? AND tbl = ?",
-    "loads": "DELETE FROM loads WHERE destination = ? AND location = ? AND dataset = ? AND tbl = ?",
+#: older schema versions and the statements that bring a store from them to the next one
+_MIGRATIONS = {
+    "1": ("ALTER TABLE loads ADD COLUMN detailed BOOLEAN DEFAULT TRUE",),  # v1 loads: detailed
 }
-_DELETE_LOAD = {name: statement + " AND load_id = ?" for name, statement in _DELETE_TABLE.items()}
+_TABLES = ("categories", "columns", "loads")
+_KEY = ("destination", "location", "dataset", "tbl", "load_id")
+#: each table's columns and types, in order: what a bulk insert reads from its NDJSON file
+_LAYOUT: dict[str, tuple[tuple[str, str], ...]] = {
+    "loads": (*((k, "VARCHAR") for k in _KEY), ("load_time", "DOUBLE"),
+              ("source", "VARCHAR"), ("n_rows", "BIGINT"), ("detailed", "BOOLEAN")),
+    "columns": (*((k, "VARCHAR") for k in _KEY), ("col", "VARCHAR"), ("non_null", "BIGINT"),
+                ("distinct_count", "BIGINT"), ("min_value", "VARCHAR"),
+                ("max_value", "VARCHAR"), ("has_categories", "BOOLEAN"),
+                ("complete", "BOOLEAN")),
+    "categories": (*((k, "VARCHAR") for k in _KEY), ("col", "VARCHAR"), ("value", "VARCHAR"),
+                   ("n", "BIGINT")),
+}
+#: per table: delete every row of the loads listed in a staged `doomed` table (one statement)
+_DELETE_LOADS = {
+    name: f"DELETE FROM {name} USING doomed WHERE "  # noqa: S608 (constants only)
+    + " AND ".join(f"{name}.{k} = doomed.{k}" for k in _KEY)
+    for name in _TABLES
+}
+_DELETE_TABLE = {
+    name: f"DELETE FROM {name} WHERE destination = ? AND location = ?"  # noqa: S608 (constants)
+    " AND dataset = ? AND tbl = ?"
+    for name in _TABLES
+}
 
 
 def default_store(data_dir: str) -> Path:
@@ -97,6 +116,8 @@ class ProfileStore:
                 ).fetchone()
                 if found is None:
                     con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
+                elif found[0] in _MIGRATIONS:
+                    _migrate(con, found[0])
                 elif found[0] != SCHEMA_VERSION:
                     raise StateFileError(
                         f"the profile store `{self.path}` has schema version {found[0]}, this "
@@ -120,8 +141,8 @@ class ProfileStore:
         key = [scope.destination, scope.location, scope.dataset]
         with self._open() as con:
             loads = con.execute(
-                "SELECT tbl, load_id, n_rows FROM loads WHERE destination = ? AND location = ?"
-                " AND dataset = ? ORDER BY tbl, load_id", key
+                "SELECT tbl, load_id, n_rows, detailed FROM loads WHERE destination = ?"
+                " AND location = ? AND dataset = ? ORDER BY tbl, load_id", key
             ).fetchall()
             cols = con.execute(
                 "SELECT tbl, load_id, col, non_null, distinct_count, min_value, max_value,"
@@ -141,24 +162,46 @@ class ProfileStore:
                 column, int(non_null), None if distinct is None else int(distinct), low, high,
                 values.get((tbl, load_id, column), {}) if has else None, bool(complete),
             )
-        for tbl, load_id, n in loads:
+        for tbl, load_id, n, detailed in loads:
             if tbl in out:
-                out[tbl].append(LoadProfile(load_id, int(n), by_load.get((tbl, load_id), {})))
+                out[tbl].append(LoadProfile(load_id, int(n), by_load.get((tbl, load_id), {}),
+                                            detailed is not False))
         return out
 
     def write(
         self, scope: Scope, source: str, updates: Sequence[TableUpdate], *,
         prune_before: float | None = None,
     ) -> None:
-        """Store one sweep's new loads in ONE transaction; loads older than `prune_before`
-        (epoch seconds) go in the same transaction."""
-        with self._open() as con:
+        """Store one sweep's new (or re-profiled) loads in ONE transaction, in bulk (one
+        statement per store table, not one per row); loads older than `prune_before` (epoch
+        seconds) go in the same transaction."""
+        with self._open() as con, _Staging(self.path) as staging:
+            rows: dict[str, list[list[Any]]] = {name: [] for name in _TABLES}
+            doomed: list[list[Any]] = []
+            for update in updates:
+                key = [scope.destination, scope.location, scope.dataset, update.table]
+                doomed += [[*key, p.load_id] for p in update.loads]
+                for profile in update.loads:
+                    if prune_before is None or profile.load_time >= prune_before:
+                        _rows_of(key, source, profile, rows)
             con.execute("BEGIN TRANSACTION")
             try:
                 for update in updates:
-                    _write_table(con, scope, source, update)
+                    if update.full:
+                        key = [scope.destination, scope.location, scope.dataset, update.table]
+                        for name in _TABLES:
+                            con.execute(_DELETE_TABLE[name], key)
                 if prune_before is not None:
-                    _prune(con, prune_before)
+                    doomed += [list(k) for k in con.execute(
+                        "SELECT destination, location, dataset, tbl, load_id FROM loads"
+                        " WHERE load_time < ?", [prune_before]).fetchall()]
+                if doomed:
+                    staging.load(con, "doomed", tuple((k, "VARCHAR") for k in _KEY), doomed)
+                    for name in _TABLES:
+                        con.execute(_DELETE_LOADS[name])
+                for name in ("loads", "columns", "categories"):
+                    if rows[name]:
+                        staging.insert(con, name, _LAYOUT[name], rows[name])
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
@@ -169,55 +212,82 @@ class ProfileStore:
         if not self.path.exists():
             return 0
         with self._open() as con:
-            keys = con.execute(
-                "SELECT destination, location, dataset, tbl, load_id FROM loads WHERE source = ?",
-                [source],
-            ).fetchall()
             con.execute("BEGIN TRANSACTION")
+            con.execute("CREATE OR REPLACE TEMP TABLE doomed AS SELECT destination, location,"
+                        " dataset, tbl, load_id FROM loads WHERE source = ?", [source])
+            found = con.execute("SELECT COUNT(*) FROM doomed").fetchone()
             for name in _TABLES:
-                _many(con, _DELETE_LOAD[name], keys)
+                con.execute(_DELETE_LOADS[name])
             con.execute("COMMIT")
-        return len(keys)
+        return int(found[0]) if found else 0
 
 
-def _write_table(con: Any, scope: Scope, source: str, update: TableUpdate) -> None:
-    key = [scope.destination, scope.location, scope.dataset, update.table]
-    for name in _TABLES:
-        if update.full:
-            con.execute(_DELETE_TABLE[name], key)
-        else:
-            _many(con, _DELETE_LOAD[name], [[*key, p.load_id] for p in update.loads])
-    for profile in update.loads:
-        _insert_load(con, key, source, profile)
+def _migrate(con: Any, version: str) -> None:
+    """Bring a store of an older schema version to this one, in one transaction."""
+    con.execute("BEGIN TRANSACTION")
+    while version in _MIGRATIONS:
+        for statement in _MIGRATIONS[version]:
+            con.execute(statement)
+        version = str(int(version) + 1)
+    con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [version])
+    con.execute("COMMIT")
 
 
-def _insert_load(con: Any, key: list[str], source: str, profile: LoadProfile) -> None:
-    con.execute("INSERT INTO loads VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [*key, profile.load_id, profile.load_time, source, profile.rows])
-    _insert_columns(con, key, profile)
-
-
-def _insert_columns(con: Any, key: list[str], profile: LoadProfile) -> None:
-    rows, cats = [], []
+def _rows_of(key: list[str], source: str, profile: LoadProfile,
+             rows: dict[str, list[list[Any]]]) -> None:
+    at = [*key, profile.load_id]
+    rows["loads"].append([*at, profile.load_time, source, profile.rows, profile.detailed])
     for c in profile.columns.values():
-        rows.append([*key, profile.load_id, c.column, c.non_null, c.distinct, c.min_value,
-                     c.max_value, c.categories is not None, c.complete])
-        cats += [[*key, profile.load_id, c.column, v, n] for v, n in (c.categories or {}).items()]
-    if rows:
-        _many(con, "INSERT INTO columns VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    if cats:
-        _many(con, "INSERT INTO categories VALUES (?, ?, ?, ?, ?, ?, ?, ?)", cats)
+        rows["columns"].append([*at, c.column, c.non_null, c.distinct, c.min_value,
+                                c.max_value, c.categories is not None, c.complete])
+        rows["categories"] += [[*at, c.column, v, n] for v, n in (c.categories or {}).items()]
 
 
-def _many(con: Any, statement: str, rows: Sequence[Sequence[Any]]) -> None:
-    if rows:
-        con.executemany(statement, rows)
+class _Staging:
+    """Rows handed to DuckDB in bulk through a newline-delimited JSON file beside the store
+    (binding thousands of parameters one row at a time costs milliseconds per row)."""
 
+    def __init__(self, store: Path) -> None:
+        self.folder = store.parent
+        self.files: list[Path] = []
 
-def _prune(con: Any, before: float) -> None:
-    old = con.execute(
-        "SELECT destination, location, dataset, tbl, load_id FROM loads WHERE load_time < ?",
-        [before],
-    ).fetchall()
-    for name in _TABLES:
-        _many(con, _DELETE_LOAD[name], old)
+    def __enter__(self) -> _Staging:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for path in self.files:
+            path.unlink(missing_ok=True)
+
+    def _file(self, layout: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> Path:
+        import json
+        import tempfile
+
+        names = [n for n, _ in layout]
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(
+            "w", encoding="utf-8", suffix=".ndjson", prefix=".staging-", dir=self.folder,
+            delete=False,
+        ) as fh:
+            self.files.append(Path(fh.name))
+            for row in rows:
+                fh.write(json.dumps(dict(zip(names, row, strict=True))) + "\n")
+        return Path(fh.name)
+
+    @staticmethod
+    def _reader(layout: Sequence[tuple[str, str]]) -> str:
+        columns = ", ".join(f"'{n}': '{t}'" for n, t in layout)
+        return f"read_json(?, format = 'newline_delimited', columns = {{{columns}}})"
+
+    def load(self, con: Any, name: str, layout: Sequence[tuple[str, str]],
+             rows: Sequence[Sequence[Any]]) -> None:
+        """A temporary table `name` holding `rows`."""
+        path = self._file(layout, rows)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM "  # noqa: S608
+                    f"{self._reader(layout)}", [str(path)])
+
+    def insert(self, con: Any, name: str, layout: Sequence[tuple[str, str]],
+               rows: Sequence[Sequence[Any]]) -> None:
+        path = self._file(layout, rows)
+        names = ", ".join(n for n, _ in layout)
+        con.execute(f"INSERT INTO {name} ({names}) SELECT {names} FROM "  # noqa: S608
+                    f"{self._reader(layout)}", [str(path)])

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import ExpectedTable, LiveTable
+from dlt_contract_ops.profiles.compare import DistributionRule, window
 from dlt_contract_ops.profiles.model import LoadProfile
 from dlt_contract_ops.profiles.query import (
     LOAD_ID,
@@ -138,12 +139,16 @@ def load_id_text(epoch: float) -> str:
 
 
 def profile_source(
-    ctx: SourceContext, settings: SourceSettings, store: ProfileStore | None = None
+    ctx: SourceContext, settings: SourceSettings, store: ProfileStore | None = None, *,
+    detailed: bool = True,
 ) -> list[TableProfiles]:
     """Profile every root table of the source with a `_dlt_load_id`; store the new loads.
 
     The first sweep of a table profiles the loads within `profile_retention`; later sweeps
-    only the loads after the last profiled one (plus a row count that shows a rewrite)."""
+    only the loads after the last profiled one (plus a row count of the profiled ones that
+    shows a rewrite). Not `detailed`: counts only (what removal sums); `detailed`
+    (the distribution detector): distinct counts, ranges and categories too, and loads an
+    earlier counts-only sweep stored are profiled in detail where the rule will compare them."""
     store = store or store_of(settings)
     scope = scope_of(ctx)
     rule = settings.distribution
@@ -161,25 +166,33 @@ def profile_source(
         t.history = stored[t.expected.table]
 
     def query_of(t: TableProfiles) -> tuple[exp.Expression, list[Any]]:
+        dialect = ctx.adapter.dialect
         if not t.history:
-            return profile_query(t.table, t.columns, ctx.adapter.dialect, bounded=False), [since]
+            return profile_query(t.table, t.columns, dialect, bound="since",
+                                 detailed=detailed), [since]
         first, last = t.history[0].load_id, t.history[-1].load_id
-        query = profile_query(t.table, t.columns, ctx.adapter.dialect, bounded=True)
+        # every table, append too: the disposition a run used is not in the model (dlt takes
+        # it from `run(write_disposition=...)` as well), and a refresh may drop loads
+        query = profile_query(t.table, t.columns, dialect, bound="after", detailed=detailed,
+                              count_row=True)
         return query, [last, first, last]
 
     outcomes = ctx.adapter.run_all([query_of(t) for t in tables], "profile")
-    updates: list[TableUpdate] = []
+    updates: dict[str, TableUpdate] = {}
     for t, rows in zip(tables, outcomes, strict=True):
         try:
             if isinstance(rows, Exception):
                 raise rows
-            loads, before = read_profiles(rows, t.columns)
+            loads, before = read_profiles(rows, t.columns, detailed)
             if before is not None and before != sum(p.rows for p in t.history):
                 # a merge or replace rewrote profiled loads: profile the table afresh
                 t.rewritten = True
-                query = profile_query(t.table, t.columns, ctx.adapter.dialect, bounded=False)
-                loads, _ = read_profiles(ctx.adapter.run(query, [since], "profile"), t.columns)
-            loads = _with_categories(ctx, t, loads, rule.max_categories)
+                query = profile_query(t.table, t.columns, ctx.adapter.dialect, bound="since",
+                                      detailed=detailed)
+                loads, _ = read_profiles(ctx.adapter.run(query, [since], "profile"), t.columns,
+                                         detailed)
+            if detailed:
+                loads = _with_categories(ctx, t, loads, rule.max_categories)
         except Exception as exc:  # this table only: the others are profiled
             t.error = exc
             continue
@@ -189,25 +202,84 @@ def profile_source(
         else:
             t.history = t.history + loads
         if loads or t.rewritten:
-            updates.append(TableUpdate(t.expected.table, loads, t.rewritten))
-    store.write(scope, ctx.name, updates, prune_before=cutoff)
+            updates[t.expected.table] = TableUpdate(t.expected.table, loads, t.rewritten)
+    if detailed:
+        _detail(ctx, settings, tables, updates)
+    store.write(scope, ctx.name, list(updates.values()), prune_before=cutoff)
     for t in tables:
         t.history = [p for p in t.history if p.load_time >= cutoff]
     return tables
 
 
-def shared_profiles(ctx: SourceContext, settings: SourceSettings) -> list[TableProfiles]:
+def _undetailed(t: TableProfiles, rule: DistributionRule) -> list[LoadProfile]:
+    """The loads of `t` the distribution rule compares (`compare.window`) that were profiled
+    with counts only."""
+    w = window(t.history, rule)
+    if w is None:
+        return []
+    return [p for p in (*w.baseline, w.current) if not p.detailed]
+
+
+def _detail(
+    ctx: SourceContext, settings: SourceSettings, tables: Sequence[TableProfiles],
+    updates: dict[str, TableUpdate],
+) -> None:
+    """Profile in detail the loads a counts-only sweep stored that the distribution rule
+    compares: one profile query per table over those loads (`_dlt_load_id IN (...)`), one
+    category query. Their updates join `updates` (one store write for the sweep)."""
+    rule = settings.distribution
+    todo = [(t, stale) for t in tables if t.error is None and (stale := _undetailed(t, rule))]
+    if not todo:
+        return
+    batch = [
+        (profile_query(t.table, t.columns, ctx.adapter.dialect, bound="loads",
+                       loads=len(stale)), [p.load_id for p in stale])
+        for t, stale in todo
+    ]
+    outcomes = ctx.adapter.run_all(batch, "profile")
+    for (t, _), rows in zip(todo, outcomes, strict=True):
+        try:
+            if isinstance(rows, Exception):
+                raise rows
+            loads, _ = read_profiles(rows, t.columns)
+            loads = _with_categories(ctx, t, loads, rule.max_categories)
+        except Exception as exc:  # this table only
+            t.error = exc
+            continue
+        fresh = {p.load_id: p for p in loads}
+        t.history = [fresh.get(p.load_id, p) for p in t.history]
+        known = updates.get(t.expected.table)
+        if known is None:
+            updates[t.expected.table] = TableUpdate(t.expected.table, loads)
+        else:
+            merged = {p.load_id: p for p in known.loads} | fresh
+            updates[t.expected.table] = TableUpdate(
+                t.expected.table, sorted(merged.values(), key=lambda p: p.load_id), known.full)
+
+
+def shared_profiles(
+    ctx: SourceContext, settings: SourceSettings, *, detailed: bool = True
+) -> list[TableProfiles]:
     """`profile_source` once per source and run: the removal and distribution detectors of a
-    sweep share one profile query per table (a failure is raised again to each of them)."""
+    sweep share one profile query per table (a failure is raised again to each of them).
+    Removal asks for counts only; when the run also has the distribution detector
+    (`ctx.memo["detectors"]`), the first sweep is detailed already."""
     key = "profiles"
+    detailed = detailed or "distribution" in ctx.memo.get("detectors", ())
     if key not in ctx.memo:
         try:
-            ctx.memo[key] = profile_source(ctx, settings)
+            ctx.memo[key] = (detailed, profile_source(ctx, settings, detailed=detailed))
         except Exception as exc:
-            ctx.memo[key] = exc
-    found = ctx.memo[key]
+            ctx.memo[key] = (detailed, exc)
+    done, found = ctx.memo[key]
     if isinstance(found, Exception):
         raise found
+    if detailed and not done:  # an earlier counts-only sweep in this run: add the detail
+        updates: dict[str, TableUpdate] = {}
+        _detail(ctx, settings, found, updates)
+        if updates:
+            store_of(settings).write(scope_of(ctx), ctx.name, list(updates.values()))
+        ctx.memo[key] = (True, found)
     return list(found)
 
 

@@ -179,7 +179,8 @@ def _sum_from_profiles(
         )
         return
     try:
-        profiled = {t.expected.table: t for t in shared_profiles(ctx, settings)}
+        profiled = {t.expected.table: t
+                    for t in shared_profiles(ctx, settings, detailed=False)}
     except Exception as exc:  # the store failed (lock, file): scan as without profiles
         notes.append(f"load profiles unavailable ({exc}): removal scanned both windows")
         return

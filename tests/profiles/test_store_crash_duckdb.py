@@ -100,12 +100,15 @@ def test_a_sweep_killed_between_a_load_and_its_columns_leaves_no_half_load(
         from dlt_contract_ops.profiles import store
         from dlt_contract_ops.reconcile import run
 
-        def die(con, key, profile):
-            assert con.execute("SELECT count(*) FROM loads WHERE load_id = ?",
-                               [profile.load_id]).fetchone()[0] == 1
-            os._exit(17)
+        insert = store._Staging.insert
 
-        store._insert_columns = die
+        def die(self, con, name, layout, rows):
+            insert(self, con, name, layout, rows)
+            if name == "loads":  # the load rows are in, their columns not yet
+                assert con.execute("SELECT count(*) FROM loads").fetchone()[0] == 4
+                os._exit(17)
+
+        store._Staging.insert = die
         run(["shop"], detectors=("distribution",), dry_run=True, project_dir=".")
     """), check=False)
     assert killed.returncode == 17, killed.stderr
