@@ -1,0 +1,46 @@
+"""A profile store written by schema version 1 is migrated in place, losing nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from dlt_contract_ops.profiles.store import SCHEMA_VERSION, ProfileStore, Scope
+
+V1 = (
+    "CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+    "INSERT INTO meta VALUES ('schema_version', '1')",
+    "CREATE TABLE loads (destination VARCHAR, location VARCHAR, dataset VARCHAR, tbl VARCHAR,"
+    " load_id VARCHAR, load_time DOUBLE, source VARCHAR, n_rows BIGINT,"
+    " PRIMARY KEY (destination, location, dataset, tbl, load_id))",
+    "CREATE TABLE columns (destination VARCHAR, location VARCHAR, dataset VARCHAR, tbl VARCHAR,"
+    " load_id VARCHAR, col VARCHAR, non_null BIGINT, distinct_count BIGINT, min_value VARCHAR,"
+    " max_value VARCHAR, has_categories BOOLEAN, complete BOOLEAN,"
+    " PRIMARY KEY (destination, location, dataset, tbl, load_id, col))",
+    "CREATE TABLE categories (destination VARCHAR, location VARCHAR, dataset VARCHAR,"
+    " tbl VARCHAR, load_id VARCHAR, col VARCHAR, value VARCHAR, n BIGINT)",
+    "INSERT INTO loads VALUES ('duckdb', 'w.duckdb', 'shop', 'orders', '1796000000.1',"
+    " 1796000000.1, 'shop', 100)",
+    "INSERT INTO columns VALUES ('duckdb', 'w.duckdb', 'shop', 'orders', '1796000000.1',"
+    " 'status', 98, 3, NULL, NULL, TRUE, TRUE)",
+    "INSERT INTO categories VALUES ('duckdb', 'w.duckdb', 'shop', 'orders', '1796000000.1',"
+    " 'status', 'paid', 60)",
+)
+
+
+def test_a_version_1_store_is_migrated_and_keeps_its_profiles(tmp_path: Path) -> None:
+    path = tmp_path / "old.duckdb"
+    with duckdb.connect(str(path)) as con:
+        for statement in V1:
+            con.execute(statement)
+
+    [profile] = ProfileStore(path).history(Scope("duckdb", "w.duckdb", "shop"), "orders")
+
+    assert profile.detailed  # version 1 profiled every load in detail
+    assert (profile.load_id, profile.rows) == ("1796000000.1", 100)
+    status = profile.columns["status"]
+    assert (status.non_null, status.distinct, status.categories) == (98, 3, {"paid": 60})
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert con.execute("SELECT value FROM meta").fetchall() == [(SCHEMA_VERSION,)]
+    assert SCHEMA_VERSION == "2"
