@@ -119,8 +119,9 @@ def run_removal(
 
     # every table's aggregate is independent: the adapter may run them concurrently
     pending = [p for p in plans if p.query is not None]
-    outcomes = ctx.adapter.run_all([(p.query, p.params) for p in pending  # type: ignore[misc]
-                                    ], "coverage")
+    outcomes = ctx.adapter.run_all(
+        [(p.query, p.params) for p in pending], "coverage"  # type: ignore[misc]
+    ) if pending else []
     queried = {id(p): rows for p, rows in zip(pending, outcomes, strict=True)}
     for plan in plans:
         expected, live, axis, table, columns, params = (
