@@ -27,6 +27,7 @@ import pytest
 from dlt_contract_ops.findings import DriftFinding
 from dlt_contract_ops.reconcile import run
 from tests.conftest import require_server
+from tests.profiles.test_distribution_postgres import _drop
 from tests.profiles.test_removal_from_profiles_duckdb import SOURCE, seen
 from tests.projects import Project
 
@@ -109,19 +110,6 @@ class PgShop:
     def windows(self, reproduce: str) -> dict[str, tuple[int, ...]]:
         """The finding's `reproduce`, run as pasted in psql: counts per window."""
         return {str(r[0]): tuple(int(v) for v in r[1:]) for r in self.sql(reproduce)}
-
-
-def _drop(dataset: str) -> None:
-    import psycopg2
-
-    con = psycopg2.connect(DSN)
-    try:
-        con.autocommit = True
-        with con.cursor() as cur:
-            for schema in (dataset, f"{dataset}_staging"):
-                cur.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-    finally:
-        con.close()
 
 
 @pytest.fixture
