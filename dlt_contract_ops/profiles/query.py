@@ -52,6 +52,14 @@ class ProfiledColumn:
     #: False for a table's time axis profiled only for removal's windows (its non-NULL count
     #: and range): not compared by the distribution rule, no distinct count
     monitored: bool = True
+    #: the table's time axis (a column of its own): its range is read in every profile, a
+    #: counts-only one too, since removal sums its windows from it
+    axis: bool = False
+
+    @property
+    def range_read(self) -> bool:
+        """Whether a counts-only profile still reads its min and max."""
+        return self.ranged and (self.axis or not self.monitored)
 
     @property
     def ranged(self) -> bool:
@@ -95,7 +103,7 @@ def _aggregates(
         out.append(exp.Count(this=col(c.name)))
         if detailed and c.counted:
             out.append(approx_distinct(c.name, dialect))
-        if c.ranged and (detailed or not c.monitored):
+        if c.ranged and (detailed or c.range_read):
             out += [exp.Min(this=col(c.name)), exp.Max(this=col(c.name))]
     return out
 
@@ -184,7 +192,7 @@ def read_profiles(
                 distinct = int(row[i] or 0)
                 i += 1
             low = high = None
-            if c.ranged and (detailed or not c.monitored):
+            if c.ranged and (detailed or c.range_read):
                 low, high = _text(row[i]), _text(row[i + 1])
                 i += 2
             profiles[c.name] = ColumnProfile(c.name, non_null, distinct, low, high)

@@ -97,10 +97,14 @@ def plan_columns(ctx: SourceContext, expected: ExpectedTable, live: LiveTable
         if live.has(c.name) and c.name not in ignored and not c.name.startswith("_dlt_")
     ]
     axis = ctx.axis(expected.table)
-    if axis is not None and axis.kind != "load_id" and axis.column not in {c.name for c in out}:
-        kind = kind_of(read(live.columns[axis.column].data_type))
-        if kind in ("time", "number"):
-            out.append(ProfiledColumn(axis.column, kind, None, monitored=False))
+    if axis is None or axis.kind == "load_id":
+        return out
+    declared = next((c for c in out if c.name == axis.column), None)
+    if declared is not None:  # a declared column: monitored, its range read in every profile
+        return [replace(c, axis=True) if c is declared else c for c in out]
+    kind = kind_of(read(live.columns[axis.column].data_type))
+    if kind in ("time", "number"):
+        out.append(ProfiledColumn(axis.column, kind, None, monitored=False, axis=True))
     return out
 
 

@@ -278,7 +278,7 @@ def by_axis_range(
     """Windows on a time column of the table's own, summed from the loads whose whole range
     (the axis' profiled min and max, no NULL axis) falls on one side of each window start; the
     others are returned to be counted by the coverage query. None when a load was profiled
-    without the axis or one of `columns`."""
+    without the axis, its range, or one of `columns`."""
     recent_counts: dict[str, int] = {}
     base_counts: dict[str, int] = {}
     straddling: list[str] = []
@@ -290,8 +290,7 @@ def by_axis_range(
             continue  # every row has a NULL axis: in no window
         low, high = _moment(a.min_value, False), _moment(a.max_value, True)
         if low is None or high is None:
-            straddling.append(load.load_id)
-            continue
+            return None  # a range it cannot read (not a time): the full coverage query
         (lo, lo_err), (hi, hi_err) = low, high
         if hi + hi_err < baseline:
             continue  # before both windows (its NULL-axis rows are in none either)
