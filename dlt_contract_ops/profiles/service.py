@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from dlt_contract_ops.profiles.store import ProfileStore, default_store
-
 
 def profile_history(
     source: str,
@@ -50,13 +48,11 @@ def rebuild_profiles(
 ) -> int:
     """Drop every stored profile of `source` (the next sweep profiles its tables afresh);
     how many loads were dropped."""
-    import dlt
-
+    from dlt_contract_ops.profiles.sweep import store_of
     from dlt_contract_ops.settings.files import project_context
     from dlt_contract_ops.settings.project import load_project_settings, load_source_settings
 
     with project_context(project_dir):
         project = load_project_settings()
         settings = load_source_settings(source, project)  # an undeclared source is an error
-        path = settings.profile_store or default_store(dlt.current.run_context().data_dir)
-        return ProfileStore(path, project.lock_timeout).drop_source(source)
+        return store_of(settings, project.lock_timeout).drop_source(source)
