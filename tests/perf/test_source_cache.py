@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import sys
+import time
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -130,14 +131,23 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "shop_pipe.duckdb"
 
 
+def _written_before_the_run(*paths: Path) -> None:
+    """Date files a minute back, as a project's code is older than the run reading it: a
+    file whose time is within the clock slack of a build's start is never cached (it may
+    have been edited during the build), and a warm build takes less than that slack."""
+    then = time.time_ns() - 60 * 10**9
+    for path in paths:
+        os.utime(path, ns=(then, then))
+
+
 @pytest.fixture
 def shop(project: Project, loaded: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
     # as in a fresh process: no module of an earlier test's project stands in for these
     for name in ("shop_types", "shop_models"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     (project.root / "shop_pipe.duckdb").write_bytes(loaded.read_bytes())
-    project.module("shop_types", TYPES)
-    project.module("shop_models", MODELS)
+    _written_before_the_run(project.module("shop_types", TYPES),
+                            project.module("shop_models", MODELS))
     project.config('[contract_ops]\nalert_sinks = []\nload_timestamp_column = "loaded_at"\n')
     project.source("shop", "shop_models:shop", pipeline_name="shop_pipe",
                    dataset_name="shop_data")
@@ -276,9 +286,9 @@ def test_editing_the_model_invalidates_the_entry(shop: Project) -> None:
     calls = _calls(shop)
 
     # the model learns the column: the next run expects it
-    shop.module("shop_models", MODELS.replace(
+    _written_before_the_run(shop.module("shop_models", MODELS.replace(
         "    legacy_code: Optional[str] = None\n",
-        "    legacy_code: Optional[str] = None\n    coupon_code: Optional[str] = None\n"))
+        "    legacy_code: Optional[str] = None\n    coupon_code: Optional[str] = None\n")))
     after = _found(_doc(_reconcile(shop)))
     assert _calls(shop) == calls + 1
     assert not any(d == "additive" and t == "orders" for d, t, _ in after)
@@ -307,6 +317,7 @@ def test_a_module_imported_before_the_run_is_never_cached(shop: Project) -> None
     assert _reconcile(shop, fresh=False)  # a hit in the same process
     calls = _calls(shop)
     (shop.root / "shop_types.py").write_text(TYPES.replace("score:", "grade:"))
+    _written_before_the_run(shop.root / "shop_types.py")
     _reconcile(shop, fresh=False)  # a miss, built with the `shop_types` imported before
     assert _calls(shop) == calls + 1
     assert "grade" not in _entry(shop).read_text()
@@ -374,3 +385,21 @@ def test_a_naming_the_cache_cannot_remake_is_not_cached(
     _reconcile(shop)
     assert _calls(shop) == 2
     assert not _entry(shop).exists()
+
+
+def test_a_module_written_as_the_build_starts_is_cached_only_once_it_is_older(
+    shop: Project,
+) -> None:
+    """A file whose time is within the clock slack of the build's start may have been edited
+    while the build read it: that run is not cached; a later run, the file unchanged, is."""
+    path = shop.root / "shop_models.py"
+    now = time.time_ns()
+    os.utime(path, ns=(now, now))
+    _reconcile(shop)
+    assert not _entry(shop).exists()
+    _written_before_the_run(path)
+    _reconcile(shop)
+    assert _entry(shop).is_file()
+    calls = _calls(shop)
+    _reconcile(shop)
+    assert _calls(shop) == calls  # a hit
