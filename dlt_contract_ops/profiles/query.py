@@ -5,9 +5,11 @@ column its non-NULL count, approximate distinct count and (numbers, times) min a
 the loads after the last profiled one (a bound parameter, so a warehouse partitioned or
 clustered on the load id prunes). A sweep without the distribution detector reads counts only
 (what removal sums); the distribution detector profiles those loads in detail when it first
-compares them. The same query carries one more row, `UNION ALL`ed: the row count of the
-loads already profiled, which is how a merge or replace that rewrote them shows (dlt never
-adds rows to an earlier load, so an equal count means nothing was rewritten).
+compares them. The same query carries one more row, `UNION ALL`ed: the whole table's row
+count. Less the new loads' rows it must equal the count the last sweep saw, else a merge,
+replace, refresh or delete changed earlier rows (dlt never adds rows to an earlier load). An
+unfiltered `COUNT(*)` reads no column: BigQuery and Snowflake answer it from metadata, DuckDB
+from its row groups, where counting the profiled loads by load id read that whole column.
 
 Category shares need the values themselves, grouped by (load, column, value). They cannot
 ride in the profile query's `GROUP BY _dlt_load_id` without one `COUNT(CASE ...)` per value
@@ -121,9 +123,9 @@ def profile_query(
     - `after`: one parameter, the last profiled load id (the loads after it);
     - `loads`: `loads` parameters, the load ids to profile again (in detail).
 
-    With `count_row` (only with `after`), two more parameters: the first and the last profiled
-    load id; the query then carries one more row, `UNION ALL`ed, with a NULL load id: the row
-    count between them, which shows a merge or replace that rewrote profiled loads.
+    With `count_row`, the query carries one more row, `UNION ALL`ed, with a NULL load id: the
+    whole table's row count (no parameter), which shows a merge, replace or delete that
+    changed rows of earlier loads (see the module docstring).
 
     Rows: `load id, rows, then per column non-NULL, [distinct], [min, max]` (see
     `_aggregates`)."""
@@ -140,11 +142,10 @@ def profile_query(
     if not count_row:
         return q
     width = len(select) - 2
-    before = exp.select(
+    total = exp.select(
         exp.Null(), exp.Count(this=exp.Star()), *[exp.Null() for _ in range(width)]
-    ).from_(table.copy()).where(exp.Between(this=col(LOAD_ID), low=exp.Placeholder(),
-                                            high=exp.Placeholder()))
-    return exp.union(q, before, distinct=False)
+    ).from_(table.copy())
+    return exp.union(q, total, distinct=False)
 
 
 def history_query(
@@ -174,8 +175,8 @@ def _text(value: Any) -> str | None:
 def read_profiles(
     rows: Sequence[Sequence[Any]], columns: Sequence[ProfiledColumn], detailed: bool = True
 ) -> tuple[list[LoadProfile], int | None]:
-    """The profiled loads (oldest first) and the row count of the loads already profiled
-    (None when the query had no count row); `detailed` as the query was built."""
+    """The profiled loads (oldest first) and the whole table's row count (None when the
+    query had no count row); `detailed` as the query was built."""
     loads: list[LoadProfile] = []
     before: int | None = None
     for row in rows:

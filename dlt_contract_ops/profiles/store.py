@@ -2,8 +2,11 @@
 
 Default `<dlt data dir>/contract_ops/profiles.duckdb`; `[contract_ops] profile_store` picks
 another. Rows are keyed by (destination, location, dataset, table, load id); the source that
-profiled them is recorded too, so `profiles rebuild -s X` can drop X's profiles. A `meta` table
-holds the schema version: a file of another version is refused, not misread.
+profiled them is recorded too, so `profiles rebuild -s X` can drop X's profiles. `totals` holds
+each table's whole row count as the last sweep saw it: a repeat sweep compares it with the
+table's count now less the new loads' rows, which shows a merge, replace, refresh or delete
+that changed earlier rows. A `meta` table holds the schema version: a file of another version
+is refused, not misread; an older one is migrated in place.
 
 Concurrent sweeps: every open of the file holds `statefile.locked` (DuckDB lets one process
 write at a time), and each sweep's new loads go in ONE transaction, so a crash never leaves a
@@ -23,7 +26,7 @@ from dlt_contract_ops.errors import StateFileError
 from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
 from dlt_contract_ops.statefile import locked
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 STORE_NAME = "profiles.duckdb"
 
 _SCHEMA = (
@@ -38,10 +41,14 @@ _SCHEMA = (
     " complete BOOLEAN, PRIMARY KEY (destination, location, dataset, tbl, load_id, col))",
     "CREATE TABLE IF NOT EXISTS categories (destination VARCHAR, location VARCHAR,"
     " dataset VARCHAR, tbl VARCHAR, load_id VARCHAR, col VARCHAR, value VARCHAR, n BIGINT)",
+    "CREATE TABLE IF NOT EXISTS totals (destination VARCHAR, location VARCHAR,"
+    " dataset VARCHAR, tbl VARCHAR, source VARCHAR, n_rows BIGINT,"
+    " PRIMARY KEY (destination, location, dataset, tbl))",
 )
 #: older schema versions and the statements that bring a store from them to the next one
 _MIGRATIONS = {
     "1": ("ALTER TABLE loads ADD COLUMN detailed BOOLEAN DEFAULT TRUE",),  # v1 loads: detailed
+    "2": (),  # `totals` (created above): a table without one is profiled afresh once
 }
 _TABLES = ("categories", "columns", "loads")
 _KEY = ("destination", "location", "dataset", "tbl", "load_id")
@@ -55,7 +62,12 @@ _LAYOUT: dict[str, tuple[tuple[str, str], ...]] = {
                 ("complete", "BOOLEAN")),
     "categories": (*((k, "VARCHAR") for k in _KEY), ("col", "VARCHAR"), ("value", "VARCHAR"),
                    ("n", "BIGINT")),
+    "totals": (*((k, "VARCHAR") for k in _KEY[:-1]), ("source", "VARCHAR"),
+               ("n_rows", "BIGINT")),
 }
+#: replace the totals of the tables staged in `fresh_totals` (one statement)
+_DELETE_TOTALS = "DELETE FROM totals USING fresh_totals WHERE " + " AND ".join(  # noqa: S608
+    f"totals.{k} = fresh_totals.{k}" for k in _KEY[:-1])
 #: per table: delete every row of the loads listed in a staged `doomed` table (one statement)
 _DELETE_LOADS = {
     name: f"DELETE FROM {name} USING doomed WHERE "  # noqa: S608 (constants only)
@@ -85,11 +97,22 @@ class Scope:
 
 @dataclass(frozen=True)
 class TableUpdate:
-    """A table's new loads from one sweep; `full`: they replace every stored load of it."""
+    """A table's new loads from one sweep; `full`: they replace every stored load of it;
+    `total`: the table's whole row count the sweep saw (None: keep the stored one)."""
 
     table: str
     loads: Sequence[LoadProfile] = field(default_factory=tuple)
     full: bool = False
+    total: int | None = None
+
+
+@dataclass
+class Stored:
+    """What the store holds of some tables: each one's loads (oldest first) and its whole
+    row count at the last sweep (absent when never counted)."""
+
+    histories: dict[str, list[LoadProfile]]
+    totals: dict[str, int]
 
 
 class ProfileStore:
@@ -133,13 +156,24 @@ class ProfileStore:
         return self.histories(scope, [table])[table]
 
     def histories(self, scope: Scope, tables: Sequence[str]) -> dict[str, list[LoadProfile]]:
-        """Every stored load of each of `tables` (oldest first), read in one open of the file:
-        one query per store table for the whole dataset, not one per profiled table."""
+        """Every stored load of each of `tables` (oldest first)."""
+        return self.read(scope, tables).histories
+
+    def read(self, scope: Scope, tables: Sequence[str]) -> Stored:
+        """Every stored load and the row total of each of `tables`, read in one open of the
+        file: one query per store table for the whole dataset, not one per profiled table."""
         out: dict[str, list[LoadProfile]] = {t: [] for t in tables}
+        totals: dict[str, int] = {}
         if not tables or not self.path.exists():
-            return out
+            return Stored(out, totals)
         key = [scope.destination, scope.location, scope.dataset]
         with self._open() as con:
+            for tbl, n in con.execute(
+                "SELECT tbl, n_rows FROM totals WHERE destination = ? AND location = ?"
+                " AND dataset = ?", key
+            ).fetchall():
+                if tbl in out:
+                    totals[tbl] = int(n)
             loads = con.execute(
                 "SELECT tbl, load_id, n_rows, detailed FROM loads WHERE destination = ?"
                 " AND location = ? AND dataset = ? ORDER BY tbl, load_id", key
@@ -166,7 +200,7 @@ class ProfileStore:
             if tbl in out:
                 out[tbl].append(LoadProfile(load_id, int(n), by_load.get((tbl, load_id), {}),
                                             detailed is not False))
-        return out
+        return Stored(out, totals)
 
     def write(
         self, scope: Scope, source: str, updates: Sequence[TableUpdate], *,
@@ -178,8 +212,11 @@ class ProfileStore:
         with self._open() as con, _Staging(self.path) as staging:
             rows: dict[str, list[list[Any]]] = {name: [] for name in _TABLES}
             doomed: list[list[Any]] = []
+            totals: list[list[Any]] = []
             for update in updates:
                 key = [scope.destination, scope.location, scope.dataset, update.table]
+                if update.total is not None:
+                    totals.append([*key, source, update.total])
                 doomed += [[*key, p.load_id] for p in update.loads]
                 for profile in update.loads:
                     if prune_before is None or profile.load_time >= prune_before:
@@ -202,6 +239,10 @@ class ProfileStore:
                 for name in ("loads", "columns", "categories"):
                     if rows[name]:
                         staging.insert(con, name, _LAYOUT[name], rows[name])
+                if totals:
+                    staging.load(con, "fresh_totals", _LAYOUT["totals"], totals)
+                    con.execute(_DELETE_TOTALS)
+                    con.execute("INSERT INTO totals SELECT * FROM fresh_totals")
                 con.execute("COMMIT")
             except BaseException:
                 con.execute("ROLLBACK")
@@ -218,6 +259,7 @@ class ProfileStore:
             found = con.execute("SELECT COUNT(*) FROM doomed").fetchone()
             for name in _TABLES:
                 con.execute(_DELETE_LOADS[name])
+            con.execute("DELETE FROM totals WHERE source = ?", [source])
             con.execute("COMMIT")
         return int(found[0]) if found else 0
 

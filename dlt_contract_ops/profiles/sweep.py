@@ -1,9 +1,10 @@
 """Profile a source's root tables: new loads since the last sweep, rewrites re-profiled.
 
-Per table: ONE profile query (new loads, plus the row count of the profiled ones), ONE
-category query when it has categorical columns, and, only for a table whose profiled loads
-were rewritten (merge, replace), ONE unbounded profile query (+ its category query). Every
-table's new loads are stored in one transaction at the end. Nothing is written to the
+Per table: ONE profile query (new loads, plus the whole table's row count), ONE category
+query when it has categorical columns, and, only for a table whose earlier loads were
+rewritten (merge, replace, refresh, a delete), ONE profile query of every load within
+retention (+ its category query). Every table's new loads and row total are stored in one
+transaction at the end. Nothing is written to the
 destination: every query goes through the adapter's read-only renderer.
 """
 
@@ -49,6 +50,8 @@ class TableProfiles:
     table: exp.Table
     columns: list[ProfiledColumn]
     history: list[LoadProfile] = field(default_factory=list)
+    #: the table's whole row count: as the last sweep saw it, then as this one did
+    total: int | None = None
     new_loads: int = 0
     rewritten: bool = False
     error: Exception | None = None
@@ -148,11 +151,14 @@ def profile_source(
 ) -> list[TableProfiles]:
     """Profile every root table of the source with a `_dlt_load_id`; store the new loads.
 
-    The first sweep of a table profiles the loads within `profile_retention`; later sweeps
-    only the loads after the last profiled one (plus a row count of the profiled ones that
-    shows a rewrite). Not `detailed`: counts only (what removal sums); `detailed`
-    (the distribution detector): distinct counts, ranges and categories too, and loads an
-    earlier counts-only sweep stored are profiled in detail where the rule will compare them."""
+    The first sweep of a table profiles the loads within `profile_retention`, and so does a
+    sweep of a table whose row total the store lacks (a store of an older version); later
+    sweeps only the loads after the last profiled one, plus the table's row count, which
+    shows a rewrite: the count less the new loads' rows differs from the stored total.
+
+    Not `detailed`: counts only (what removal sums); `detailed` (the distribution detector):
+    distinct counts, ranges and categories too, and loads an earlier counts-only sweep stored
+    are profiled in detail where the rule will compare them."""
     store = store or store_of(settings)
     scope = scope_of(ctx)
     rule = settings.distribution
@@ -165,48 +171,48 @@ def profile_source(
             continue
         columns = plan_columns(ctx, expected, live)
         tables.append(TableProfiles(expected, ctx.adapter.table(expected.table), columns))
-    stored = store.histories(scope, [t.expected.table for t in tables])
+    stored = store.read(scope, [t.expected.table for t in tables])
     for t in tables:
-        t.history = stored[t.expected.table]
+        t.history = stored.histories[t.expected.table]
+        t.total = stored.totals.get(t.expected.table)
+
+    def incremental(t: TableProfiles) -> bool:
+        return bool(t.history) and t.total is not None
 
     def query_of(t: TableProfiles) -> tuple[exp.Expression, list[Any]]:
-        dialect = ctx.adapter.dialect
-        if not t.history:
-            return profile_query(t.table, t.columns, dialect, bound="since",
-                                 detailed=detailed), [since]
-        first, last = t.history[0].load_id, t.history[-1].load_id
-        # every table, append too: the disposition a run used is not in the model (dlt takes
-        # it from `run(write_disposition=...)` as well), and a refresh may drop loads
-        query = profile_query(t.table, t.columns, dialect, bound="after", detailed=detailed,
-                              count_row=True)
-        return query, [last, first, last]
+        # every table is counted, append too: the disposition a run used is not in the model
+        # (dlt takes it from `run(write_disposition=...)` as well), a refresh may drop loads
+        if not incremental(t):
+            return profile_query(t.table, t.columns, ctx.adapter.dialect, bound="since",
+                                 detailed=detailed, count_row=True), [since]
+        return profile_query(t.table, t.columns, ctx.adapter.dialect, bound="after",
+                             detailed=detailed, count_row=True), [t.history[-1].load_id]
 
     outcomes = ctx.adapter.run_all([query_of(t) for t in tables], "profile")
     updates: dict[str, TableUpdate] = {}
     for t, rows in zip(tables, outcomes, strict=True):
+        full = not incremental(t) and bool(t.history)  # stored loads but no total: afresh
         try:
             if isinstance(rows, Exception):
                 raise rows
-            loads, before = read_profiles(rows, t.columns, detailed)
-            if before is not None and before != sum(p.rows for p in t.history):
-                # a merge or replace rewrote profiled loads: profile the table afresh
-                t.rewritten = True
+            loads, total = read_profiles(rows, t.columns, detailed)
+            if incremental(t) and total != (t.total or 0) + sum(p.rows for p in loads):
+                # rows of earlier loads changed (merge, replace, refresh, delete): afresh
+                t.rewritten = full = True
                 query = profile_query(t.table, t.columns, ctx.adapter.dialect, bound="since",
-                                      detailed=detailed)
-                loads, _ = read_profiles(ctx.adapter.run(query, [since], "profile"), t.columns,
-                                         detailed)
+                                      detailed=detailed, count_row=True)
+                loads, total = read_profiles(ctx.adapter.run(query, [since], "profile"),
+                                             t.columns, detailed)
             if detailed:
                 loads = _with_categories(ctx, t, loads, rule.max_categories)
         except Exception as exc:  # this table only: the others are profiled
             t.error = exc
             continue
         t.new_loads = len(loads)
-        if t.rewritten:
-            t.history = loads
-        else:
-            t.history = t.history + loads
-        if loads or t.rewritten:
-            updates[t.expected.table] = TableUpdate(t.expected.table, loads, t.rewritten)
+        t.history = loads if full else t.history + loads
+        if loads or full or total != t.total:
+            updates[t.expected.table] = TableUpdate(t.expected.table, loads, full, total)
+        t.total = total
     if detailed:
         _detail(ctx, settings, tables, updates)
     store.write(scope, ctx.name, list(updates.values()), prune_before=cutoff)
@@ -258,7 +264,8 @@ def _detail(
         else:
             merged = {p.load_id: p for p in known.loads} | fresh
             updates[t.expected.table] = TableUpdate(
-                t.expected.table, sorted(merged.values(), key=lambda p: p.load_id), known.full)
+                t.expected.table, sorted(merged.values(), key=lambda p: p.load_id), known.full,
+                known.total)
 
 
 def shared_profiles(

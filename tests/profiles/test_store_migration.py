@@ -1,4 +1,4 @@
-"""A profile store written by schema version 1 is migrated in place, losing nothing."""
+"""A profile store written by schema version 1 or 2 is migrated in place, losing nothing."""
 
 from __future__ import annotations
 
@@ -43,4 +43,24 @@ def test_a_version_1_store_is_migrated_and_keeps_its_profiles(tmp_path: Path) ->
     assert (status.non_null, status.distinct, status.categories) == (98, 3, {"paid": 60})
     with duckdb.connect(str(path), read_only=True) as con:
         assert con.execute("SELECT value FROM meta").fetchall() == [(SCHEMA_VERSION,)]
-    assert SCHEMA_VERSION == "2"
+        assert con.execute("SELECT count(*) FROM totals").fetchall() == [(0,)]
+    assert SCHEMA_VERSION == "3"
+
+
+def test_a_version_2_store_gains_row_totals_and_keeps_its_profiles(tmp_path: Path) -> None:
+    path = tmp_path / "v2.duckdb"
+    with duckdb.connect(str(path)) as con:
+        for statement in V1:
+            con.execute(statement)
+        con.execute("ALTER TABLE loads ADD COLUMN detailed BOOLEAN DEFAULT TRUE")
+        con.execute("UPDATE loads SET detailed = FALSE")
+        con.execute("UPDATE meta SET value = '2'")
+
+    store = ProfileStore(path)
+    stored = store.read(Scope("duckdb", "w.duckdb", "shop"), ["orders"])
+
+    [profile] = stored.histories["orders"]
+    assert (profile.load_id, profile.rows, profile.detailed) == ("1796000000.1", 100, False)
+    assert stored.totals == {}  # never counted: the next sweep profiles the table afresh
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert con.execute("SELECT value FROM meta").fetchall() == [("3",)]
