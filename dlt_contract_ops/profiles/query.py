@@ -129,8 +129,10 @@ def profile_query(
 
     Rows: `load id, rows, then per column non-NULL, [distinct], [min, max]` (see
     `_aggregates`)."""
+    # built fresh, so sqlglot's builders edit in place (`copy=False`) instead of copying the
+    # growing tree at each step
     select = [col(LOAD_ID), *_aggregates(columns, dialect, detailed)]
-    q = exp.select(*select).from_(table.copy())
+    q = exp.select(*select, copy=False).from_(table.copy(), copy=False)
     lid = col(LOAD_ID)
     if bound == "since":
         cond: exp.Expression = exp.GTE(this=lid, expression=exp.Placeholder())
@@ -138,14 +140,14 @@ def profile_query(
         cond = exp.GT(this=lid, expression=exp.Placeholder())
     else:
         cond = exp.In(this=lid, expressions=[exp.Placeholder() for _ in range(loads)])
-    q = q.where(cond).group_by(col(LOAD_ID))
+    q = q.where(cond, copy=False).group_by(col(LOAD_ID), copy=False)
     if not count_row:
         return q
     width = len(select) - 2
     total = exp.select(
-        exp.Null(), exp.Count(this=exp.Star()), *[exp.Null() for _ in range(width)]
-    ).from_(table.copy())
-    return exp.union(q, total, distinct=False)
+        exp.Null(), exp.Count(this=exp.Star()), *[exp.Null() for _ in range(width)], copy=False
+    ).from_(table.copy(), copy=False)
+    return exp.union(q, total, distinct=False, copy=False)
 
 
 def history_query(
