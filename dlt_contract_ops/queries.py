@@ -95,7 +95,9 @@ def sample_query(
                              in_rank.copy()))
     if axis is not None:
         outer += [col(axis.column), col(first_seen)]
-    source: exp.Expr = table
+    # every node below is built fresh for this query, so sqlglot's builders attach them in
+    # place (`copy=False`) instead of copying the growing tree at each step
+    source: exp.Expr = table.copy()
     condition: exp.Expr = any_not_null(columns)
     if since and axis is not None:
         condition = exp.and_(condition, exp.GTE(this=col(axis.column),
@@ -109,19 +111,21 @@ def sample_query(
             newest.append(exp.Ordered(this=col(axis.column), desc=True))
         if tiebreak is not None:
             newest.append(exp.Ordered(this=col(tiebreak)))
-        bounded = exp.select(*picked).from_(table).where(condition)
+        bounded = exp.select(*picked, copy=False).from_(table.copy(), copy=False).where(
+            condition, copy=False)
         if newest:
-            bounded = bounded.order_by(*newest)
-        source = exp.alias_(exp.Subquery(this=bounded.limit(max_rows)), "b")
+            bounded = bounded.order_by(*newest, copy=False)
+        source = exp.alias_(exp.Subquery(this=bounded.limit(max_rows, copy=False)), "b")
         condition = any_not_null(columns)
-    sub = exp.select(*inner).from_(source).where(condition)
-    q = exp.select(*outer).from_(exp.alias_(exp.Subquery(this=sub), "s")).where(exp.or_(*keep))
+    sub = exp.select(*inner, copy=False).from_(source, copy=False).where(condition, copy=False)
+    q = exp.select(*outer, copy=False).from_(
+        exp.alias_(exp.Subquery(this=sub), "s"), copy=False).where(exp.or_(*keep), copy=False)
     newest_first: list[exp.Ordered] = []
     if axis is not None:
         newest_first.append(exp.Ordered(this=col(axis.column), desc=True))
     if tiebreak is not None:
         newest_first.append(exp.Ordered(this=col(tiebreak)))
-    return q.order_by(*newest_first) if newest_first else q
+    return q.order_by(*newest_first, copy=False) if newest_first else q
 
 
 def axis_time(value: Any, axis: TimeAxis) -> str | None:
