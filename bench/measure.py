@@ -206,10 +206,10 @@ def record_sql() -> Iterator[dict[str, list[tuple[str, list[Any]]]]]:
     kind_now: list[str] = []
     run, execute = SqlClientAdapter.run, DuckDBAdapter._execute
 
-    def run_kind(self: Any, query: Any, params: Any, kind: Any) -> Any:
+    def run_kind(self: Any, query: Any, params: Any, kind: Any, **options: Any) -> Any:
         kind_now.append(kind)
         try:
-            return run(self, query, params, kind)
+            return run(self, query, params, kind, **options)
         finally:
             kind_now.pop()
 

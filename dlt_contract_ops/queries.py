@@ -173,7 +173,7 @@ def coverage_query(table: exp.Table, columns: Sequence[str], axis: TimeAxis) -> 
     ]
     return (
         exp.select(*select, copy=False)
-        .from_(table, copy=False)
+        .from_(table.copy(), copy=False)
         .where(exp.GTE(this=col(axis.column), expression=exp.Placeholder()), copy=False)
         .group_by(exp.Literal.number(1), copy=False)  # by position: the CASE holds a parameter
     )

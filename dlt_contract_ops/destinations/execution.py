@@ -151,10 +151,11 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         type-checks on this destination (BigQuery will not compare DATE with TIMESTAMP)."""
         return placeholder
 
-    def prepare(self, query: exp.Expression) -> exp.Expression:
+    def prepare(self, query: exp.Expression, *, owned: bool = False) -> exp.Expression:
         """A copy of `query` with columns spelled as the destination stores them and
-        parameters coerced to the type of the column they are compared with."""
-        q = query.copy()
+        parameters coerced to the type of the column they are compared with; `owned`: the
+        caller hands `query` over (built for this one run), so it is changed in place."""
+        q = query if owned else query.copy()
         # one walk collects what the rewrite needs; the rewrite then edits those nodes in place
         tables: list[str] = []
         aliases: set[str] = set()
@@ -203,23 +204,32 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         """The query in this destination's dialect, as it would run (placeholders as `?`)."""
         return render(self.prepare(query), self.dialect, owned=True)
 
-    def driver_sql(self, query: exp.Expression, n_params: int, kind: QueryKind) -> str:
+    def driver_sql(
+        self, query: exp.Expression, n_params: int, kind: QueryKind, *, owned: bool = False
+    ) -> str:
         """The exact text `run` sends to the driver: prepared, checked, placeholders in
-        the driver's paramstyle. Golden tests pin it for destinations that cannot run here."""
+        the driver's paramstyle. Golden tests pin it for destinations that cannot run here.
+        `owned`: `query` is handed over and rendered in place, never copied (its placeholders
+        are gone after: it cannot be rendered again)."""
         if kind == "metadata":
-            return render_bound(query, self.dialect, self.paramstyle, n_params)
-        # `prepare` returns a copy of its own: rendered in place, not copied twice more
-        prepared = self.prepare(query)
+            return render_bound(query, self.dialect, self.paramstyle, n_params, owned=owned)
+        # `prepare` returns a copy of its own (or the handed-over tree): rendered in place
+        prepared = self.prepare(query, owned=owned)
         return render_bound(prepared, self.dialect, self.paramstyle, n_params, owned=True)
 
-    def run(self, query: exp.Expression, params: Sequence[Any], kind: QueryKind) -> Rows:
+    def run(
+        self, query: exp.Expression, params: Sequence[Any], kind: QueryKind, *,
+        owned: bool = False,
+    ) -> Rows:
         """Run a read-only query with bound parameters on the adapter's session.
 
         Raises `QueryTimeoutError` (naming the table) when it runs out of time; a
-        KeyboardInterrupt meanwhile cancels it on the server, then propagates.
+        KeyboardInterrupt meanwhile cancels it on the server, then propagates. `owned`: the
+        caller built `query` for this run alone and hands it over; it is rendered in place
+        instead of copied (a few hundred microseconds per wide query).
         """
         # refuses non-SELECT before a connection is even opened
-        sql = self.driver_sql(query, len(params), kind)
+        sql = self.driver_sql(query, len(params), kind, owned=owned)
         values = [self.adapt_param(p) for p in params]
         self._open()
         started = time.perf_counter()
@@ -290,16 +300,18 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         )
 
     def run_all(
-        self, batch: Sequence[tuple[exp.Expression, Sequence[Any]]], kind: QueryKind
+        self, batch: Sequence[tuple[exp.Expression, Sequence[Any]]], kind: QueryKind, *,
+        owned: bool = False,
     ) -> list[Rows | Exception]:
         """Run independent read-only queries; each result, or the exception it raised, in
         order. One failing query never stops the others; a KeyboardInterrupt stops them all.
         This base runs them one by one on the adapter's session; adapters whose warehouse
-        gains from it run them on a small bounded pool (`PostgresAdapter`)."""
+        gains from it run them on a small bounded pool (`PostgresAdapter`). `owned`: as in
+        `run`, for every query of the batch."""
         out: list[Rows | Exception] = []
         for query, params in batch:
             try:
-                out.append(self.run(query, params, kind))
+                out.append(self.run(query, params, kind, owned=owned))
             except Exception as exc:
                 out.append(exc)
         return out

@@ -84,7 +84,8 @@ class PostgresAdapter(SqlClientAdapter):
                 log.warning("cancelling a PostgreSQL query failed: %s", exc)
 
     def run_all(
-        self, batch: Sequence[tuple[exp.Expression, Sequence[Any]]], kind: QueryKind
+        self, batch: Sequence[tuple[exp.Expression, Sequence[Any]]], kind: QueryKind, *,
+        owned: bool = False,
     ) -> list[Rows | Exception]:
         """Run the batch on up to `max_concurrency` sessions of their own (same credentials,
         so read-only and bounded too). Rendering and the read-only check happen here, before
@@ -93,11 +94,11 @@ class PostgresAdapter(SqlClientAdapter):
         workers = min(self.max_concurrency, len(batch))
         if workers < 2:
             self.pool_sessions = 1
-            return super().run_all(batch, kind)
+            return super().run_all(batch, kind, owned=owned)
         jobs: list[_Job | Exception] = []
         for query, params in batch:
             try:
-                sql = self.driver_sql(query, len(params), kind)
+                sql = self.driver_sql(query, len(params), kind, owned=owned)
                 jobs.append((query, sql, [self.adapt_param(p) for p in params]))
             except Exception as exc:
                 jobs.append(exc)

@@ -67,15 +67,18 @@ class DestinationAdapter(Protocol):
         ...
 
     def run(
-        self, query: exp.Expression, params: Sequence[Any], kind: QueryKind
+        self, query: exp.Expression, params: Sequence[Any], kind: QueryKind, *,
+        owned: bool = False,
     ) -> list[tuple[Any, ...]]:
         """Run a read-only query (rendered through the one renderer) with bound parameters.
         Raises `QueryTimeoutError` when it runs out of time; a KeyboardInterrupt while it runs
-        cancels it on the server before propagating."""
+        cancels it on the server before propagating. `owned`: the caller built `query` for
+        this run alone, so it may be rendered in place instead of copied."""
         ...
 
     def run_all(
-        self, batch: Sequence[tuple[exp.Expression, Sequence[Any]]], kind: QueryKind
+        self, batch: Sequence[tuple[exp.Expression, Sequence[Any]]], kind: QueryKind, *,
+        owned: bool = False,
     ) -> list[list[tuple[Any, ...]] | Exception]:
         """Run independent queries; each result, or the exception it raised, in order."""
         ...

@@ -118,7 +118,7 @@ def _with_categories(
     if not plan:
         return loads
     query, params = category_query(t.table, plan)
-    values = read_categories(ctx.adapter.run(query, params, "profile"), plan)
+    values = read_categories(ctx.adapter.run(query, params, "profile", owned=True), plan)
     out = []
     for p in loads:
         cols = dict(p.columns)
@@ -188,7 +188,8 @@ def profile_source(
         return profile_query(t.table, t.columns, ctx.adapter.dialect, bound="after",
                              detailed=detailed, count_row=True), [t.history[-1].load_id]
 
-    outcomes = ctx.adapter.run_all([query_of(t) for t in tables], "profile")
+    # every query is built for this run alone: handed over, rendered in place
+    outcomes = ctx.adapter.run_all([query_of(t) for t in tables], "profile", owned=True)
     updates: dict[str, TableUpdate] = {}
     for t, rows in zip(tables, outcomes, strict=True):
         full = not incremental(t) and bool(t.history)  # stored loads but no total: afresh
@@ -201,8 +202,8 @@ def profile_source(
                 t.rewritten = full = True
                 query = profile_query(t.table, t.columns, ctx.adapter.dialect, bound="since",
                                       detailed=detailed, count_row=True)
-                loads, total = read_profiles(ctx.adapter.run(query, [since], "profile"),
-                                             t.columns, detailed)
+                loads, total = read_profiles(
+                    ctx.adapter.run(query, [since], "profile", owned=True), t.columns, detailed)
             if detailed:
                 loads = _with_categories(ctx, t, loads, rule.max_categories)
         except Exception as exc:  # this table only: the others are profiled
@@ -246,7 +247,7 @@ def _detail(
                        loads=len(stale)), [p.load_id for p in stale])
         for t, stale in todo
     ]
-    outcomes = ctx.adapter.run_all(batch, "profile")
+    outcomes = ctx.adapter.run_all(batch, "profile", owned=True)
     for (t, _), rows in zip(todo, outcomes, strict=True):
         try:
             if isinstance(rows, Exception):

@@ -117,10 +117,11 @@ def run_removal(
     if options.from_profiles and any(p.live.has(LOAD_ID) for p in plans):
         _sum_from_profiles(ctx, settings, plans, recent_start, baseline_start, notes)
 
-    # every table's aggregate is independent: the adapter may run them concurrently
+    # every table's aggregate is independent: the adapter may run them concurrently; each
+    # was built for this run alone, so it is handed over (rendered in place, not copied)
     pending = [p for p in plans if p.query is not None]
     outcomes = ctx.adapter.run_all(
-        [(p.query, p.params) for p in pending], "coverage"  # type: ignore[misc]
+        [(p.query, p.params) for p in pending], "coverage", owned=True  # type: ignore[misc]
     ) if pending else []
     queried = {id(p): rows for p, rows in zip(pending, outcomes, strict=True)}
     for plan in plans:

@@ -32,8 +32,8 @@ def _removal(project: Project, monkeypatch: pytest.MonkeyPatch, sessions: int) -
     monkeypatch.setattr(PostgresAdapter, "max_concurrency", sessions)
     used: list[int] = []
 
-    def spy(self: PostgresAdapter, batch: Any, kind: Any) -> Any:
-        out = _RUN_ALL(self, batch, kind)
+    def spy(self: PostgresAdapter, batch: Any, kind: Any, **options: Any) -> Any:
+        out = _RUN_ALL(self, batch, kind, **options)
         used.append(self.pool_sessions if len(batch) > 1 and sessions > 1 else 1)
         return out
 

@@ -36,11 +36,12 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[Sent]:
     real_run = SqlClientAdapter.run
 
     def counting_run(
-        self: SqlClientAdapter, query: exp.Expression, params: Sequence[Any], kind: Any
+        self: SqlClientAdapter, query: exp.Expression, params: Sequence[Any], kind: Any,
+        **options: Any,
     ) -> list[tuple[Any, ...]]:
         tables = tuple(sorted({t.name for t in query.find_all(exp.Table)}))
         log.append(Sent(kind, str(getattr(self, "location", "")), self.dataset, tables))
-        return real_run(self, query, params, kind)
+        return real_run(self, query, params, kind, **options)
 
     monkeypatch.setattr(SqlClientAdapter, "run", counting_run)
     return log
