@@ -75,7 +75,9 @@ class SourceContext:
     def _holds_time(self, db_type: str) -> bool:
         from dlt_contract_ops.core.declared import type_reader
 
-        return type_reader(self.adapter.type_mapper())(db_type) in ("timestamp", "date")
+        if "type_reader" not in self.memo:  # one dlt type mapper per source and run
+            self.memo["type_reader"] = type_reader(self.adapter.type_mapper())
+        return bool(self.memo["type_reader"](db_type) in ("timestamp", "date"))
 
     def time_axis_notes(self) -> list[str]:
         """Tables whose configured `load_timestamp_column` is not a time type."""

@@ -133,8 +133,14 @@ def type_reader(mapper: object) -> LiveTypeReader:
     """
     from_dest = getattr(mapper, "from_destination_type")  # noqa: B009 (duck-typed mapper)
     known = {str(k).upper(): v for k, v in (getattr(mapper, "dbt_to_sct", {}) or {}).items()}
+    seen: dict[str, str | None] = {}  # a dataset has thousands of columns, a few types
 
     def read(db_type: str) -> str | None:
+        if db_type not in seen:
+            seen[db_type] = _read(db_type)
+        return seen[db_type]
+
+    def _read(db_type: str) -> str | None:
         base = _base(db_type)
         try:
             mapped = from_dest(db_type, None, None).get("data_type")

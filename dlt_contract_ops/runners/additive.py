@@ -51,8 +51,11 @@ def run_additive(
             (ctx.now or datetime.now(timezone.utc)) - timedelta(seconds=settings.sample_window)
         )
         params = [axis_bound(since, axis)] if by_time and axis is not None else []
+        # the finding's `reproduce` is this very query: rendered first, then the query is
+        # handed over to run (rendered in place, not copied again)
+        reproduce = ctx.adapter.reproduce(query, params)
         try:
-            rows = ctx.adapter.run(query, params, "sample")
+            rows = ctx.adapter.run(query, params, "sample", owned=True)
             for row in rows:  # newest first
                 for i, c in enumerate(drift.columns):
                     if row[i] is not None and len(samples[c]) < SAMPLES_PER_COLUMN:
@@ -71,7 +74,7 @@ def run_additive(
             column_types=dict(drift.column_types),
             samples=samples,
             first_seen=first_seen,
-            reproduce=ctx.adapter.reproduce(query, params),
+            reproduce=reproduce,
             sample_error=sample_error,
         )
         findings.append(finding)
