@@ -2,18 +2,43 @@
 
 A separate process so the timing process never holds the loader's Arrow buffers or its dlt
 pipeline state. Each load is one `pipeline.run`, so every load gets its own `_dlt_load_id`.
+
+dlt names a load by the wall clock of its run (`create_load_id`). The bench loads a week of
+data in a minute, so each load is named for the moment it stands for (`load_at`), as a pipeline
+that ran then would have named it: ids a day apart, not a few seconds (a DuckDB zone map keeps
+only the first 8 characters of a text column, so ids seconds apart could never be pruned).
 """
 
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
 
 from bench.spec import DATASET_NAME, PIPELINE_NAME
 
 RESOURCES_PER_RUN = 400
+
+
+@contextmanager
+def load_ids_at(load_at: str) -> Iterator[None]:
+    """Name the loads of one step for `load_at` (ISO 8601), one millisecond apart, in dlt's
+    own format (`str` of the epoch seconds): still increasing, as dlt requires."""
+    import dlt.extract.storage as extract_storage
+
+    epoch = datetime.fromisoformat(load_at).timestamp()
+    step = itertools.count()
+    original = extract_storage.create_load_id
+    extract_storage.create_load_id = lambda: str(epoch + next(step) / 1000)
+    try:
+        yield
+    finally:
+        extract_storage.create_load_id = original
 
 
 def main(argv: list[str]) -> int:
@@ -36,8 +61,9 @@ def main(argv: list[str]) -> int:
         names = list(source.resources)
         # dlt's extract recurses once per exhausted resource in a row and overflows the stack
         # past ~1000 resources; a run per group of tables keeps the depth bounded
-        for start in range(0, len(names), RESOURCES_PER_RUN):
-            pipeline.run(source.with_resources(*names[start : start + RESOURCES_PER_RUN]))
+        with load_ids_at(step["load_at"]):
+            for start in range(0, len(names), RESOURCES_PER_RUN):
+                pipeline.run(source.with_resources(*names[start : start + RESOURCES_PER_RUN]))
         first_id += step["rows"]
         kind = step.get("kind") or ("recent" if step["recent"] else "baseline")
         print(
