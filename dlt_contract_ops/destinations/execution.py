@@ -21,8 +21,11 @@ from dlt_contract_ops.destinations.connection import CANCEL_GRACE, ClientSession
 from dlt_contract_ops.destinations.naming import CatalogNames, capabilities, data_location
 from dlt_contract_ops.destinations.protocol import QueryKind
 from dlt_contract_ops.destinations.session import DeadlinePassed, settle, wait_for
+from dlt_contract_ops.destinations.shapes import ShapedQuery, Templates
 from dlt_contract_ops.destinations.sql import (
+    COMPARISONS,
     ParamStyle,
+    bind_marks,
     ident,
     inline_params,
     render,
@@ -41,7 +44,6 @@ from dlt_contract_ops.errors import DestinationError
 __all__ = ["SERVER_GRACE", "Rows", "SqlClientAdapter", "data_location"]
 
 _A = TypeVar("_A", bound="SqlClientAdapter")
-_COMPARISONS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.NEQ)
 #: on top of twice the server's own statement timeout: the adapter's backstop for a server
 #: that stops answering altogether
 SERVER_GRACE = 10.0
@@ -97,6 +99,7 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         )
         ClientSession.__init__(self, sql_client, location=location)
         self.timeouts = timeouts
+        self.shapes = Templates()  # per-table queries of one shape, rendered once
         self.queries = Counter()
         self.query_seconds = defaultdict(float)
 
@@ -151,10 +154,15 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         type-checks on this destination (BigQuery will not compare DATE with TIMESTAMP)."""
         return placeholder
 
-    def prepare(self, query: exp.Expression, *, owned: bool = False) -> exp.Expression:
+    def prepare(
+        self, query: exp.Expression, *, owned: bool = False,
+        lookup: Callable[[Sequence[str], str], tuple[str, str] | None] | None = None,
+    ) -> exp.Expression:
         """A copy of `query` with columns spelled as the destination stores them and
         parameters coerced to the type of the column they are compared with; `owned`: the
-        caller hands `query` over (built for this one run), so it is changed in place."""
+        caller hands `query` over (built for this one run), so it is changed in place.
+        `lookup` stands in for `catalog_column` (a shape's template, `shapes.py`)."""
+        catalog_column = lookup or self.catalog_column
         q = query if owned else query.copy()
         # one walk collects what the rewrite needs; the rewrite then edits those nodes in place
         tables: list[str] = []
@@ -166,7 +174,7 @@ class SqlClientAdapter(CatalogNames, ClientSession):
                 tables.append(node.name)
             elif isinstance(node, exp.Alias):
                 aliases.add(node.alias)
-            elif isinstance(node, _COMPARISONS):
+            elif isinstance(node, COMPARISONS):
                 comparisons.append(node)
             elif (
                 isinstance(node, exp.Column)
@@ -180,7 +188,7 @@ class SqlClientAdapter(CatalogNames, ClientSession):
             if isinstance(left, exp.Placeholder):
                 left, right = right, left
             if isinstance(left, exp.Column) and isinstance(right, exp.Placeholder):
-                found = self.catalog_column(tables, left.name)
+                found = catalog_column(tables, left.name)
                 if found is not None:
                     right.replace(self.coerce_placeholder(right.copy(), found[1]))
 
@@ -189,7 +197,7 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         # output alias of the subquery (left alone).
         table_columns = {n.name for n in quoted_columns if _reads_a_table(n)}
         for node in quoted_columns:
-            found = self.catalog_column(tables, node.name)
+            found = catalog_column(tables, node.name)
             if found is not None:
                 spelled = found[0]
             elif node.name in aliases and node.name not in table_columns:
@@ -205,20 +213,36 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         return render(self.prepare(query), self.dialect, owned=True)
 
     def driver_sql(
-        self, query: exp.Expression, n_params: int, kind: QueryKind, *, owned: bool = False
+        self, query: exp.Expression | ShapedQuery, n_params: int, kind: QueryKind, *,
+        owned: bool = False,
     ) -> str:
         """The exact text `run` sends to the driver: prepared, checked, placeholders in
         the driver's paramstyle. Golden tests pin it for destinations that cannot run here.
         `owned`: `query` is handed over and rendered in place, never copied (its placeholders
-        are gone after: it cannot be rendered again)."""
+        are gone after: it cannot be rendered again). A `ShapedQuery` is filled in from its
+        shape's template (`shapes.py`): the same text as its tree renders."""
+        if isinstance(query, ShapedQuery):
+            text, marks = self.shapes.marked(self, query)
+            return bind_marks(text, marks, self.paramstyle, n_params)
         if kind == "metadata":
             return render_bound(query, self.dialect, self.paramstyle, n_params, owned=owned)
         # `prepare` returns a copy of its own (or the handed-over tree): rendered in place
         prepared = self.prepare(query, owned=owned)
         return render_bound(prepared, self.dialect, self.paramstyle, n_params, owned=True)
 
+    def sql_of(
+        self, query: exp.Expression | ShapedQuery, n_params: int, kind: QueryKind, *,
+        owned: bool = False,
+    ) -> tuple[exp.Expression, str]:
+        """The driver text of `query`, and the tree an error about it names the tables of
+        (for a `ShapedQuery`, a bare `SELECT *` of its table: its full tree is never built)."""
+        sql = self.driver_sql(query, n_params, kind, owned=owned)
+        if isinstance(query, ShapedQuery):
+            return exp.select(exp.Star()).from_(self.table(query.table), copy=False), sql
+        return query, sql
+
     def run(
-        self, query: exp.Expression, params: Sequence[Any], kind: QueryKind, *,
+        self, query: exp.Expression | ShapedQuery, params: Sequence[Any], kind: QueryKind, *,
         owned: bool = False,
     ) -> Rows:
         """Run a read-only query with bound parameters on the adapter's session.
@@ -229,12 +253,12 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         instead of copied (a few hundred microseconds per wide query).
         """
         # refuses non-SELECT before a connection is even opened
-        sql = self.driver_sql(query, len(params), kind, owned=owned)
+        named, sql = self.sql_of(query, len(params), kind, owned=owned)
         values = [self.adapt_param(p) for p in params]
         self._open()
         started = time.perf_counter()
         try:
-            return self._run_sql(query, sql, values, kind)
+            return self._run_sql(named, sql, values, kind)
         finally:
             self.queries[kind] += 1
             self.query_seconds[kind] += time.perf_counter() - started
@@ -300,8 +324,8 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         )
 
     def run_all(
-        self, batch: Sequence[tuple[exp.Expression, Sequence[Any]]], kind: QueryKind, *,
-        owned: bool = False,
+        self, batch: Sequence[tuple[exp.Expression | ShapedQuery, Sequence[Any]]],
+        kind: QueryKind, *, owned: bool = False,
     ) -> list[Rows | Exception]:
         """Run independent read-only queries; each result, or the exception it raised, in
         order. One failing query never stops the others; a KeyboardInterrupt stops them all.

@@ -23,6 +23,7 @@ from dlt_contract_ops.destinations.execution import Rows, SqlClientAdapter
 from dlt_contract_ops.destinations.naming import data_location
 from dlt_contract_ops.destinations.protocol import QueryKind
 from dlt_contract_ops.destinations.session import wait_all
+from dlt_contract_ops.destinations.shapes import ShapedQuery
 from dlt_contract_ops.destinations.sql import ParamStyle
 from dlt_contract_ops.destinations.timeouts import DEFAULT_TIMEOUTS, Timeouts
 
@@ -84,8 +85,8 @@ class PostgresAdapter(SqlClientAdapter):
                 log.warning("cancelling a PostgreSQL query failed: %s", exc)
 
     def run_all(
-        self, batch: Sequence[tuple[exp.Expression, Sequence[Any]]], kind: QueryKind, *,
-        owned: bool = False,
+        self, batch: Sequence[tuple[exp.Expression | ShapedQuery, Sequence[Any]]],
+        kind: QueryKind, *, owned: bool = False,
     ) -> list[Rows | Exception]:
         """Run the batch on up to `max_concurrency` sessions of their own (same credentials,
         so read-only and bounded too). Rendering and the read-only check happen here, before
@@ -98,8 +99,8 @@ class PostgresAdapter(SqlClientAdapter):
         jobs: list[_Job | Exception] = []
         for query, params in batch:
             try:
-                sql = self.driver_sql(query, len(params), kind, owned=owned)
-                jobs.append((query, sql, [self.adapt_param(p) for p in params]))
+                named, sql = self.sql_of(query, len(params), kind, owned=owned)
+                jobs.append((named, sql, [self.adapt_param(p) for p in params]))
             except Exception as exc:
                 jobs.append(exc)
         self._open()  # a destination that cannot be reached fails once, clearly

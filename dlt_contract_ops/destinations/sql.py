@@ -89,6 +89,10 @@ def dialect_for(name: str) -> Any:
     return _DIALECTS.get(name, name)
 
 
+#: the comparisons `prepare` coerces a parameter in (against the column on the other side)
+COMPARISONS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.NEQ)
+
+
 def ident(name: str) -> exp.Identifier:
     """A quoted identifier: odd names (dashes, quotes, unicode, mixed case) are data."""
     return exp.to_identifier(name, quoted=True)
@@ -178,6 +182,15 @@ def render_bound(
     >>> render_bound(q, "sqlite", "named", 1)
     "SELECT '50%' WHERE a = :p0"
     """
+    text, marks = render_marked(query, dialect, owned=owned)
+    return bind_marks(text, marks, paramstyle, n_params)
+
+
+def render_marked(
+    query: exp.Expression, dialect: str, *, owned: bool = False
+) -> tuple[str, list[str]]:
+    """The checked query's text with each placeholder a unique mark (in order), and the marks:
+    what `bind_marks` turns into a driver's paramstyle (and `shapes` fills in per table)."""
     nonce = secrets.token_hex(6)
     marks: list[str] = []
 
@@ -190,7 +203,12 @@ def render_bound(
     check_read_only(query)  # on the caller's tree, before placeholders become text
     # at most one copy, marked and rendered in place; the check above covered this tree
     tree = query if owned else query.copy()
-    text = _generate(tree.transform(_mark, copy=False), dialect, owned=True)
+    return _generate(tree.transform(_mark, copy=False), dialect, owned=True), marks
+
+
+def bind_marks(text: str, marks: Sequence[str], paramstyle: ParamStyle, n_params: int) -> str:
+    """`render_marked`'s text for a driver: marks in `paramstyle`, and the characters that
+    style gives a meaning to escaped everywhere else."""
     if len(marks) != n_params:
         raise ValueError(
             f"The query has {len(marks)} placeholder(s) but {n_params} parameter(s) were given."

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -19,6 +19,8 @@ from sqlglot import exp
 from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.columns import ExpectedTable, LiveTable, TimeAxis
 from dlt_contract_ops.core.removal import WindowCounts, detect_dark_columns
+from dlt_contract_ops.destinations.execution import SqlClientAdapter
+from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
 from dlt_contract_ops.destinations.sql import col
 from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
 from dlt_contract_ops.profiles.model import LoadProfile
@@ -65,7 +67,24 @@ class _Plan:
     summed: WindowCounts | None = None
     #: the coverage aggregate still to run: the whole table, or only the loads that straddle a
     #: window's start (`summed` holds the rest); None when the profiles answered alone
-    query: exp.Expression | None = None
+    query: exp.Expression | ShapedQuery | None = None
+
+
+def _coverage_shape(axis: TimeAxis) -> Shape:
+    """Every table's coverage aggregate on an axis of this kind: names are the axis column,
+    then the counted columns (`destinations.shapes`: rendered once, filled in per table)."""
+    return Shape(
+        ("coverage", axis.kind),
+        lambda table, names: coverage_query(table, names[1:], replace(axis, column=names[0])),
+    )
+
+
+def _coverage(ctx: SourceContext, expected: ExpectedTable, table: exp.Table,
+              columns: list[str], axis: TimeAxis) -> exp.Expression | ShapedQuery:
+    """The table's coverage aggregate: a shaped query where the adapter renders shapes."""
+    if isinstance(ctx.adapter, SqlClientAdapter):
+        return ShapedQuery(_coverage_shape(axis), expected.table, (axis.column, *columns))
+    return coverage_query(table, columns, axis)
 
 
 def run_removal(
@@ -112,7 +131,7 @@ def run_removal(
         table = ctx.adapter.table(expected.table)
         params = [axis_bound(recent_start, axis), axis_bound(baseline_start, axis)]
         plans.append(_Plan(expected, live, axis, table, columns, params,
-                           query=coverage_query(table, columns, axis)))
+                           query=_coverage(ctx, expected, table, columns, axis)))
 
     if options.from_profiles and any(p.live.has(LOAD_ID) for p in plans):
         _sum_from_profiles(ctx, settings, plans, recent_start, baseline_start, notes)
@@ -203,6 +222,8 @@ def _sum_from_profiles(
             plan.query = None
             continue
         assert plan.query is not None
+        if isinstance(plan.query, ShapedQuery):
+            plan.query = plan.query.expression(ctx.adapter)  # type: ignore[arg-type]
         plan.query = plan.query.where(  # type: ignore[attr-defined]
             exp.In(this=col(LOAD_ID), expressions=[exp.Placeholder() for _ in straddling]),
             copy=True,
