@@ -13,17 +13,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_small_preset_runs_and_reports(tmp_path: Path) -> None:
+def _bench(tmp_path: Path, *args: str) -> None:
+    """`python -m bench --preset small --repeats 1 ARGS` into `tmp_path`; it must succeed."""
     proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--preset", "small", "--repeats", "1", "--profile",
+        [sys.executable, "-m", "bench", "--preset", "small", "--repeats", "1", *args,
          "--workdir", str(tmp_path / "work"), "--results-dir", str(tmp_path / "results")],
         cwd=ROOT,
         env={**os.environ, "RUNTIME__DLTHUB_TELEMETRY": "false"},
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+
+
+def test_small_preset_runs_and_reports(tmp_path: Path) -> None:
+    _bench(tmp_path, "--profile")
     [result_file] = (tmp_path / "results").glob("bench-small-*.json")
     document = json.loads(result_file.read_text())
     [workload] = document["workloads"]
@@ -47,16 +52,7 @@ def test_small_incremental_preset_names_each_load_for_its_moment(tmp_path: Path)
 
     from bench.spec import DATASET_NAME, PIPELINE_NAME
 
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--preset", "small", "--incremental", "--repeats", "1",
-         "--workdir", str(tmp_path / "work"), "--results-dir", str(tmp_path / "results")],
-        cwd=ROOT,
-        env={**os.environ, "RUNTIME__DLTHUB_TELEMETRY": "false"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+    _bench(tmp_path, "--incremental")
     [copy] = [p for p in (tmp_path / "work").iterdir() if p.name.endswith("-incremental")]
     with duckdb.connect(str(copy / f"{PIPELINE_NAME}.duckdb"), read_only=True) as con:
         ids = [float(r[0]) for r in con.execute(
