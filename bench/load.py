@@ -3,7 +3,7 @@
 A separate process so the timing process never holds the loader's Arrow buffers or its dlt
 pipeline state. Each load is one `pipeline.run`, so every load gets its own `_dlt_load_id`.
 
-dlt names a load by the wall clock of its run (`create_load_id`). The bench loads a week of
+dlt names a load by the wall clock of its run (`create_load_id`). The bench loads days of
 data in a minute, so each load is named for the moment it stands for (`load_at`), as a pipeline
 that ran then would have named it: ids a day apart, not a few seconds (a DuckDB zone map keeps
 only the first 8 characters of a text column, so ids seconds apart could never be pruned).

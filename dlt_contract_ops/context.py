@@ -72,12 +72,18 @@ class SourceContext:
             ts = None  # a text column cannot be windowed by time: fall back (note below)
         return choose_time_axis(live, ts, self.adapter.partition_column(table))
 
-    def _holds_time(self, db_type: str) -> bool:
+    def read_type(self, db_type: str) -> str | None:
+        """A live column type as a dlt data type (`core.declared.type_reader`): one dlt type
+        mapper per source and run, each type read once."""
         from dlt_contract_ops.core.declared import type_reader
 
-        if "type_reader" not in self.memo:  # one dlt type mapper per source and run
+        if "type_reader" not in self.memo:
             self.memo["type_reader"] = type_reader(self.adapter.type_mapper())
-        return bool(self.memo["type_reader"](db_type) in ("timestamp", "date"))
+        found: str | None = self.memo["type_reader"](db_type)
+        return found
+
+    def _holds_time(self, db_type: str) -> bool:
+        return self.read_type(db_type) in ("timestamp", "date")
 
     def time_axis_notes(self) -> list[str]:
         """Tables whose configured `load_timestamp_column` is not a time type."""

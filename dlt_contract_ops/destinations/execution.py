@@ -26,6 +26,7 @@ from dlt_contract_ops.destinations.sql import (
     COMPARISONS,
     ParamStyle,
     bind_marks,
+    compared_column,
     ident,
     inline_params,
     render,
@@ -184,13 +185,12 @@ class SqlClientAdapter(CatalogNames, ClientSession):
                 quoted_columns.append(node)
 
         for cmp in comparisons:
-            left, right = cmp.this, cmp.expression
-            if isinstance(left, exp.Placeholder):
-                left, right = right, left
-            if isinstance(left, exp.Column) and isinstance(right, exp.Placeholder):
-                found = catalog_column(tables, left.name)
+            pair = compared_column(cmp)
+            if pair is not None:
+                column, placeholder = pair
+                found = catalog_column(tables, column.name)
                 if found is not None:
-                    right.replace(self.coerce_placeholder(right.copy(), found[1]))
+                    placeholder.replace(self.coerce_placeholder(placeholder.copy(), found[1]))
 
         # A column in a SELECT that reads a table is a table column; in a SELECT over a
         # subquery it is either such a column passed through (spelled the same way) or an

@@ -29,10 +29,12 @@ from typing import Protocol
 
 from sqlglot import exp
 
-from dlt_contract_ops.destinations.sql import COMPARISONS, _generate, ident, render_marked
+from dlt_contract_ops.destinations.sql import _generate, compared_column, ident, render_marked
+
+log = logging.getLogger("dlt_contract_ops")
 
 
-class SqlClientAdapter(Protocol):
+class _Adapter(Protocol):
     """What a template uses of `execution.SqlClientAdapter` (which imports this module)."""
 
     @property
@@ -51,8 +53,6 @@ class SqlClientAdapter(Protocol):
         self, query: exp.Expression, *, owned: bool = False,
         lookup: Callable[[Sequence[str], str], tuple[str, str] | None] | None = None,
     ) -> exp.Expression: ...
-
-log = logging.getLogger("dlt_contract_ops")
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class ShapedQuery:
     table: str
     names: tuple[str, ...]
 
-    def expression(self, adapter: SqlClientAdapter) -> exp.Expression:
+    def expression(self, adapter: _Adapter) -> exp.Expression:
         """The query as a tree (the ordinary path; also what an error names)."""
         return self.shape.build(adapter.table(self.table), self.names)
 
@@ -104,19 +104,19 @@ class Templates:
     #: per (shape key, number of names): the indexes of the names compared with a parameter
     compared: dict[Hashable, tuple[int, ...]] = field(default_factory=dict)
 
-    def marked(self, adapter: SqlClientAdapter, query: ShapedQuery) -> tuple[str, list[str]]:
+    def marked(self, adapter: _Adapter, query: ShapedQuery) -> tuple[str, list[str]]:
         """The query's marked text (as `render_marked` gives it for the ordinary tree)."""
         live_table = adapter.table(query.table)
-        compared = self.compared.get((query.shape.key, len(query.names)))
-        if compared is None:
-            compared = self.compared[query.shape.key, len(query.names)] = _compared(query)
-        types = tuple(_type(adapter, live_table.name, query.names[i]) for i in compared)
-        key = (query.shape.key, len(query.names), compared, types)
+        shape = (query.shape.key, len(query.names))
+        if shape not in self.compared:
+            self.compared[shape] = _compared(query)
+        types = {i: _type(adapter, live_table.name, query.names[i])
+                 for i in self.compared[shape]}
+        key = (*shape, tuple(types.items()))
         template = self.by_key.get(key)
-        if template is None:
-            template = self._make(adapter, query, dict(zip(compared, types, strict=True)))
-            ordinary = render_marked(adapter.prepare(query.expression(adapter), owned=True),
-                                     adapter.dialect, owned=True)
+        if template is None:  # a new template: checked against the ordinary rendering
+            ordinary = _ordinary(adapter, query)
+            template = self._make(adapter, query, types)
             if template is None or self._fill(adapter, template, query, live_table) != (
                 _unmarked(*ordinary)
             ):
@@ -124,15 +124,12 @@ class Templates:
                           "ordinary rendering", query.shape.key, adapter.dataset)
                 template = _REFUSED
             self.by_key[key] = template
-            if template is _REFUSED:
-                return ordinary
+            return ordinary
         if template is _REFUSED:
-            return render_marked(adapter.prepare(query.expression(adapter), owned=True),
-                                 adapter.dialect, owned=True)
-        filled = self._fill(adapter, template, query, live_table)
-        return _remark(filled, template.marks)
+            return _ordinary(adapter, query)
+        return _remark(self._fill(adapter, template, query, live_table), template.marks)
 
-    def _make(self, adapter: SqlClientAdapter, query: ShapedQuery,
+    def _make(self, adapter: _Adapter, query: ShapedQuery,
               types: dict[int, str | None]) -> _Template | None:
         nonce = secrets.token_hex(5)
         sentinels = [f"co{nonce}s{i}x" for i in range(len(query.names))]
@@ -147,7 +144,6 @@ class Templates:
                 return found[name]
             return adapter.catalog_column(tables, name)
 
-
         rendered = {_generate(table.copy(), adapter.dialect, owned=True): TABLE}
         for i, s in enumerate(sentinels):
             rendered[_generate(ident(s), adapter.dialect, owned=True)] = i
@@ -159,7 +155,7 @@ class Templates:
             return None  # a sentinel did not come out as an identifier: not a plain shape
         return _Template(parts, marks)
 
-    def _fill(self, adapter: SqlClientAdapter, template: _Template, query: ShapedQuery,
+    def _fill(self, adapter: _Adapter, template: _Template, query: ShapedQuery,
               live_table: exp.Table) -> str:
         table = self.tables.get(live_table.name)
         if table is None:
@@ -171,7 +167,7 @@ class Templates:
             for p in template.parts
         )
 
-    def _identifier(self, adapter: SqlClientAdapter, table: str, name: str) -> str:
+    def _identifier(self, adapter: _Adapter, table: str, name: str) -> str:
         """A column as `prepare` spells and the generator renders it."""
         found = adapter.catalog_column([table], name)
         spelled = found[0] if found is not None else adapter.to_live(name)
@@ -182,24 +178,23 @@ class Templates:
         return rendered
 
 
+def _ordinary(adapter: _Adapter, query: ShapedQuery) -> tuple[str, list[str]]:
+    """The query's tree, built, prepared and rendered as any query is."""
+    return render_marked(adapter.prepare(query.expression(adapter), owned=True),
+                         adapter.dialect, owned=True)
+
+
 def _compared(query: ShapedQuery) -> tuple[int, ...]:
-    """The indexes of the shape's names a parameter is compared with (as `prepare` finds
-    them: a column on one side of a comparison, a placeholder on the other)."""
+    """The indexes of the shape's names a parameter is compared with (found as `prepare`
+    finds them, `sql.compared_column`)."""
     names = [f"cmp{i}" for i in range(len(query.names))]
     tree = query.shape.build(exp.Table(this=ident("cmp")), names)
-    found: set[int] = set()
-    for node in tree.walk():
-        if isinstance(node, COMPARISONS):
-            left, right = node.this, node.expression
-            if isinstance(left, exp.Placeholder):
-                left, right = right, left
-            if (isinstance(left, exp.Column) and isinstance(right, exp.Placeholder)
-                    and left.name in names):
-                found.add(names.index(left.name))
-    return tuple(sorted(found))
+    pairs = (compared_column(node) for node in tree.walk())
+    return tuple(sorted({names.index(p[0].name) for p in pairs
+                         if p is not None and p[0].name in names}))
 
 
-def _type(adapter: SqlClientAdapter, table: str, name: str) -> str | None:
+def _type(adapter: _Adapter, table: str, name: str) -> str | None:
     found = adapter.catalog_column([table], name)
     return found[1] if found is not None else None
 

@@ -93,6 +93,22 @@ def dialect_for(name: str) -> Any:
 COMPARISONS = (exp.GT, exp.GTE, exp.LT, exp.LTE, exp.EQ, exp.NEQ)
 
 
+def compared_column(node: exp.Expr) -> tuple[exp.Column, exp.Placeholder] | None:
+    """The column and the parameter a comparison holds (either way round), else None.
+
+    >>> compared_column(exp.GTE(this=exp.column("a"), expression=param())) is not None
+    True
+    """
+    if not isinstance(node, COMPARISONS):
+        return None
+    left, right = node.this, node.expression
+    if isinstance(left, exp.Placeholder):
+        left, right = right, left
+    if isinstance(left, exp.Column) and isinstance(right, exp.Placeholder):
+        return left, right
+    return None
+
+
 def ident(name: str) -> exp.Identifier:
     """A quoted identifier: odd names (dashes, quotes, unicode, mixed case) are data."""
     return exp.to_identifier(name, quoted=True)

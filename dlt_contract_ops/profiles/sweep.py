@@ -4,8 +4,8 @@ Per table: ONE profile query (new loads, plus the whole table's row count), ONE 
 query when it has categorical columns, and, only for a table whose earlier loads were
 rewritten (merge, replace, refresh, a delete), ONE profile query of every load within
 retention (+ its category query). Every table's new loads and row total are stored in one
-transaction at the end. Nothing is written to the
-destination: every query goes through the adapter's read-only renderer.
+transaction at the end. Nothing is written to the destination: every query goes through the
+adapter's read-only renderer.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from dlt_contract_ops.profiles.compare import DistributionRule, window
 from dlt_contract_ops.profiles.model import LoadProfile
 from dlt_contract_ops.profiles.query import (
     LOAD_ID,
+    Bound,
     ProfiledColumn,
     category_plan,
     category_query,
@@ -89,9 +90,7 @@ def plan_columns(ctx: SourceContext, expected: ExpectedTable, live: LiveTable
     """The declared columns the live table has, minus injected and dlt's own; plus the
     table's time axis when it is a column of its own (a configured `load_timestamp_column` or
     a partition column), unmonitored: removal sums its windows from its per-load range."""
-    from dlt_contract_ops.core.declared import type_reader
-
-    read = type_reader(ctx.adapter.type_mapper())
+    read = ctx.read_type
     ignored = ctx.ignored()
     codes = ctx.built.code_sets(expected)  # from the source cache: no build on a hit
     out = [
@@ -179,17 +178,17 @@ def profile_source(
     def incremental(t: TableProfiles) -> bool:
         return bool(t.history) and t.total is not None
 
-    def query_of(t: TableProfiles) -> tuple[exp.Expression, list[Any]]:
+    def query_of(t: TableProfiles, bound: Bound) -> tuple[exp.Expression, list[Any]]:
         # every table is counted, append too: the disposition a run used is not in the model
         # (dlt takes it from `run(write_disposition=...)` as well), a refresh may drop loads
-        if not incremental(t):
-            return profile_query(t.table, t.columns, ctx.adapter.dialect, bound="since",
-                                 detailed=detailed, count_row=True), [since]
-        return profile_query(t.table, t.columns, ctx.adapter.dialect, bound="after",
-                             detailed=detailed, count_row=True), [t.history[-1].load_id]
+        query = profile_query(t.table, t.columns, ctx.adapter.dialect, bound=bound,
+                              detailed=detailed, count_row=True)
+        return query, [since if bound == "since" else t.history[-1].load_id]
 
     # every query is built for this run alone: handed over, rendered in place
-    outcomes = ctx.adapter.run_all([query_of(t) for t in tables], "profile", owned=True)
+    outcomes = ctx.adapter.run_all(
+        [query_of(t, "after" if incremental(t) else "since") for t in tables], "profile",
+        owned=True)
     updates: dict[str, TableUpdate] = {}
     for t, rows in zip(tables, outcomes, strict=True):
         full = not incremental(t) and bool(t.history)  # stored loads but no total: afresh
@@ -200,10 +199,9 @@ def profile_source(
             if incremental(t) and total != (t.total or 0) + sum(p.rows for p in loads):
                 # rows of earlier loads changed (merge, replace, refresh, delete): afresh
                 t.rewritten = full = True
-                query = profile_query(t.table, t.columns, ctx.adapter.dialect, bound="since",
-                                      detailed=detailed, count_row=True)
+                query, params = query_of(t, "since")
                 loads, total = read_profiles(
-                    ctx.adapter.run(query, [since], "profile", owned=True), t.columns, detailed)
+                    ctx.adapter.run(query, params, "profile", owned=True), t.columns, detailed)
             if detailed:
                 loads = _with_categories(ctx, t, loads, rule.max_categories)
         except Exception as exc:  # this table only: the others are profiled

@@ -6,7 +6,7 @@ import time
 
 from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.columns import LiveTable
-from dlt_contract_ops.core.declared import detect_missing, detect_type, type_reader
+from dlt_contract_ops.core.declared import detect_missing, detect_type
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.queries import select_columns
 from dlt_contract_ops.settings.project import SourceSettings
@@ -51,7 +51,7 @@ def run_type(
 ) -> ReconcileResult:
     started = time.perf_counter()
     findings: list[DriftFinding] = []
-    read = type_reader(ctx.adapter.type_mapper())  # the live engine's dialect (sqlalchemy)
+    read = ctx.read_type  # the live engine's dialect (sqlalchemy)
     for expected, live in ctx.present_tables():
         drift = detect_type(expected, live, read)
         if drift is None:

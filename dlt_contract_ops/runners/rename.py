@@ -19,7 +19,6 @@ from typing import Any
 
 from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.columns import TimeAxis
-from dlt_contract_ops.core.declared import type_reader
 from dlt_contract_ops.core.rename import pair_renames
 from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
 from dlt_contract_ops.queries import axis_bound, handoff_query
@@ -113,7 +112,7 @@ def fold_renames(
     for r in results:
         for f in r.findings:
             by_kind.setdefault(f.drift_type, {})[f.table] = f
-    read = type_reader(ctx.adapter.type_mapper())
+    read = ctx.read_type
     expected = {t.table: t for t in ctx.built.tables}
     renames: list[DriftFinding] = []
     notes: list[str] = []
