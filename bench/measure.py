@@ -191,39 +191,29 @@ class FloorQueries:
 def record_sql() -> Iterator[dict[str, list[tuple[str, list[Any]]]]]:
     """Record the exact (SQL, parameters) each query kind sent to the driver.
 
-    `SqlClientAdapter.run` is wrapped to know the kind, the DuckDB adapter's `_execute` to
-    see the text as it reaches the connection; both still run.
+    `SqlClientAdapter._start` is wrapped: it hands each rendered query, its kind, text and
+    values, to the session thread, which passes the text and values to `_execute` unchanged
+    (`run`, `run_all` and the PostgreSQL pool's fallback all start queries there).
     """
     from dlt_contract_ops.destinations.base import SqlClientAdapter
-    from dlt_contract_ops.destinations.duckdb import DuckDBAdapter
 
-    if "_execute" not in vars(DuckDBAdapter):
+    if "_start" not in vars(SqlClientAdapter):
         raise RuntimeError(
-            "DuckDBAdapter has no `_execute` any more: update bench/measure.py:record_sql to "
-            "record the SQL where the adapter now sends it"
+            "SqlClientAdapter has no `_start` any more: update bench/measure.py:record_sql to "
+            "record the SQL where the adapter now hands it to its session"
         )
     seen: dict[str, list[tuple[str, list[Any]]]] = {}
-    kind_now: list[str] = []
-    run, execute = SqlClientAdapter.run, DuckDBAdapter._execute
+    start = SqlClientAdapter._start
 
-    def run_kind(self: Any, query: Any, params: Any, kind: Any, **options: Any) -> Any:
-        kind_now.append(kind)
-        try:
-            return run(self, query, params, kind, **options)
-        finally:
-            kind_now.pop()
+    def start_recorded(self: Any, job: Any) -> Any:
+        seen.setdefault(job.kind, []).append((job.sql, list(job.values)))
+        return start(self, job)
 
-    def execute_recorded(self: Any, sql: str, params: Any) -> Any:
-        seen.setdefault(kind_now[-1] if kind_now else "other", []).append((sql, list(params)))
-        return execute(self, sql, params)
-
-    SqlClientAdapter.run = run_kind  # type: ignore[method-assign]
-    DuckDBAdapter._execute = execute_recorded  # type: ignore[method-assign]
+    SqlClientAdapter._start = start_recorded  # type: ignore[method-assign]
     try:
         yield seen
     finally:
-        SqlClientAdapter.run = run  # type: ignore[method-assign]
-        DuckDBAdapter._execute = execute  # type: ignore[method-assign]
+        SqlClientAdapter._start = start  # type: ignore[method-assign]
 
 
 def floor_queries(recorded: dict[str, list[tuple[str, list[Any]]]]) -> FloorQueries:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -42,7 +44,7 @@ from dlt_contract_ops.destinations.timeouts import (
 )
 from dlt_contract_ops.errors import DestinationError
 
-__all__ = ["SERVER_GRACE", "Rows", "SqlClientAdapter", "data_location"]
+__all__ = ["SERVER_GRACE", "PreparedQuery", "Rows", "SqlClientAdapter", "data_location"]
 
 _A = TypeVar("_A", bound="SqlClientAdapter")
 #: on top of twice the server's own statement timeout: the adapter's backstop for a server
@@ -50,6 +52,25 @@ _A = TypeVar("_A", bound="SqlClientAdapter")
 SERVER_GRACE = 10.0
 
 Rows = list[tuple[Any, ...]]
+
+
+@dataclass(frozen=True)
+class PreparedQuery:
+    """A query rendered for the driver: the tree errors name tables from, its text, values."""
+
+    named: exp.Expression
+    sql: str
+    values: list[Any]
+    kind: QueryKind
+
+
+@dataclass(frozen=True)
+class _Running:
+    """A job queued on the session: its future yields (rows, seconds it ran)."""
+
+    job: PreparedQuery
+    future: Future[tuple[Sequence[Sequence[Any]] | None, float]]
+    deadline: float
 
 
 
@@ -253,15 +274,16 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         instead of copied (a few hundred microseconds per wide query).
         """
         # refuses non-SELECT before a connection is even opened
+        job = self.prepared(query, params, kind, owned)
+        return self._collect(self._start(job))
+
+    def prepared(
+        self, query: exp.Expression | ShapedQuery, params: Sequence[Any], kind: QueryKind,
+        owned: bool,
+    ) -> PreparedQuery:
+        """`query` rendered for the driver (the read-only check included), values adapted."""
         named, sql = self.sql_of(query, len(params), kind, owned=owned)
-        values = [self.adapt_param(p) for p in params]
-        self._open()
-        started = time.perf_counter()
-        try:
-            return self._run_sql(named, sql, values, kind)
-        finally:
-            self.queries[kind] += 1
-            self.query_seconds[kind] += time.perf_counter() - started
+        return PreparedQuery(named, sql, [self.adapt_param(p) for p in params], kind)
 
     def _deadline(self) -> float:
         """Seconds the caller waits for one query before stopping it itself."""
@@ -269,29 +291,47 @@ class SqlClientAdapter(CatalogNames, ClientSession):
             return self.timeouts.query * 2 + SERVER_GRACE
         return self.timeouts.query
 
-    def _run_sql(
-        self, query: exp.Expression, sql: str, values: Sequence[Any], kind: QueryKind
-    ) -> Rows:
-        """Rendered SQL on the session, bounded by the timeouts; errors made readable."""
+    def _start(self, job: PreparedQuery) -> _Running:
+        """Queue `job` on the session (opened first if it is not); its deadline runs from now."""
+        self._open()
         self._check_usable()
-        future = self._session.submit(lambda: self._execute(sql, values))
+        sql, values = job.sql, job.values
+
+        def timed() -> tuple[Sequence[Sequence[Any]] | None, float]:
+            began = time.perf_counter()
+            rows = self._execute(sql, values)
+            return rows, time.perf_counter() - began
+
+        deadline = time.monotonic() + self._deadline()
+        return _Running(job, self._session.submit(timed), deadline)
+
+    def _collect(self, running: _Running) -> Rows:
+        """The rows of a started query, waited for until its deadline; errors made readable.
+        The query's own time on the session counts towards `query_seconds`."""
+        job, future = running.job, running.future
         try:
-            rows = wait_for(
-                future, timeout=self._deadline(), on_interrupt=lambda: self._abort([future])
+            rows, _ = wait_for(
+                future, timeout=running.deadline - time.monotonic(),
+                on_interrupt=lambda: self._abort([future]),
             )
         except DeadlinePassed:
             self._stop_running()
             if not settle([future], CANCEL_GRACE):
                 self._stuck = True
             elif future.exception() is None:  # it finished as the deadline passed
-                return [tuple(r) for r in (future.result() or [])]
+                rows, _ = future.result()
+                return [tuple(r) for r in (rows or [])]
             detail = "" if self.query_timeout_by == "client" else "the server did not answer"
-            raise self.timeout_error(query, kind, "statement timeout", detail) from None
+            raise self.timeout_error(job.named, job.kind, "statement timeout", detail) from None
         except Exception as exc:
-            failure = self.translate_error(exc, query, kind)
+            failure = self.translate_error(exc, job.named, job.kind)
             if failure is exc:
                 raise
             raise failure from exc
+        finally:
+            self.queries[job.kind] += 1
+            if future.done() and not future.cancelled() and future.exception() is None:
+                self.query_seconds[job.kind] += future.result()[1]
         return [tuple(r) for r in (rows or [])]
 
     def translate_error(
@@ -329,16 +369,39 @@ class SqlClientAdapter(CatalogNames, ClientSession):
     ) -> list[Rows | Exception]:
         """Run independent read-only queries; each result, or the exception it raised, in
         order. One failing query never stops the others; a KeyboardInterrupt stops them all.
-        This base runs them one by one on the adapter's session; adapters whose warehouse
+        This base runs them one at a time on the adapter's session, and renders each query
+        while the one before it runs (the driver runs without Python's lock, so building and
+        rendering cost no wall time while the warehouse is busy). Adapters whose warehouse
         gains from it run them on a small bounded pool (`PostgresAdapter`). `owned`: as in
         `run`, for every query of the batch."""
         out: list[Rows | Exception] = []
+        running: _Running | None = None
         for query, params in batch:
+            # rendered while the query before it runs on the session
+            job: PreparedQuery | Exception
             try:
-                out.append(self.run(query, params, kind, owned=owned))
+                job = self.prepared(query, params, kind, owned)
+            except Exception as exc:
+                job = exc
+            if running is not None:
+                out.append(self._outcome(running))
+                running = None
+            if isinstance(job, Exception):
+                out.append(job)
+                continue
+            try:
+                running = self._start(job)
             except Exception as exc:
                 out.append(exc)
+        if running is not None:
+            out.append(self._outcome(running))
         return out
+
+    def _outcome(self, running: _Running) -> Rows | Exception:
+        try:
+            return self._collect(running)
+        except Exception as exc:
+            return exc
 
     def _execute(self, sql: str, params: Sequence[Any]) -> Sequence[Sequence[Any]] | None:
         """Send rendered SQL to the driver through dlt's client (on the session thread)."""

@@ -19,7 +19,7 @@ from typing import Any, ClassVar, Literal
 
 from sqlglot import exp
 
-from dlt_contract_ops.destinations.execution import Rows, SqlClientAdapter
+from dlt_contract_ops.destinations.execution import PreparedQuery, Rows, SqlClientAdapter
 from dlt_contract_ops.destinations.naming import data_location
 from dlt_contract_ops.destinations.protocol import QueryKind
 from dlt_contract_ops.destinations.session import wait_all
@@ -32,9 +32,6 @@ log = logging.getLogger("dlt_contract_ops")
 READ_ONLY_OPTION = "-c default_transaction_read_only=on"
 #: seconds libpq waits for a connection when the credentials set none (libpq's 0 = forever)
 CONNECT_TIMEOUT = 10
-
-#: one prepared query of a batch: (query, SQL for the driver, bound values)
-_Job = tuple[exp.Expression, str, list[Any]]
 
 
 class PostgresAdapter(SqlClientAdapter):
@@ -96,11 +93,10 @@ class PostgresAdapter(SqlClientAdapter):
         if workers < 2:
             self.pool_sessions = 1
             return super().run_all(batch, kind, owned=owned)
-        jobs: list[_Job | Exception] = []
+        jobs: list[PreparedQuery | Exception] = []
         for query, params in batch:
             try:
-                named, sql = self.sql_of(query, len(params), kind, owned=owned)
-                jobs.append((named, sql, [self.adapt_param(p) for p in params]))
+                jobs.append(self.prepared(query, params, kind, owned))
             except Exception as exc:
                 jobs.append(exc)
         self._open()  # a destination that cannot be reached fails once, clearly
@@ -134,17 +130,19 @@ class PostgresAdapter(SqlClientAdapter):
             )
             log.warning(message)
             self.pool_failures.append(message)
-        # whatever failed sessions left undone runs on the adapter's own connection
+        # whatever failed sessions left undone runs on the adapter's own connection (which
+        # counts those queries and their time itself)
+        leftover = 0
         while not todo.empty():
             i = todo.get()
-            query, sql, values = jobs[i]  # type: ignore[misc]
-            started = time.perf_counter()
+            leftover += 1
+            job = jobs[i]
+            assert not isinstance(job, Exception)
             try:
-                results[i] = self._run_sql(query, sql, values, kind)
+                results[i] = self._collect(self._start(job))
             except Exception as exc:
                 results[i] = exc
-            spent += time.perf_counter() - started
-        self.queries[kind] += sum(1 for j in jobs if not isinstance(j, Exception))
+        self.queries[kind] += sum(1 for j in jobs if not isinstance(j, Exception)) - leftover
         self.query_seconds[kind] += spent
         self.pool_sessions = max(opened, 1)
         return results
@@ -152,7 +150,7 @@ class PostgresAdapter(SqlClientAdapter):
     def _pool_session(
         self,
         todo: queue.SimpleQueue[int],
-        jobs: Sequence[_Job | Exception],
+        jobs: Sequence[PreparedQuery | Exception],
         results: list[Rows | Exception],
         kind: QueryKind,
     ) -> float:
@@ -174,12 +172,14 @@ class PostgresAdapter(SqlClientAdapter):
                     i = todo.get_nowait()
                 except queue.Empty:
                     break
-                query, sql, values = jobs[i]  # type: ignore[misc]
+                job = jobs[i]
+                assert not isinstance(job, Exception)  # only runnable jobs are queued
                 started = time.perf_counter()
                 try:
-                    results[i] = [tuple(r) for r in (client.execute_sql(sql, *values) or [])]
+                    rows = client.execute_sql(job.sql, *job.values)
+                    results[i] = [tuple(r) for r in (rows or [])]
                 except Exception as exc:
-                    results[i] = self.translate_error(exc, query, kind)
+                    results[i] = self.translate_error(exc, job.named, kind)
                 spent += time.perf_counter() - started
         finally:
             with self._pool_lock:

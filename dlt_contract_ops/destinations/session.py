@@ -83,8 +83,8 @@ def _wait_slices(pending: Sequence[Future[Any]], deadline: float | None) -> bool
         slice_ = POLL_SECONDS
         if deadline is not None:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
+            if remaining <= 0:  # a call that is done by now still counts
+                return all(f.done() for f in pending)
             slice_ = min(slice_, remaining)
         _, not_done = futures.wait(pending, timeout=slice_)
         if not not_done:
