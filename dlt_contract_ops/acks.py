@@ -229,13 +229,20 @@ def index_path(project_dir: str | os.PathLike[str]) -> Path:
 
 
 def remember(project_dir: str | os.PathLike[str], entries: Mapping[str, Mapping[str, Any]]) -> None:
-    """Add the findings of a run to the index (id -> source, table, detector, columns)."""
+    """Add the findings of a run to the index (id -> source, table, detector, columns).
+
+    The index only grows, so a run whose findings it already holds as they are (an hourly
+    sweep seeing the same drift) leaves the file alone: no lock, no rewrite."""
     path = index_path(project_dir)
+    wanted = {k: dict(v) for k, v in entries.items()}
+    found = read_json(path).get("findings")
+    if isinstance(found, dict) and all(found.get(k) == v for k, v in wanted.items()):
+        return
     with locked(path):
         doc = read_json(path)
         found = doc.get("findings")
         known: dict[str, Any] = dict(found) if isinstance(found, dict) else {}
-        known.update({k: dict(v) for k, v in entries.items()})
+        known.update(wanted)
         write_json(path, {"format_version": 1, "findings": known})
 
 

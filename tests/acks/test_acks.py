@@ -12,7 +12,17 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.acks import ACKS_FILE, Ack, add_ack, finding_id, parse_until, read_acks
+from dlt_contract_ops.acks import (
+    ACKS_FILE,
+    Ack,
+    add_ack,
+    finding_id,
+    index_path,
+    known_findings,
+    parse_until,
+    read_acks,
+    remember,
+)
 from dlt_contract_ops.acks_cli import ack_problems, record_ack
 from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.findings import DriftFinding
@@ -200,3 +210,19 @@ def test_validate_lists_ack_problems_with_the_file(app_project: Project, sink: R
     assert "0123456789ab" in acks[0]["message"]
     assert proc.returncode == 1
     assert finding.id not in acks[0]["message"]
+
+
+def test_the_finding_index_is_rewritten_only_when_it_learns_something(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DLT_DATA_DIR", str(tmp_path / "data"))
+    entry = {"source": "app", "table": "orders", "detector": "additive", "columns": ["x"]}
+    remember(tmp_path, {"0123456789ab": entry})
+    path = index_path(tmp_path)
+    first = path.stat().st_ino  # every write replaces the file (a new inode)
+    remember(tmp_path, {"0123456789ab": dict(entry)})  # the same finding again
+    assert path.stat().st_ino == first
+    moved = {**entry, "columns": ["x", "y"]}
+    remember(tmp_path, {"0123456789ab": moved, "ba9876543210": entry})
+    assert path.stat().st_ino != first
+    assert known_findings(tmp_path) == {"0123456789ab": moved, "ba9876543210": entry}
