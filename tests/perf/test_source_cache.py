@@ -393,8 +393,10 @@ def test_a_module_written_as_the_build_starts_is_cached_only_once_it_is_older(
     """A file whose time is within the clock slack of the build's start may have been edited
     while the build read it: that run is not cached; a later run, the file unchanged, is."""
     path = shop.root / "shop_models.py"
-    now = time.time_ns()
-    os.utime(path, ns=(now, now))
+    # dated a little after now, so the build starts within the slack of it however slowly
+    # the run gets there (a time of exactly now went stale on a busy machine)
+    soon = time.time_ns() + 10_000_000_000
+    os.utime(path, ns=(soon, soon))
     _reconcile(shop)
     assert not _entry(shop).exists()
     _written_before_the_run(path)
