@@ -143,3 +143,34 @@ def test_sqlite_waits_for_a_lock_at_most_lock_timeout(dataset: tuple[Backend, st
         adapter.list_columns()
         # the test reads the setting through dlt's client, past the renderer (PRAGMA)
         assert adapter.sql_client.execute_sql("PRAGMA busy_timeout") == [(1500,)]
+
+
+@pytest.mark.parametrize("dataset", ["duckdb", "sqlite"], indirect=True)
+def test_a_batch_keeps_every_outcome_in_order_around_a_refused_and_a_slow_query(
+    dataset: tuple[Backend, str],
+) -> None:
+    """The base `run_all` renders each query while the one before it runs: a query the
+    renderer refuses, and one that runs out of time, each end in their own error, in their
+    place, and the queries after them still answer (the stop of the slow one reaches no other
+    query)."""
+    from dlt_contract_ops.errors import UnsafeQueryError
+
+    backend, name = dataset
+    with adapter_for(backend, name, query_timeout=1) as adapter:
+        adapter.list_columns()
+        batch = [
+            (count_rows(adapter, "orders"), []),
+            (exp.delete(adapter.table("orders")), []),
+            (slow_select(backend, adapter), []),
+            (count_rows(adapter, "items"), []),
+            (count_rows(adapter, "orders"), []),
+        ]
+        before = adapter.queries["coverage"]
+        outcomes = adapter.run_all(batch, "coverage")
+    assert [type(o).__name__ for o in outcomes] == [
+        "list", "UnsafeQueryError", "QueryTimeoutError", "list", "list"]
+    assert isinstance(outcomes[1], UnsafeQueryError)
+    assert isinstance(outcomes[2], QueryTimeoutError)
+    assert (outcomes[2].reason, outcomes[2].table) == ("statement timeout", "orders")
+    assert outcomes[0] == outcomes[3] == outcomes[4] == [(1,)]
+    assert adapter.queries["coverage"] - before == 4  # the refused one never reached it
