@@ -229,14 +229,24 @@ def _table_doc(t: ExpectedTable) -> dict[str, Any]:
     }
 
 
-def _table(doc: dict[str, Any]) -> ExpectedTable:
+def _table(doc: dict[str, Any], seen: dict[tuple[Any, ...], ExpectedColumn]) -> ExpectedTable:
+    """`seen`: the columns made so far, by their entry. Columns are immutable, so tables that
+    declare the same column (an `id`, a `created_at`) share one object instead of each
+    building its own."""
+    columns = []
+    for entry in doc["columns"]:
+        key = tuple(entry)
+        column = seen.get(key)
+        if column is None:
+            name, data_type, nullable, fld, precision, scale = entry
+            column = seen[key] = ExpectedColumn(
+                str(name), data_type, bool(nullable), str(fld), precision, scale
+            )
+        columns.append(column)
     return ExpectedTable(
         resource=str(doc["resource"]),
         table=str(doc["table"]),
-        columns=tuple(
-            ExpectedColumn(str(name), data_type, bool(nullable), str(fld), precision, scale)
-            for name, data_type, nullable, fld, precision, scale in doc["columns"]
-        ),
+        columns=tuple(columns),
         write_disposition=str(doc["write_disposition"]),
         model_name=str(doc["model_name"]),
     )
@@ -262,11 +272,12 @@ def source_doc(built: BuiltSource) -> dict[str, Any] | None:
 
 def cached_built(doc: dict[str, Any], real: Deferred) -> BuiltSource:
     """The BuiltSource an entry holds; its models and dlt object come from `real`."""
+    seen: dict[tuple[Any, ...], ExpectedColumn] = {}
     return BuiltSource(
         name=str(doc["name"]),
         schema_name=str(doc["schema_name"]),
         naming=_naming(doc["naming"]),
-        tables=tuple(_table(t) for t in doc["tables"]),
+        tables=tuple(_table(t, seen) for t in doc["tables"]),
         models=DeferredModels([str(m) for m in doc["models"]], real),
         notes=tuple(str(n) for n in doc["notes"]),
         resources=tuple(ModelledResource(str(a), str(b), str(c)) for a, b, c in doc["resources"]),
