@@ -145,12 +145,25 @@ class CatalogNames:
         tables: dict[str, dict[str, LiveColumn]] = {}
         self._catalog_columns = {}
         self._live_tables = {}
+        # a dataset repeats column names and types across its tables: each distinct one is
+        # unfolded and normalized once, and equal columns share one (immutable) LiveColumn
+        names: dict[str, str] = {}
+        types: dict[str, str] = {}
+        columns: dict[tuple[str, str, bool], LiveColumn] = {}
         for row in rows:
             live_t, live_c, data_type, is_nullable = (str(v) for v in row[:4])
-            t, c = self.live_name(live_t), self.live_name(live_c)
+            t = self.live_name(live_t)
+            c = names.get(live_c)
+            if c is None:
+                c = names[live_c] = self.live_name(live_c)
             nullable = is_nullable.upper() in ("YES", "TRUE", "1", "Y")
-            db_type = self.normalize_type(data_type)
-            tables.setdefault(t, {})[c] = LiveColumn(c, db_type, nullable)
+            db_type = types.get(data_type)
+            if db_type is None:
+                db_type = types[data_type] = self.normalize_type(data_type)
+            column = columns.get((c, db_type, nullable))
+            if column is None:
+                column = columns[c, db_type, nullable] = LiveColumn(c, db_type, nullable)
+            tables.setdefault(t, {})[c] = column
             self._live_tables[t] = live_t
             self._catalog_columns.setdefault(live_t, {})[c] = (live_c, db_type)
             self._on_metadata_row(t, c, row)
