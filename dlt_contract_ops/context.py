@@ -7,6 +7,7 @@ lands in that dataset.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import time
 from collections.abc import Iterator, Sequence
@@ -99,6 +100,19 @@ class SourceContext:
                     "instead. Load it as a timestamp (or unset the setting)."
                 )
         return out
+
+    def nested_tables(self, table: str) -> list[str]:
+        """The live tables nested under `table` (`table__…`), sorted: found by bisection in
+        the dataset's sorted table names, not by a scan of them all per table."""
+        names = self.memo.get("live_names")
+        if names is None:
+            names = self.memo["live_names"] = sorted(self.live)
+        prefix = table + "__"
+        start = bisect.bisect_left(names, prefix)
+        end = start
+        while end < len(names) and names[end].startswith(prefix):
+            end += 1
+        return names[start:end]
 
     def present_tables(self) -> Iterator[tuple[ExpectedTable, LiveTable]]:
         """Modelled resources whose table exists (the others have a note already)."""

@@ -24,7 +24,7 @@ def run_additive(
     failures: list[str] = []
     ignored = ctx.ignored()
     for expected, live in ctx.present_tables():
-        nested = sorted(t for t in ctx.live if t.startswith(expected.table + "__"))
+        nested = ctx.nested_tables(expected.table)
         if nested:
             notes.append(
                 f"nested table(s) {', '.join(f'`{t}`' for t in nested)} of resource "

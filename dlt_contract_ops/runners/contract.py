@@ -80,7 +80,7 @@ def run_contract(
     for expected, live in ctx.present_tables():
         if expected.resource not in ctx.built.models:
             continue
-        nested = sorted(t for t in ctx.live if t.startswith(expected.table + "__"))
+        nested = ctx.nested_tables(expected.table)
         if nested:
             notes.append(
                 f"nested table(s) {', '.join(f'`{t}`' for t in nested)} of resource "

@@ -101,7 +101,7 @@ def run_removal(
     ignored = ctx.ignored()
     plans: list[_Plan] = []
     for expected, live in ctx.present_tables():
-        nested = sorted(t for t in ctx.live if t.startswith(expected.table + "__"))
+        nested = ctx.nested_tables(expected.table)
         if nested:
             notes.append(
                 f"nested table(s) {', '.join(f'`{t}`' for t in nested)} of resource "
