@@ -35,12 +35,13 @@ def workload_table(result: dict[str, Any]) -> str:
         f"   first run (cold dlt/source import): {_s(result['first_run_seconds'])} s; "
         f"floor connect: {_s(result['floor']['connect']['median'])} s (not in the floor); "
         f"load average {'/'.join(str(x) for x in result['load_average'])}",
-        "   seconds; ratio = median ours / median floor, wall and CPU; queries "
-        "metadata/coverage/sample; in SQL and outside = ours split by the adapter's clock",
+        "   seconds; ratio = median ours / median floor, wall and CPU; +conn = the same with "
+        "the floor's connect added; queries metadata/coverage/sample; in SQL and outside = "
+        "ours split by the adapter's clock",
     ]
     header = (
         f"   {'mode':<9}{'ours min':>9}{'ours med':>9}{'floor min':>10}{'floor med':>10}"
-        f"{'ratio':>7}{'cpu ratio':>10}{'queries':>11}{'in SQL':>8}{'outside':>8}"
+        f"{'ratio':>7}{'+conn':>7}{'cpu ratio':>10}{'queries':>11}{'in SQL':>8}{'outside':>8}"
         f"{'peer med':>9}{'peer/ours':>10}"
     )
     lines += [header, "   " + "-" * (len(header) - 3)]
@@ -52,7 +53,8 @@ def workload_table(result: dict[str, Any]) -> str:
         lines.append(
             f"   {mode:<9}{_s(row['ours']['min']):>9}{_s(row['ours']['median']):>9}"
             f"{_s(row['floor']['min']):>10}{_s(row['floor']['median']):>10}"
-            f"{_x(row['ratio_median']):>7}{_x(row['cpu_ratio_median']):>10}{counts:>11}"
+            f"{_x(row['ratio_median']):>7}{_x(row.get('ratio_with_connect_median')):>7}"
+            f"{_x(row['cpu_ratio_median']):>10}{counts:>11}"
             f"{_s(row['query_seconds_median']):>8}{_s(row['overhead_median']):>8}"
             f"{_s(peer_med):>9}{_x(peer_med / row['ours']['median'] if peer_med else None):>10}"
         )
