@@ -3,16 +3,32 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from sqlglot import exp
+
 from dlt_contract_ops.context import SourceContext
-from dlt_contract_ops.core.additive import detect_additive
+from dlt_contract_ops.core.additive import AdditiveDrift, detect_additive
+from dlt_contract_ops.core.columns import ExpectedTable, TimeAxis
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.jsonable import jsonable
 from dlt_contract_ops.queries import SAMPLES_PER_COLUMN, axis_bound, axis_time, sample_query
 from dlt_contract_ops.settings.project import SourceSettings
 from dlt_contract_ops.sinks.emitter import Emits
+
+
+@dataclass
+class _Plan:
+    """One drifted table: its drift and the sample query that goes with its finding."""
+
+    expected: ExpectedTable
+    drift: AdditiveDrift
+    axis: TimeAxis | None
+    query: exp.Select
+    params: list[Any]
+    reproduce: str
 
 
 def run_additive(
@@ -23,6 +39,7 @@ def run_additive(
     notes = list(ctx.notes) + ctx.time_axis_notes()
     failures: list[str] = []
     ignored = ctx.ignored()
+    plans: list[_Plan] = []
     for expected, live in ctx.present_tables():
         nested = ctx.nested_tables(expected.table)
         if nested:
@@ -36,9 +53,6 @@ def run_additive(
             continue
         axis = ctx.axis(expected.table)
         table = ctx.adapter.table(expected.table)
-        samples: dict[str, list[Any]] = {c: [] for c in drift.columns}
-        first_seen: str | None = None
-        sample_error: str | None = None
         tiebreak = "_dlt_id" if live.has("_dlt_id") else None
         # bounded: the scan never grows with the table (the newest n rows; on dlt's load ids
         # and partitions also only rows this recent, which lets warehouses prune). A
@@ -54,19 +68,30 @@ def run_additive(
         # the finding's `reproduce` is this very query: rendered first, then the query is
         # handed over to run (rendered in place, not copied again)
         reproduce = ctx.adapter.reproduce(query, params)
-        try:
-            rows = ctx.adapter.run(query, params, "sample", owned=True)
+        plans.append(_Plan(expected, drift, axis, query, params, reproduce))
+
+    # one sample query per drifted table, independent: the adapter renders each while the
+    # one before it runs (or runs them on its pool)
+    outcomes = ctx.adapter.run_all(
+        [(p.query, p.params) for p in plans], "sample", owned=True
+    ) if plans else []
+    for plan, rows in zip(plans, outcomes, strict=True):
+        expected, drift, axis = plan.expected, plan.drift, plan.axis
+        samples: dict[str, list[Any]] = {c: [] for c in drift.columns}
+        first_seen: str | None = None
+        sample_error: str | None = None
+        if isinstance(rows, Exception):
+            # the finding still ships, without samples; the failure goes to the error path
+            sample_error = f"sample query for table `{expected.table}` failed: {rows}"
+            failures.append(sample_error)
+            emitter.error(ctx.error_event(sample_error, rows, expected.resource, "additive"))
+        else:
             for row in rows:  # newest first
                 for i, c in enumerate(drift.columns):
                     if row[i] is not None and len(samples[c]) < SAMPLES_PER_COLUMN:
                         samples[c].append(jsonable(row[i]))
             if rows and axis is not None:
                 first_seen = axis_time(rows[0][len(drift.columns) + 1], axis)
-        except Exception as exc:
-            # the finding still ships, without samples; the failure goes to the error path
-            sample_error = f"sample query for table `{expected.table}` failed: {exc}"
-            failures.append(sample_error)
-            emitter.error(ctx.error_event(sample_error, exc, expected.resource, "additive"))
         finding = ctx.finding(
             "additive",
             expected,
@@ -74,7 +99,7 @@ def run_additive(
             column_types=dict(drift.column_types),
             samples=samples,
             first_seen=first_seen,
-            reproduce=reproduce,
+            reproduce=plan.reproduce,
             sample_error=sample_error,
         )
         findings.append(finding)
