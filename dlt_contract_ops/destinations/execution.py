@@ -9,10 +9,10 @@ thread while the caller waits interruptibly: a query that runs out of time, or i
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -64,14 +64,14 @@ class PreparedQuery:
     kind: QueryKind
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Running:
-    """A job queued on the session: its future yields (rows, seconds it ran)."""
+    """A job queued on the session: its future yields (rows, seconds it ran); `began` gets
+    the monotonic time the session thread started it."""
 
     job: PreparedQuery
     future: Future[tuple[Sequence[Sequence[Any]] | None, float]]
-    deadline: float
-
+    began: list[float] = field(default_factory=list)
 
 
 def _reads_a_table(column: exp.Column) -> bool:
@@ -292,33 +292,48 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         return self.timeouts.query
 
     def _start(self, job: PreparedQuery) -> _Running:
-        """Queue `job` on the session (opened first if it is not); its deadline runs from now."""
+        """Queue `job` on the session (opened first if it is not). Its time limit counts from
+        the moment the session starts it: a job queued behind another waits its turn first."""
         self._open()
         self._check_usable()
         sql, values = job.sql, job.values
+        running = _Running(job, Future())
 
         def timed() -> tuple[Sequence[Sequence[Any]] | None, float]:
+            running.began.append(time.monotonic())
+            self._check_usable()  # queued before a cancel (Ctrl-C) or a stuck query: not run
             began = time.perf_counter()
             rows = self._execute(sql, values)
             return rows, time.perf_counter() - began
 
-        deadline = time.monotonic() + self._deadline()
-        return _Running(job, self._session.submit(timed), deadline)
+        running.future = self._session.submit(timed)
+        return running
 
-    def _collect(self, running: _Running) -> Rows:
-        """The rows of a started query, waited for until its deadline; errors made readable.
-        The query's own time on the session counts towards `query_seconds`."""
+    def _collect(self, running: _Running, queued: _Running | None = None) -> Rows:
+        """The rows of a started query, waited for until its time limit; errors made readable.
+        The query's own time on the session counts towards `query_seconds`.
+
+        `queued`: the job queued behind it on the session, if any. When this one runs out of
+        time, `queued` is withdrawn before the running statement is stopped, so the stop can
+        only reach this one (the caller starts a withdrawn job again: `future.cancelled()`).
+        """
         job, future = running.job, running.future
+        # collected in order, so the job before it is done: it has started, or is about to
+        started = running.began[0] if running.began else time.monotonic()
         try:
             rows, _ = wait_for(
-                future, timeout=running.deadline - time.monotonic(),
-                on_interrupt=lambda: self._abort([future]),
+                future, timeout=started + self._deadline() - time.monotonic(),
+                on_interrupt=lambda: self._abort(self._withdrawn(queued, future)),
             )
         except DeadlinePassed:
-            self._stop_running()
-            if not settle([future], CANCEL_GRACE):
-                self._stuck = True
-            elif future.exception() is None:  # it finished as the deadline passed
+            # the queued job can only have started if this one just finished: then nothing
+            # is stopped, and the queued one runs on to be collected as usual
+            self._withdrawn(queued, future)
+            if not future.done():
+                self._stop_running()
+                if not settle([future], CANCEL_GRACE):
+                    self._stuck = True
+            if future.done() and future.exception() is None:  # finished as the time ran out
                 rows, _ = future.result()
                 return [tuple(r) for r in (rows or [])]
             detail = "" if self.query_timeout_by == "client" else "the server did not answer"
@@ -333,6 +348,13 @@ class SqlClientAdapter(CatalogNames, ClientSession):
             if future.done() and not future.cancelled() and future.exception() is None:
                 self.query_seconds[job.kind] += future.result()[1]
         return [tuple(r) for r in (rows or [])]
+
+    @staticmethod
+    def _withdrawn(queued: _Running | None, future: Future[Any]) -> list[Future[Any]]:
+        """Withdraw `queued` unless the session has started it; what is left to wait for."""
+        if queued is None or queued.future.cancel():
+            return [future]
+        return [future, queued.future]
 
     def translate_error(
         self, exc: Exception, query: exp.Expression, kind: QueryKind
@@ -369,39 +391,45 @@ class SqlClientAdapter(CatalogNames, ClientSession):
     ) -> list[Rows | Exception]:
         """Run independent read-only queries; each result, or the exception it raised, in
         order. One failing query never stops the others; a KeyboardInterrupt stops them all.
-        This base runs them one at a time on the adapter's session, and renders each query
-        while the one before it runs (the driver runs without Python's lock, so building and
-        rendering cost no wall time while the warehouse is busy). Adapters whose warehouse
-        gains from it run them on a small bounded pool (`PostgresAdapter`). `owned`: as in
-        `run`, for every query of the batch."""
-        out: list[Rows | Exception] = []
-        running: _Running | None = None
-        for query, params in batch:
-            # rendered while the query before it runs on the session
-            job: PreparedQuery | Exception
+
+        This base runs them one at a time on the adapter's session, with the next one queued
+        behind the running one: the session goes from one statement straight to the next
+        instead of waiting for this thread to hand it over, and this thread renders the one
+        after while they run. Each keeps its own time limit, from its own start. Adapters
+        whose warehouse gains from it run them on a small bounded pool (`PostgresAdapter`).
+        `owned`: as in `run`, for every query of the batch."""
+        out: list[Rows | Exception | None] = [None] * len(batch)
+        flight: deque[tuple[int, _Running]] = deque()  # at most two: running, queued
+
+        def settle_oldest() -> None:
+            index, running = flight.popleft()
+            queued = flight[0][1] if flight else None
             try:
+                out[index] = self._collect(running, queued)
+            except Exception as exc:
+                out[index] = exc
+            if queued is not None and queued.future.cancelled():  # withdrawn: queue it again
+                try:
+                    flight[0] = (flight[0][0], self._start(queued.job))
+                except Exception as exc:
+                    out[flight.popleft()[0]] = exc
+
+        for index, (query, params) in enumerate(batch):
+            try:  # rendered while the queries ahead of it run
                 job = self.prepared(query, params, kind, owned)
             except Exception as exc:
-                job = exc
-            if running is not None:
-                out.append(self._outcome(running))
-                running = None
-            if isinstance(job, Exception):
-                out.append(job)
+                out[index] = exc
                 continue
+            if len(flight) == 2:
+                settle_oldest()
             try:
-                running = self._start(job)
+                flight.append((index, self._start(job)))
             except Exception as exc:
-                out.append(exc)
-        if running is not None:
-            out.append(self._outcome(running))
-        return out
-
-    def _outcome(self, running: _Running) -> Rows | Exception:
-        try:
-            return self._collect(running)
-        except Exception as exc:
-            return exc
+                out[index] = exc
+        while flight:
+            settle_oldest()
+        assert all(o is not None for o in out)  # every query got its rows or its exception
+        return out  # type: ignore[return-value]
 
     def _execute(self, sql: str, params: Sequence[Any]) -> Sequence[Sequence[Any]] | None:
         """Send rendered SQL to the driver through dlt's client (on the session thread)."""
