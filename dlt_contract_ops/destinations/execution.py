@@ -323,12 +323,12 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         try:
             rows, _ = wait_for(
                 future, timeout=started + self._deadline() - time.monotonic(),
-                on_interrupt=lambda: self._abort(self._withdrawn(queued, future)),
+                on_interrupt=lambda: self._abort(self._withdraw(queued, future)),
             )
         except DeadlinePassed:
             # the queued job can only have started if this one just finished: then nothing
             # is stopped, and the queued one runs on to be collected as usual
-            self._withdrawn(queued, future)
+            self._withdraw(queued, future)
             if not future.done():
                 self._stop_running()
                 if not settle([future], CANCEL_GRACE):
@@ -350,7 +350,7 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         return [tuple(r) for r in (rows or [])]
 
     @staticmethod
-    def _withdrawn(queued: _Running | None, future: Future[Any]) -> list[Future[Any]]:
+    def _withdraw(queued: _Running | None, future: Future[Any]) -> list[Future[Any]]:
         """Withdraw `queued` unless the session has started it; what is left to wait for."""
         if queued is None or queued.future.cancel():
             return [future]
