@@ -1,10 +1,9 @@
 """What a run sends: one metadata query per dataset, one sample query per drifted table, and
-one build of each source. Counted by wrapping the adapters' one entry point for queries."""
+one build of each source. Counted where the adapters prepare every query for the driver."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 from sqlglot import exp
 
 from dlt_contract_ops.destinations.base import SqlClientAdapter
+from dlt_contract_ops.destinations.execution import PreparedQuery
 from dlt_contract_ops.reconcile import DEFAULT_DETECTORS as DETECTORS
 from dlt_contract_ops.reconcile import run
 from tests.integration import shop
@@ -31,19 +31,18 @@ class Sent:
 
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[Sent]:
-    """Every query any adapter runs in this test, in order."""
+    """Every query any adapter prepares for its driver in this test, in order (`run`, each
+    query of `run_all` and of the PostgreSQL pool all pass through `prepared`)."""
     log: list[Sent] = []
-    real_run = SqlClientAdapter.run
+    real_prepared = SqlClientAdapter.prepared
 
-    def counting_run(
-        self: SqlClientAdapter, query: exp.Expression, params: Sequence[Any], kind: Any,
-        **options: Any,
-    ) -> list[tuple[Any, ...]]:
-        tables = tuple(sorted({t.name for t in query.find_all(exp.Table)}))
-        log.append(Sent(kind, str(getattr(self, "location", "")), self.dataset, tables))
-        return real_run(self, query, params, kind, **options)
+    def counting_prepared(self: SqlClientAdapter, *args: Any, **kwargs: Any) -> PreparedQuery:
+        job = real_prepared(self, *args, **kwargs)
+        tables = tuple(sorted({t.name for t in job.named.find_all(exp.Table)}))
+        log.append(Sent(job.kind, str(getattr(self, "location", "")), self.dataset, tables))
+        return job
 
-    monkeypatch.setattr(SqlClientAdapter, "run", counting_run)
+    monkeypatch.setattr(SqlClientAdapter, "prepared", counting_prepared)
     return log
 
 
