@@ -113,9 +113,18 @@ def _aggregates(
 Bound = Literal["since", "after", "loads"]
 
 
+def profile_layout(columns: Sequence[ProfiledColumn]) -> tuple[tuple[bool, bool, bool], ...]:
+    """What `profile_query` reads of its columns besides their names (`counted`, `ranged`,
+    `range_read`): with the options, the key of its shape (`profiles.sweep`), under which one
+    rendered template serves every table whose columns are laid out alike. Reading anything
+    else of a column there means adding it here."""
+    return tuple((c.counted, c.ranged, c.range_read) for c in columns)
+
+
 def profile_query(
     table: exp.Table, columns: Sequence[ProfiledColumn], dialect: str, *,
     bound: Bound, detailed: bool = True, loads: int = 0, count_row: bool = False,
+    load_id: str = LOAD_ID,
 ) -> exp.Expression:
     """The profile query (see the module docstring), grouped by load. `bound` picks the loads:
 
@@ -128,19 +137,19 @@ def profile_query(
     changed rows of earlier loads (see the module docstring).
 
     Rows: `load id, rows, then per column non-NULL, [distinct], [min, max]` (see
-    `_aggregates`)."""
+    `_aggregates`). `load_id`: the load id column's name (a shape's sentinel stands in)."""
     # built fresh, so sqlglot's builders edit in place (`copy=False`) instead of copying the
     # growing tree at each step
-    select = [col(LOAD_ID), *_aggregates(columns, dialect, detailed)]
+    select = [col(load_id), *_aggregates(columns, dialect, detailed)]
     q = exp.select(*select, copy=False).from_(table.copy(), copy=False)
-    lid = col(LOAD_ID)
+    lid = col(load_id)
     if bound == "since":
         cond: exp.Expression = exp.GTE(this=lid, expression=exp.Placeholder())
     elif bound == "after":
         cond = exp.GT(this=lid, expression=exp.Placeholder())
     else:
         cond = exp.In(this=lid, expressions=[exp.Placeholder() for _ in range(loads)])
-    q = q.where(cond, copy=False).group_by(col(LOAD_ID), copy=False)
+    q = q.where(cond, copy=False).group_by(col(load_id), copy=False)
     if not count_row:
         return q
     width = len(select) - 2

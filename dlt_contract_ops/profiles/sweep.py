@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import ExpectedTable, LiveTable
+from dlt_contract_ops.destinations.execution import SqlClientAdapter
+from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
 from dlt_contract_ops.profiles.compare import DistributionRule, window
 from dlt_contract_ops.profiles.model import LoadProfile
 from dlt_contract_ops.profiles.query import (
@@ -28,6 +30,7 @@ from dlt_contract_ops.profiles.query import (
     category_plan,
     category_query,
     kind_of,
+    profile_layout,
     profile_query,
     read_categories,
     read_profiles,
@@ -178,17 +181,19 @@ def profile_source(
     def incremental(t: TableProfiles) -> bool:
         return bool(t.history) and t.total is not None
 
-    def query_of(t: TableProfiles, bound: Bound) -> tuple[exp.Expression, list[Any]]:
+    def query_of(
+        t: TableProfiles, bound: Bound
+    ) -> tuple[exp.Expression | ShapedQuery, list[Any]]:
         # every table is counted, append too: the disposition a run used is not in the model
         # (dlt takes it from `run(write_disposition=...)` as well), a refresh may drop loads
-        query = profile_query(t.table, t.columns, ctx.adapter.dialect, bound=bound,
-                              detailed=detailed, count_row=True)
+        query = _profile(ctx, t, bound=bound, detailed=detailed, count_row=True)
         return query, [since if bound == "since" else t.history[-1].load_id]
 
-    # every query is built for this run alone: handed over, rendered in place
+    # every query is built for this run alone: handed over, rendered in place. A shaped
+    # query goes only to an adapter that renders shapes (`_profile`)
     outcomes = ctx.adapter.run_all(
-        [query_of(t, "after" if incremental(t) else "since") for t in tables], "profile",
-        owned=True)
+        [query_of(t, "after" if incremental(t) else "since") for t in tables],  # type: ignore[misc]
+        "profile", owned=True)
     updates: dict[str, TableUpdate] = {}
     for t, rows in zip(tables, outcomes, strict=True):
         full = not incremental(t) and bool(t.history)  # stored loads but no total: afresh
@@ -200,8 +205,8 @@ def profile_source(
                 # rows of earlier loads changed (merge, replace, refresh, delete): afresh
                 t.rewritten = full = True
                 query, params = query_of(t, "since")
-                loads, total = read_profiles(
-                    ctx.adapter.run(query, params, "profile", owned=True), t.columns, detailed)
+                rerun = ctx.adapter.run(query, params, "profile", owned=True)  # type: ignore[arg-type]
+                loads, total = read_profiles(rerun, t.columns, detailed)
             if detailed:
                 loads = _with_categories(ctx, t, loads, rule.max_categories)
         except Exception as exc:  # this table only: the others are profiled
@@ -218,6 +223,29 @@ def profile_source(
     for t in tables:
         t.history = [p for p in t.history if p.load_time >= cutoff]
     return tables
+
+
+def _profile(
+    ctx: SourceContext, t: TableProfiles, *, bound: Bound, detailed: bool = True,
+    loads: int = 0, count_row: bool = False,
+) -> exp.Expression | ShapedQuery:
+    """The table's profile query (`profile_query`): a shaped query where the adapter renders
+    shapes, so tables whose columns are laid out alike share one rendered template
+    (`destinations.shapes`). Its names: the load id column, then the profiled columns."""
+    dialect = ctx.adapter.dialect
+    if not isinstance(ctx.adapter, SqlClientAdapter):
+        return profile_query(t.table, t.columns, dialect, bound=bound, detailed=detailed,
+                             loads=loads, count_row=count_row)
+    columns = t.columns
+
+    def build(table: exp.Table, names: Sequence[str]) -> exp.Expression:
+        named = [replace(c, name=n) for c, n in zip(columns, names[1:], strict=True)]
+        return profile_query(table, named, dialect, bound=bound, detailed=detailed,
+                             loads=loads, count_row=count_row, load_id=names[0])
+
+    key = ("profile", dialect, bound, detailed, loads, count_row, profile_layout(columns))
+    return ShapedQuery(Shape(key, build), t.expected.table,
+                       (LOAD_ID, *(c.name for c in columns)))
 
 
 def _undetailed(t: TableProfiles, rule: DistributionRule) -> list[LoadProfile]:
@@ -241,11 +269,10 @@ def _detail(
     if not todo:
         return
     batch = [
-        (profile_query(t.table, t.columns, ctx.adapter.dialect, bound="loads",
-                       loads=len(stale)), [p.load_id for p in stale])
+        (_profile(ctx, t, bound="loads", loads=len(stale)), [p.load_id for p in stale])
         for t, stale in todo
     ]
-    outcomes = ctx.adapter.run_all(batch, "profile", owned=True)
+    outcomes = ctx.adapter.run_all(batch, "profile", owned=True)  # type: ignore[arg-type]
     for (t, _), rows in zip(todo, outcomes, strict=True):
         try:
             if isinstance(rows, Exception):
