@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from dlt_contract_ops.core.columns import ExpectedTable
-from dlt_contract_ops.destinations.shapes import _REFUSED, ShapedQuery, Templates
+from dlt_contract_ops.destinations.shapes import _REFUSED, ShapedQuery
 from dlt_contract_ops.profiles.query import ProfiledColumn
 from dlt_contract_ops.profiles.sweep import TableProfiles, _profile
-from tests.unit.test_shapes import ADAPTERS, ODD, TABLES
+from tests.unit.test_shapes import ADAPTERS, ODD, TABLES, templates_made
 
 #: one layout: a number, a time axis of the table's own, a category with codes, a json column
 KINDS: list[dict[str, Any]] = [
@@ -38,14 +38,7 @@ def test_every_table_gets_the_text_its_own_profile_tree_renders(
 ) -> None:
     adapter = ADAPTERS[name]()
     ctx: Any = SimpleNamespace(adapter=adapter)
-    made: list[object] = []
-    make = Templates._make
-
-    def counted(self: Templates, *args: object) -> object:
-        made.append(make(self, *args))  # type: ignore[arg-type]
-        return made[-1]
-
-    monkeypatch.setattr(Templates, "_make", counted)
+    made = templates_made(monkeypatch)
     n = loads or 1
     for i, table in enumerate(TABLES):
         t = _table(adapter, table, (ODD[i:] + ODD[:i])[:len(KINDS)])

@@ -46,11 +46,8 @@ def _both(adapter: SqlClientAdapter, query: ShapedQuery, n: int) -> tuple[str, s
             adapter.driver_sql(query.expression(adapter), n, "coverage"))
 
 
-@pytest.mark.parametrize("name", sorted(ADAPTERS))
-def test_every_table_gets_the_text_its_own_tree_renders(
-    name: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    adapter = ADAPTERS[name]()
+def templates_made(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every template `Templates._make` makes from now on (None for a shape it refused)."""
     made: list[object] = []
     make = Templates._make
 
@@ -59,6 +56,15 @@ def test_every_table_gets_the_text_its_own_tree_renders(
         return made[-1]
 
     monkeypatch.setattr(Templates, "_make", counted)
+    return made
+
+
+@pytest.mark.parametrize("name", sorted(ADAPTERS))
+def test_every_table_gets_the_text_its_own_tree_renders(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    adapter = ADAPTERS[name]()
+    made = templates_made(monkeypatch)
     for i, table in enumerate(TABLES):
         names = ("loaded_at", *ODD[i:], *ODD[:i])  # the same count, other names in each slot
         shaped, ordinary = _both(adapter, ShapedQuery(_coverage(), table, names), 2)
