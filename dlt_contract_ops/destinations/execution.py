@@ -23,7 +23,7 @@ from dlt_contract_ops.destinations.connection import CANCEL_GRACE, ClientSession
 from dlt_contract_ops.destinations.naming import CatalogNames, capabilities, data_location
 from dlt_contract_ops.destinations.protocol import QueryKind
 from dlt_contract_ops.destinations.session import DeadlinePassed, settle, wait_for
-from dlt_contract_ops.destinations.shapes import ShapedQuery, Templates
+from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery, Templates
 from dlt_contract_ops.destinations.sql import (
     COMPARISONS,
     ParamStyle,
@@ -44,7 +44,7 @@ from dlt_contract_ops.destinations.timeouts import (
 )
 from dlt_contract_ops.errors import DestinationError
 
-__all__ = ["SERVER_GRACE", "PreparedQuery", "Rows", "SqlClientAdapter", "data_location"]
+__all__ = ["SERVER_GRACE", "PreparedQuery", "Rows", "SqlClientAdapter", "data_location", "shaped"]
 
 _A = TypeVar("_A", bound="SqlClientAdapter")
 #: on top of twice the server's own statement timeout: the adapter's backstop for a server
@@ -72,6 +72,16 @@ class _Running:
     job: PreparedQuery
     future: Future[tuple[Sequence[Sequence[Any]] | None, float]]
     began: list[float] = field(default_factory=list)
+
+
+def shaped(
+    adapter: Any, shape: Shape, table: str, names: Sequence[str]
+) -> exp.Expression | ShapedQuery:
+    """`table`'s query of `shape`: shaped where the adapter renders shapes (a
+    `SqlClientAdapter`: one template per shape, filled in per table), else its tree (what any
+    `DestinationAdapter` runs)."""
+    query = ShapedQuery(shape, table, tuple(names))
+    return query if isinstance(adapter, SqlClientAdapter) else query.expression(adapter)
 
 
 def _reads_a_table(column: exp.Column) -> bool:
@@ -251,17 +261,6 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         prepared = self.prepare(query, owned=owned)
         return render_bound(prepared, self.dialect, self.paramstyle, n_params, owned=True)
 
-    def sql_of(
-        self, query: exp.Expression | ShapedQuery, n_params: int, kind: QueryKind, *,
-        owned: bool = False,
-    ) -> tuple[exp.Expression, str]:
-        """The driver text of `query`, and the tree an error about it names the tables of
-        (for a `ShapedQuery`, a bare `SELECT *` of its table: its full tree is never built)."""
-        sql = self.driver_sql(query, n_params, kind, owned=owned)
-        if isinstance(query, ShapedQuery):
-            return exp.select(exp.Star()).from_(self.table(query.table), copy=False), sql
-        return query, sql
-
     def run(
         self, query: exp.Expression | ShapedQuery, params: Sequence[Any], kind: QueryKind, *,
         owned: bool = False,
@@ -281,8 +280,12 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         self, query: exp.Expression | ShapedQuery, params: Sequence[Any], kind: QueryKind,
         owned: bool,
     ) -> PreparedQuery:
-        """`query` rendered for the driver (the read-only check included), values adapted."""
-        named, sql = self.sql_of(query, len(params), kind, owned=owned)
+        """`query` rendered for the driver (the read-only check included), values adapted,
+        and the tree an error about it names the tables of (for a `ShapedQuery`, a bare
+        `SELECT *` of its table: its full tree is never built)."""
+        sql = self.driver_sql(query, len(params), kind, owned=owned)
+        named = (exp.select(exp.Star()).from_(self.table(query.table), copy=False)
+                 if isinstance(query, ShapedQuery) else query)
         return PreparedQuery(named, sql, [self.adapt_param(p) for p in params], kind)
 
     def _deadline(self) -> float:

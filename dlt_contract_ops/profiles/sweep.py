@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import ExpectedTable, LiveTable
-from dlt_contract_ops.destinations.execution import SqlClientAdapter
+from dlt_contract_ops.destinations.execution import shaped
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
 from dlt_contract_ops.profiles.compare import DistributionRule, window
 from dlt_contract_ops.profiles.model import LoadProfile
@@ -233,9 +233,6 @@ def _profile(
     shapes, so tables whose columns are laid out alike share one rendered template
     (`destinations.shapes`). Its names: the load id column, then the profiled columns."""
     dialect = ctx.adapter.dialect
-    if not isinstance(ctx.adapter, SqlClientAdapter):
-        return profile_query(t.table, t.columns, dialect, bound=bound, detailed=detailed,
-                             loads=loads, count_row=count_row)
     columns = t.columns
 
     def build(table: exp.Table, names: Sequence[str]) -> exp.Expression:
@@ -244,8 +241,8 @@ def _profile(
                              loads=loads, count_row=count_row, load_id=names[0])
 
     key = ("profile", dialect, bound, detailed, loads, count_row, profile_layout(columns))
-    return ShapedQuery(Shape(key, build), t.expected.table,
-                       (LOAD_ID, *(c.name for c in columns)))
+    return shaped(ctx.adapter, Shape(key, build), t.expected.table,
+                  (LOAD_ID, *(c.name for c in columns)))
 
 
 def _undetailed(t: TableProfiles, rule: DistributionRule) -> list[LoadProfile]:

@@ -19,7 +19,7 @@ from sqlglot import exp
 from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.columns import ExpectedTable, LiveTable, TimeAxis
 from dlt_contract_ops.core.removal import WindowCounts, detect_dark_columns
-from dlt_contract_ops.destinations.execution import SqlClientAdapter
+from dlt_contract_ops.destinations.execution import shaped
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
 from dlt_contract_ops.destinations.sql import col
 from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
@@ -79,12 +79,6 @@ def _coverage_shape(axis: TimeAxis) -> Shape:
     )
 
 
-def _coverage(ctx: SourceContext, expected: ExpectedTable, table: exp.Table,
-              columns: list[str], axis: TimeAxis) -> exp.Expression | ShapedQuery:
-    """The table's coverage aggregate: a shaped query where the adapter renders shapes."""
-    if isinstance(ctx.adapter, SqlClientAdapter):
-        return ShapedQuery(_coverage_shape(axis), expected.table, (axis.column, *columns))
-    return coverage_query(table, columns, axis)
 
 
 def run_removal(
@@ -131,7 +125,8 @@ def run_removal(
         table = ctx.adapter.table(expected.table)
         params = [axis_bound(recent_start, axis), axis_bound(baseline_start, axis)]
         plans.append(_Plan(expected, live, axis, table, columns, params,
-                           query=_coverage(ctx, expected, table, columns, axis)))
+                           query=shaped(ctx.adapter, _coverage_shape(axis), expected.table,
+                                        (axis.column, *columns))))
 
     if options.from_profiles and any(p.live.has(LOAD_ID) for p in plans):
         _sum_from_profiles(ctx, settings, plans, recent_start, baseline_start, notes)
