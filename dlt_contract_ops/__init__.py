@@ -19,7 +19,7 @@ if TYPE_CHECKING:
         DEFAULT_RECENT_WINDOW,
     )
     from dlt_contract_ops.destinations.base import DestinationAdapter
-    from dlt_contract_ops.errors import GateRejected
+    from dlt_contract_ops.errors import GateBusyError, GateRejected
     from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
     from dlt_contract_ops.gate.report import GateReport
     from dlt_contract_ops.gate.run import gated_run
@@ -38,6 +38,7 @@ __all__ = [
     "DestinationAdapter",
     "DriftFinding",
     "ErrorEvent",
+    "GateBusyError",
     "GateRejected",
     "GateReport",
     "ReconcileResult",
@@ -60,6 +61,7 @@ _LAZY: dict[str, str] = {
     "DestinationAdapter": "dlt_contract_ops.destinations.base",
     "DriftFinding": "dlt_contract_ops.findings",
     "ErrorEvent": "dlt_contract_ops.sinks.base",
+    "GateBusyError": "dlt_contract_ops.errors",
     "GateRejected": "dlt_contract_ops.errors",
     "GateReport": "dlt_contract_ops.gate.report",
     "gated_run": "dlt_contract_ops.gate.run",

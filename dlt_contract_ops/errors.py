@@ -36,9 +36,14 @@ class GateRejected(ContractOpsError):
         where = getattr(report, "quarantine", None)
         super().__init__(
             f"Batch rejected by the contract gate: {getattr(report, 'reason', report)}."
-            + (f" The batch is kept in `{where}` (with diff.json)." if where else "")
+            + (f" The batch is kept in `{where}` (with diff.json)." if where else
+               " The batch was NOT kept: see the report's notes.")
         )
         self.report = report
+
+
+class GateBusyError(ContractOpsError):
+    """Another gate holds the pipeline's gate lock for longer than the wait allows."""
 
 
 class UnknownSourceError(ContractOpsError):

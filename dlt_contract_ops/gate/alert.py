@@ -7,6 +7,9 @@ from collections.abc import Iterable
 
 from dlt_contract_ops.gate.report import GateReport
 
+#: the note a rejection carries when its quarantine could not be written
+NOT_KEPT = "the rejected batch was NOT kept"
+
 
 def alert_rejection(
     report: GateReport, source: str, alert_sinks: Iterable[str] | None, *, dry_run: bool
@@ -31,7 +34,9 @@ def alert_rejection(
                       if d.observed_type and not d.approved},
         expected_types={d.label: d.expected_type or "" for d in report.differences
                         if d.expected_type and not d.approved} or None,
-        reproduce=report.reason,
+        reproduce="; ".join(
+            [report.reason, *(n for n in report.notes if n.startswith(NOT_KEPT))]
+        ),
     )
     try:
         emitter.drift(finding)

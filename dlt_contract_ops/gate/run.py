@@ -1,59 +1,48 @@
-"""`gated_run`: extract and normalize a batch locally, compare what the source sent with the
-contract, and load only an admissible batch.
+"""`gated_run`: stage a batch, compare what the source sent with the contract, and hand only
+an accepted batch to the user's pipeline.
 
-The shape compared is the one the source *sent*: each resource gets a tap in front of its
-Pydantic validator, and the raw items go through a scratch dlt pipeline (its own temporary
-folder, no hints, no model) whose normalizer infers names, types and variant columns exactly
-as dlt would. The contract is the resource's `columns=` model, or the latest contract
-snapshot (`dlt-contract-ops contract snapshot`) for a resource without one.
-
-A rejected batch never reaches the destination: its extracted package is copied to a
-quarantine folder with `diff.json`, then dlt's own `abort_packages()` deletes it and restores
-the pipeline's local state and schemas (incremental cursors included) to where they were, so
-nothing is left pending and the next run starts clean.
+The batch is extracted into a staging pipeline of its own (`gate/staging.py`), never into the
+user's: a rejected or interrupted batch cannot reach the trusted tables because no package of
+it ever exists in the user's pipeline. The shape compared is the one the source *sent*: each
+resource gets a tap in front of its Pydantic validator, and the raw items go through dlt's own
+normalizer with no hints and no model (`gate/observe.py`). The contract is the resource's
+`columns=` model, or the latest contract snapshot (`dlt-contract-ops contract snapshot`) for a
+resource without one. An accepted batch is normalized once, in staging, and its package handed
+over and loaded; a rejected one is copied to the quarantine with `diff.json`.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import logging
-import shutil
-import tempfile
-from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from dlt_contract_ops.errors import ContractOpsError, GateRejected
+from dlt_contract_ops.gate.alert import NOT_KEPT
 from dlt_contract_ops.gate.compare import ColumnShape, GatePolicy, Shape, compare
-from dlt_contract_ops.gate.report import GateReport, reason_of
+from dlt_contract_ops.gate.observe import Tap, observe
+from dlt_contract_ops.gate.quarantine import default_quarantine, quarantine
+from dlt_contract_ops.gate.report import Difference, GateReport, reason_of
+from dlt_contract_ops.gate.staging import (
+    DEFAULT_GATE_LOCK_TIMEOUT,
+    accepted_ids,
+    gate_lock,
+    hand_over,
+    record_accepted,
+    staging_pipeline,
+)
 
 log = logging.getLogger("dlt_contract_ops")
 
-#: columns dlt adds to every row; never part of a contract
-_DLT_COLUMNS = ("_dlt_id", "_dlt_load_id", "_dlt_parent_id", "_dlt_list_idx", "_dlt_root_id")
 #: keyword arguments of `pipeline.run` that belong to extract, and those that pick the target
 _EXTRACT_KWARGS = frozenset({
     "table_name", "write_disposition", "columns", "primary_key", "schema",
     "loader_file_format", "table_format", "schema_contract", "refresh",
 })
 _TARGET_KWARGS = frozenset({"destination", "staging", "dataset_name", "credentials"})
-
-
-class _Tap:
-    """A pipe step that keeps a copy of every item the resource yields, before its
-    validator coerces or drops anything."""
-
-    def __init__(self) -> None:
-        self.items: list[Any] = []
-
-    def __call__(self, item: Any, meta: Any = None) -> Any:
-        if isinstance(item, list):
-            self.items.extend(dict(i) if isinstance(i, Mapping) else i for i in item)
-        else:
-            self.items.append(dict(item) if isinstance(item, Mapping) else item)
-        return item
 
 
 def _resources(data: Any) -> list[Any]:
@@ -67,15 +56,6 @@ def _resources(data: Any) -> list[Any]:
         f"gated_run takes a dlt source or resource, got {type(data).__name__}: wrap the data "
         'in `dlt.resource(data, name="orders", columns=Model)` so the gate knows its contract.'
     )
-
-
-def _tap(resource: Any) -> _Tap:
-    from dlt.extract.items_transform import ValidateItem
-
-    tap = _Tap()
-    at = resource._pipe.find(ValidateItem)  # the tap goes right before the validator
-    resource.add_step(tap, insert_at=at if at >= 0 else None)
-    return tap
 
 
 def _admit_additions(resource: Any) -> Any:
@@ -166,47 +146,6 @@ def _table_of(resource: Any) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def _observe(
-    pipeline: Any, resources: list[Any], taps: list[_Tap], normalizers: Any
-) -> tuple[Shape, dict[str, set[str]]]:
-    """The shape the raw items take in dlt: a scratch pipeline extracts and normalizes them
-    with no hints. Returns the shape and, per resource, the tables it produced."""
-    import dlt
-    from dlt.common.schema import Schema
-
-    shape: dict[str, dict[str, ColumnShape]] = {}
-    tables: dict[str, set[str]] = {}
-    with tempfile.TemporaryDirectory(prefix="dlt-contract-ops-gate-") as scratch_dir:
-        scratch = dlt.pipeline(
-            pipeline_name=f"{pipeline.pipeline_name}_gate_observe",
-            pipelines_dir=scratch_dir,
-            destination=pipeline.destination,
-        )
-        schema = Schema(pipeline.default_schema_name or "gate", normalizers=normalizers)
-        scratch_resources = []
-        for resource, tap in zip(resources, taps, strict=True):
-            table = _table_of(resource) or resource.name
-            scratch_resources.append(
-                dlt.resource(tap.items, name=resource.name, table_name=table,
-                             max_table_nesting=resource.max_table_nesting)
-            )
-        scratch.extract(scratch_resources, schema=schema)
-        scratch.normalize()
-        observed = scratch.default_schema
-        for resource in resources:
-            root = observed.naming.normalize_table_identifier(_table_of(resource) or resource.name)
-            own = {t for t in observed.tables if t == root or t.startswith(root + "__")}
-            tables[resource.name] = own
-            for t in own:
-                shape[t] = {
-                    name: ColumnShape(col.get("data_type"), bool(col.get("nullable", True)))
-                    for name, col in observed.tables[t].get("columns", {}).items()
-                    if name not in _DLT_COLUMNS
-                }
-        scratch.drop()
-    return shape, tables
-
-
 def _expected(
     resources: list[Any], naming: Any, source_name: str, contracts_dir: Path | None
 ) -> tuple[Shape, list[str], set[str]]:
@@ -254,33 +193,6 @@ def _snapshot(source: str, resource: str, contracts_dir: Path | None) -> Any:
     return release.resource(resource)
 
 
-def _quarantine(
-    pipeline: Any, folder: Path, report: dict[str, Any], raw: Mapping[str, list[Any]]
-) -> Path:
-    """Copy the batch's extracted packages, write the rows as the source sent them
-    (`raw/<resource>.jsonl`: a model that refused the batch leaves no package, and one that
-    coerced it changed the values) and `diff.json`; the folder's path."""
-    from dlt.common import json as dlt_json
-
-    from dlt_contract_ops.contracts.store import resource_filename
-
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    # absolute: the report and the alert name it long after the cwd changed
-    target: Path = (folder / str(pipeline.pipeline_name) / stamp).absolute()
-    target.mkdir(parents=True, exist_ok=True)
-    for load_id in pipeline.list_extracted_load_packages():
-        info = pipeline.get_load_package_info(load_id)
-        shutil.copytree(info.package_path, target / load_id)
-    (target / "raw").mkdir()
-    for resource, items in raw.items():
-        path = target / "raw" / (resource_filename(resource)[: -len(".json")] + ".jsonl")
-        path.write_text("".join(dlt_json.dumps(i) + "\n" for i in items), encoding="utf-8")
-    (target / "diff.json").write_text(
-        json.dumps(report, indent=2, ensure_ascii=False, default=str), encoding="utf-8"
-    )
-    return target
-
-
 def check_batch(
     pipeline: Any,
     data: Any,
@@ -290,10 +202,12 @@ def check_batch(
     quarantine_dir: Path | None = None,
     contracts_dir: Path | None = None,
     source_name: str | None = None,
+    lock_timeout: float = DEFAULT_GATE_LOCK_TIMEOUT,
     **run_kwargs: Any,
 ) -> GateReport:
-    """Extract `data` into `pipeline`, compare, then load it (admissible, `load=True`) or
-    abort it (rejected, or `load=False`). Never raises for a rejection: see `gated_run`."""
+    """Stage `data` beside `pipeline`, compare, then hand it over and load it (admissible,
+    `load=True`) or keep it out (rejected, or `load=False`). Never raises for a rejection:
+    see `gated_run`."""
     unknown = sorted(set(run_kwargs) - _EXTRACT_KWARGS - _TARGET_KWARGS)
     if unknown:
         raise ContractOpsError(
@@ -309,75 +223,174 @@ def check_batch(
             destination_credentials=target.get("credentials"),
         )
         pipeline._set_dataset_name(target.get("dataset_name"))
-    if pipeline.has_pending_data:
-        raise ContractOpsError(
-            f"Pipeline `{pipeline.pipeline_name}` has pending load packages from an earlier "
-            "run; the gate cannot tell them from this batch. Load them (`pipeline.load()`) or "
-            "drop them (`pipeline.abort_packages()`), then run the gate again."
-        )
     resources = _resources(data)
+    source = getattr(data, "name", None) or resources[0].source_name or resources[0].name
+    source_name = source_name or str(source)
+    with gate_lock(pipeline, lock_timeout) as root:
+        _refuse_unchecked_packages(pipeline, root)
+        with staging_pipeline(pipeline, root) as staged:
+            staged_batch = _stage(staged, data, resources, run_kwargs)
+            verdict = _decide(staged, staged_batch, policy, source_name, contracts_dir)
+            if verdict.admissible and load:
+                staged.normalize()
+                # remembered before the hand-over: a crash after it leaves a package the
+                # next gate knows it checked (and finishes loading)
+                record_accepted(root, list(staged.list_normalized_load_packages()),
+                                set(pipeline.list_normalized_load_packages()))
+                hand_over(pipeline, staged)
+                info = pipeline.load()
+                return GateReport(
+                    pipeline=pipeline.pipeline_name, action="loaded",
+                    differences=verdict.differences, reason=verdict.reason,
+                    schema_version=pipeline.default_schema.version,
+                    load_info=info.asdict(), notes=verdict.notes,
+                )
+            folder: Path | None = None
+            if not verdict.admissible:
+                folder = _keep(staged, staged_batch, verdict, quarantine_dir)
+    version = pipeline.default_schema.version if pipeline.default_schema_name else None
+    return GateReport(
+        pipeline=pipeline.pipeline_name,
+        action="rejected" if not verdict.admissible else "loaded",
+        differences=verdict.differences,
+        reason=(verdict.reason if not verdict.admissible
+                else f"{verdict.reason} (checked only, not loaded)"),
+        schema_version=version,
+        quarantine=str(folder) if folder else None,
+        notes=verdict.notes,
+    )
+
+
+@dataclass
+class _Staged:
+    """What extracting the batch into staging left: the taps' raw items and what went wrong."""
+
+    resources: list[Any]
+    taps: list[Tap]
+    refusals: list[BaseException]
+    extract_error: BaseException | None
+
+
+@dataclass
+class _Verdict:
+    differences: list[Difference]
+    reason: str
+    notes: list[str]
+    admissible: bool
+
+
+def _stage(staged: Any, data: Any, resources: list[Any], run_kwargs: dict[str, Any]) -> _Staged:
+    """Extract the batch into the staging pipeline, each resource tapped before its model."""
     contracts = [_admit_additions(r) for r in resources]
     refused = [_defer_refusals(r) for r in resources]  # filled while extracting
     taps = [_tap(r) for r in resources]
-    source = getattr(data, "name", None) or resources[0].source_name or resources[0].name
-    source_name = source_name or str(source)
     extract_error: BaseException | None = None
     try:
-        pipeline.extract(data, **{k: v for k, v in run_kwargs.items() if k in _EXTRACT_KWARGS})
+        staged.extract(data, **{k: v for k, v in run_kwargs.items() if k in _EXTRACT_KWARGS})
     except Exception as exc:  # e.g. an incremental cursor missing: still compare what was sent
+        if _interrupted(exc):
+            # Ctrl-C is the user stopping the gate, not the batch failing: nothing is
+            # decided, quarantined or alerted (dlt wraps the KeyboardInterrupt)
+            raise KeyboardInterrupt from exc
         extract_error = exc
     finally:
         for resource, contract in zip(resources, contracts, strict=True):
             _restore(resource, contract)
     refusals = [exc for found in refused for exc in found]
-    schema = pipeline.default_schema
+    return _Staged(resources, taps, refusals, extract_error)
+
+
+def _interrupted(exc: BaseException) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _tap(resource: Any) -> Tap:
+    from dlt.extract.items_transform import ValidateItem
+
+    tap = Tap(resource.name, _table_of(resource) or resource.name, resource.max_table_nesting)
+    at = resource._pipe.find(ValidateItem)  # the tap goes right before the validator
+    resource.add_step(tap, insert_at=at if at >= 0 else None)
+    return tap
+
+
+def _decide(
+    staged: Any, batch: _Staged, policy: GatePolicy, source_name: str,
+    contracts_dir: Path | None,
+) -> _Verdict:
+    from dlt.common.schema import Schema
+
+    schema = staged.default_schema if staged.default_schema_name else Schema(source_name)
     normalizers = schema.to_dict().get("normalizers")
-    observed, produced = _observe(pipeline, resources, taps, normalizers)
-    expected, notes, ungated = _expected(resources, schema.naming, source_name, contracts_dir)
+    observed, produced = observe(staged, batch.taps, schema.name, normalizers)
+    expected, notes, ungated = _expected(
+        batch.resources, schema.naming, source_name, contracts_dir
+    )
     for name in ungated:
         for table in produced.get(name, ()):
-            observed.pop(table, None)  # type: ignore[attr-defined]  # built as a dict above
-    failed = extract_error is not None or bool(refusals)
+            observed.pop(table, None)  # type: ignore[attr-defined]  # built as a dict
+    failed = batch.extract_error is not None or bool(batch.refusals)
     differences = compare(observed, expected, policy, coerced=not failed)
-    admissible = all(d.approved for d in differences) and not failed
     reason = reason_of(differences)
-    if refusals:
+    if batch.refusals:
         reason += "; the resource's model refused the batch"
         notes.append(
-            f"the model refused {len(refusals)} item(s), the first: {_root_message(refusals[0])}"
+            f"the model refused {len(batch.refusals)} item(s), the first: "
+            f"{_root_message(batch.refusals[0])}"
         )
-    if extract_error is not None:
-        reason += "; the extract failed" if not refusals else ""
-        notes.append(f"extract failed: {_root_message(extract_error)}")
-    if admissible and load:
-        pipeline.normalize()
-        info = pipeline.load()
-        return GateReport(
-            pipeline=pipeline.pipeline_name, action="loaded", differences=differences,
-            reason=reason, schema_version=pipeline.default_schema.version,
-            load_info=info.asdict(), notes=notes,
+    if batch.extract_error is not None:
+        reason += "; the extract failed" if not batch.refusals else ""
+        notes.append(f"extract failed: {_root_message(batch.extract_error)}")
+    admissible = all(d.approved for d in differences) and not failed
+    return _Verdict(differences, reason, notes, admissible)
+
+
+def _keep(
+    staged: Any, batch: _Staged, verdict: _Verdict, quarantine_dir: Path | None
+) -> Path | None:
+    """Quarantine a rejected batch. A quarantine that cannot be written does not admit the
+    batch: it stays rejected, and the report says why it was not kept."""
+    doc = {
+        "pipeline": staged.pipeline_name,
+        "reason": verdict.reason,
+        "differences": [d.model_dump() for d in verdict.differences],
+        "notes": verdict.notes,
+    }
+    raw = {t.resource: t.items for t in batch.taps}
+    folder = quarantine_dir or default_quarantine()
+    try:
+        return quarantine(staged, folder, doc, raw)
+    except OSError as exc:
+        verdict.notes.append(
+            f"{NOT_KEPT}: the quarantine `{folder}` cannot be written "
+            f"({exc.strerror or exc}); fix `quarantine_dir` and re-run the source to keep it"
         )
-    folder: Path | None = None
-    if not admissible:
-        doc = {
-            "pipeline": pipeline.pipeline_name,
-            "reason": reason,
-            "differences": [d.model_dump() for d in differences],
-            "notes": notes,
-        }
-        raw = {r.name: t.items for r, t in zip(resources, taps, strict=True)}
-        folder = _quarantine(pipeline, quarantine_dir or _default_quarantine(), doc, raw)
-    pipeline.abort_packages()  # deletes the packages, restores local state and schemas
-    version = pipeline.default_schema.version if pipeline.default_schema_name else None
-    return GateReport(
-        pipeline=pipeline.pipeline_name,
-        action="rejected" if not admissible else "loaded",
-        differences=differences,
-        reason=reason if not admissible else f"{reason} (checked only, not loaded)",
-        schema_version=version,
-        quarantine=str(folder) if folder else None,
-        notes=notes,
-    )
+        return None
+
+
+def _refuse_unchecked_packages(pipeline: Any, root: Path) -> None:
+    """Pending packages of the user's pipeline: a batch this gate accepted whose load was cut
+    short is loaded now (it was checked); any other package was never checked, and the gate
+    will not load it along with this batch."""
+    if not pipeline.has_pending_data:
+        return
+    pending = set(pipeline.list_extracted_load_packages())
+    pending |= set(pipeline.list_normalized_load_packages())
+    unchecked = sorted(pending - accepted_ids(root))
+    if unchecked:
+        raise ContractOpsError(
+            f"Pipeline `{pipeline.pipeline_name}` has pending load package(s) "
+            f"{', '.join(f'`{u}`' for u in unchecked)} that no gate checked (from a plain "
+            "`pipeline.run`/`extract`). The gate will not load them with this batch. Inspect "
+            f"them (`dlt pipeline {pipeline.pipeline_name} info`), then drop them "
+            "(`pipeline.drop_pending_packages()`) or load them if you trust them, and run "
+            "the gate again."
+        )
+    pipeline.load()  # batches this gate accepted before a crash cut their load short
 
 
 def _root_message(exc: BaseException) -> str:
@@ -385,12 +398,6 @@ def _root_message(exc: BaseException) -> str:
     while exc.__cause__ is not None and exc.__cause__ is not exc:
         exc = exc.__cause__
     return " ".join(str(exc).split())
-
-
-def _default_quarantine() -> Path:
-    import dlt
-
-    return Path(str(dlt.current.run_context().data_dir)) / "contract_ops" / "quarantine"
 
 
 def gated_run(
@@ -403,6 +410,7 @@ def gated_run(
     contracts_dir: str | Path | None = None,
     alert_sinks: Iterable[str] | None = None,
     dry_run: bool = False,
+    lock_timeout: float = DEFAULT_GATE_LOCK_TIMEOUT,
     **run_kwargs: Any,
 ) -> GateReport:
     """Load `data` with `pipeline` only if the batch keeps its contract.
@@ -432,6 +440,7 @@ def gated_run(
         quarantine_dir=Path(quarantine_dir) if quarantine_dir else settings.quarantine_dir,
         contracts_dir=Path(contracts_dir) if contracts_dir else settings.contracts_dir,
         source_name=source_name,
+        lock_timeout=lock_timeout,
         **run_kwargs,
     )
     if report.action == "rejected":

@@ -1,0 +1,84 @@
+"""A gated run in a process of its own that a real signal stops at a chosen point.
+
+    python -m tests.gate.crash_child KIND DATASET FOLDER POINT SIGNAL ROWS
+
+The batch is ROWS rows of the 2026-03-18 slice that add an unapproved `currency` column, so
+the gate rejects it while dlt would load every row: exactly the batch that must never reach
+the trusted table. POINT picks where the process signals itself (`extract`: halfway through
+the source's rows; `observe`, `compare`, `quarantine`: as the gate enters that step;
+`handover`: after an *accepted* batch's package is renamed into the pipeline, before its
+state and schemas are installed).
+SIGNAL is KILL, TERM or INT, sent with `os.kill` to this very process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import dlt
+
+from dlt_contract_ops import gated_run
+from dlt_contract_ops.gate import run as gate_run
+from dlt_contract_ops.gate import staging
+from dlt_contract_ops.gate.compare import GatePolicy
+from tests.gate.seed import D18, MERGE, Order
+
+PG = "postgresql://postgres:x@127.0.0.1:5432/test"
+
+
+def destination(kind: str, folder: Path) -> Any:
+    if kind == "duckdb":
+        return dlt.destinations.duckdb(str(folder / "warehouse.duckdb"))
+    return dlt.destinations.postgres(PG)
+
+
+def main(kind: str, dataset: str, folder: str, point: str, sig: str, rows: int) -> None:
+    # what an interactive shell gives a process; a test runner may start us with SIGINT ignored
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signum = getattr(signal, f"SIG{sig}")
+
+    def stop() -> None:
+        os.kill(os.getpid(), signum)
+        raise SystemExit(f"still alive after SIG{sig}")  # only SIGINT's handler gets here
+
+    accepted = point == "handover"
+
+    def batch() -> Iterator[dict[str, Any]]:
+        for i in range(rows):
+            if point == "extract" and i == rows // 2:
+                stop()
+            row = {"order_id": f"x-{i}", "order_date": D18, "channel": "web",
+                   "amount_cents": 1}
+            if not accepted:
+                row["currency"] = "EUR"
+            yield row
+
+    def at(name: str, module: Any) -> None:
+        inner = getattr(module, name)
+
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            stop()
+            return inner(*args, **kwargs)
+
+        setattr(module, name, wrapped)
+
+    if point in ("observe", "compare", "quarantine"):
+        at(point, gate_run)
+    elif point == "handover":
+        at("_install", staging)  # the packages are renamed in; state and schemas are not
+    pipeline = dlt.pipeline("orders_gate", destination=destination(kind, Path(folder)),
+                            dataset_name=dataset)
+    resource = dlt.resource(batch(), name="orders", columns=Order, write_disposition=MERGE,
+                            merge_key="order_date")
+    gated_run(pipeline, resource, policy=GatePolicy(allow_nullable_additions=False),
+              quarantine_dir=Path(folder) / "quarantine")
+    raise SystemExit("the gate finished: the crash point was never reached")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]))
