@@ -20,7 +20,7 @@ from filelock import FileLock
 
 from dlt_contract_ops import GateRejected, gated_run
 from dlt_contract_ops.gate.compare import GatePolicy
-from dlt_contract_ops.errors import GateBusyError
+from dlt_contract_ops.errors import ContractOpsError, GateBusyError
 from dlt_contract_ops.gate.staging import gate_root
 from tests.gate.conftest import Target, _target, marks, query, trusted
 from tests.gate.seed import BASELINE, D19, SHAPES, orders
@@ -168,3 +168,18 @@ def test_two_gates_at_once_load_both_batches_one_after_the_other(target: Target)
         t.join(timeout=600)
     assert errors == []
     assert trusted(target.pipeline()) == (5, 18500 + 30)
+
+
+def test_an_unchecked_pending_package_is_named_and_never_loaded_by_the_gate(
+    duckdb_target: Target,
+) -> None:
+    pipeline = duckdb_target.pipeline()
+    gated_run(pipeline, orders(BASELINE))
+    pipeline.extract(orders(SHAPES["added"]))  # a plain extract: nobody checked it
+    [pending] = pipeline.list_extracted_load_packages()
+    with pytest.raises(ContractOpsError, match=pending) as caught:
+        gated_run(pipeline, orders(GOOD))
+    assert "drop_pending_packages()" in str(caught.value)
+    assert trusted(pipeline) == (3, 18500)
+    pipeline.drop_pending_packages()
+    assert gated_run(pipeline, orders(GOOD)).action == "loaded"
