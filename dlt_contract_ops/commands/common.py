@@ -23,6 +23,9 @@ project_dir_option = click.option(
 
 
 def usage_error(exc: BaseException) -> NoReturn:
-    """Print `Error: ...` on stderr and exit 2."""
-    click.echo(f"Error: {exc}", err=True)
+    """Print `Error: ...` on stderr, on one line with any name's controls escaped, and exit
+    2."""
+    from dlt_contract_ops.core.escaping import visible
+
+    click.echo(f"Error: {visible(str(exc))}", err=True)
     sys.exit(EXIT_USAGE)
