@@ -29,3 +29,12 @@ def usage_error(exc: BaseException) -> NoReturn:
 
     click.echo(f"Error: {visible(str(exc))}", err=True)
     sys.exit(EXIT_USAGE)
+
+
+def source_error(exc: BaseException) -> NoReturn:
+    """Print `Error: ...` on stderr, on one line, and exit 1: a valid request the destination
+    or a local file could not answer (unreachable, timed out, locked)."""
+    from dlt_contract_ops.core.escaping import visible
+
+    click.echo(f"Error: {visible(str(exc))}", err=True)
+    sys.exit(EXIT_SOURCE_ERROR)
