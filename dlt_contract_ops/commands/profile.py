@@ -61,12 +61,16 @@ def profiles() -> None:
               help="A source declared in [sources.NAME.contract_ops].")
 @project_dir_option
 def rebuild(source: str, project_dir: str | None) -> None:
-    """Drop the source's stored profiles; the next sweep profiles its tables afresh."""
-    from dlt_contract_ops.errors import ConfigError
+    """Drop the source's stored profiles; the next sweep profiles its tables afresh. A
+    broken store file is set aside (renamed `<name>.broken-<UTC stamp>`, a line on stderr
+    says so) and a fresh one started."""
+    from dlt_contract_ops.errors import ConfigError, ContractOpsError, UnknownSourceError
     from dlt_contract_ops.profiles.service import rebuild_profiles
 
     try:
         dropped = rebuild_profiles(source, project_dir=project_dir)
-    except ConfigError as exc:
+    except (ConfigError, UnknownSourceError) as exc:
         usage_error(exc)
+    except ContractOpsError as exc:  # the store is locked, or cannot be moved aside
+        source_error(exc)
     click.echo(f"Dropped {dropped} load profile(s) of source `{source}`.")

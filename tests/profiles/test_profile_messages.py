@@ -57,6 +57,13 @@ def test_a_wrong_name_is_one_line_exit_2(
     _one_line(err, *needles)
 
 
+def test_rebuild_of_a_wrong_source_is_one_line_exit_2(shop: Project) -> None:
+    result = CliRunner().invoke(main, ["profiles", "rebuild", "-s", "shpo", "--project-dir",
+                                       str(shop.root)])
+    assert result.exit_code == EXIT_USAGE
+    _one_line(result.stderr, "Unknown source `shpo`", "Did you mean `shop`?")
+
+
 def test_a_right_name_still_prints_the_history(loaded: Project) -> None:
     code, out, err = _profile(loaded, "-s", "shop", "--table", "orders", "--column", "status")
     assert code == 0, err
