@@ -70,6 +70,10 @@ def parse_until(value: str, now: dt.datetime) -> dt.datetime:
         pass
     try:
         return (now + parse_duration(text, "--until")).replace(microsecond=0)
+    except OverflowError:  # `99999999d`: a duration, but past the year 9999
+        raise ConfigError(
+            f"`--until {value}` ends after the year 9999: give a nearer date or duration."
+        ) from None
     except ConfigError:
         raise ConfigError(
             f"`--until {value}` is neither a date (2026-12-31), a date-time nor a duration "

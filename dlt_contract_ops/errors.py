@@ -50,7 +50,12 @@ class UnknownSourceError(ContractOpsError):
     """A source name has no `[sources.<name>.contract_ops]` table."""
 
     def __init__(self, name: str, known: list[str]) -> None:
+        # imported here: errors sit below every layer, the helper is a pure difflib call
+        from dlt_contract_ops.settings.keys import closest
+
+        close = closest(name, known)
         hint = f" Declared sources: {', '.join(sorted(known))}." if known else ""
+        hint += f" Did you mean `{close}`?" if close else ""
         super().__init__(
             f"Unknown source `{name}`: add a `[sources.{name}.contract_ops]` table with `ref = "
             f'"module:attribute"` to .dlt/config.toml.{hint}'

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dlt_contract_ops.core.escaping import visible
 from dlt_contract_ops.detectors import DETECTORS, get
 from dlt_contract_ops.findings import ReconcileResult, results_document
 
@@ -22,15 +23,17 @@ QUIET_WHEN_CLEAN = frozenset(d.name for d in DETECTORS if d.quiet_when_clean)
 def text_name(name: str) -> str:
     r"""An identifier as text output shows it: one line, commas and quotes unambiguous.
 
-    A column called `a, b` or holding a line break must not forge a second column or line.
+    A column called `a, b` or holding a line break must not forge a second column or line,
+    and one holding a terminal control or a bidi override (ESC, BEL, U+202E) must not reach
+    the terminal: such a name is quoted, its unprintable characters escaped (`visible`).
 
-    >>> text_name('Weird "Name"'), text_name("a, b"), text_name("x\ny")
-    ('Weird "Name"', '"a, b"', '"x\\ny"')
+    >>> text_name('Weird "Name"'), text_name("a, b"), text_name("x\ny\u202e")
+    ('Weird "Name"', '"a, b"', '"x\\ny\\u202e"')
     """
     plain = all(c.isprintable() and c != "," for c in name)
     if plain and name and name.strip() == name and not name.startswith('"'):
         return name
-    return json.dumps(name, ensure_ascii=False)
+    return visible(json.dumps(name, ensure_ascii=False))
 
 
 def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str:
@@ -86,12 +89,15 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
         for note in r.notes:
             lines.append(f"  ! {_one_line(note)}")
         lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
+    # every line once more: a type, a source or a value a line did not pass through
+    # `text_name` or `_one_line` reaches the terminal escaped all the same
+    return "\n".join(visible(line) for line in lines).rstrip() + "\n"
 
 
 def _one_line(text: str) -> str:
-    """Free text (notes, errors) on one line: a name holding a line break cannot forge one."""
-    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text)
+    """Free text (notes, errors) on one line: a name holding a line break cannot forge one,
+    nor a terminal control or bidi override reach the terminal."""
+    return visible(text)
 
 
 def _pct(value: float | None) -> str:

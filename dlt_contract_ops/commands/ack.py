@@ -31,15 +31,16 @@ def ack(
     """Acknowledge FINDING_ID (shown by `reconcile`): still reported, not alerted and not
     failing `--fail-on-drift` until the date. Written to .dlt/contract_ops_acks.toml."""
     from dlt_contract_ops.acks_cli import record_ack
-    from dlt_contract_ops.errors import ConfigError
+    from dlt_contract_ops.core.escaping import visible
+    from dlt_contract_ops.errors import ConfigError, StateFileError
 
     try:
         entry, path = record_ack(finding_id, until, reason, by, force=force,
                                  project_dir=project_dir)
-    except ConfigError as exc:
+    except (ConfigError, StateFileError) as exc:  # StateFileError: another `ack` holds the lock
         usage_error(exc)
-    click.echo(f"acknowledged {entry.id} until {entry.until.isoformat()} by {entry.by} "
-               f"({path})")
+    click.echo(visible(f"acknowledged {entry.id} until {entry.until.isoformat()} by "
+                       f"{entry.by} ({path})"))
     sys.exit(EXIT_OK)
 
 
@@ -48,8 +49,10 @@ def ack(
               show_default=True)
 @project_dir_option
 def acks(fmt: str, project_dir: str | None) -> None:
-    """List the acknowledgements with their expiry."""
+    """List the acknowledgements with their expiry, one line each (a line break or a
+    terminal control in a reason or a name is shown escaped: `\\n`, `\\u001b`)."""
     from dlt_contract_ops.acks_cli import list_acks
+    from dlt_contract_ops.core.escaping import visible
     from dlt_contract_ops.errors import ConfigError
 
     try:
@@ -62,12 +65,13 @@ def acks(fmt: str, project_dir: str | None) -> None:
         for a in entries:
             state = "expired" if a.expired(now) else "active "
             what = f"{a.source}.{a.table} {a.detector} {', '.join(a.columns)}" if a.source else ""
-            click.echo(f"{a.id}  {state}  until {a.until.isoformat()}  by {a.by}: {a.reason}"
-                       + (f"  [{what}]" if what else ""))
+            # the file may hold a multi-line reason (TOML allows it): one entry, one line
+            click.echo(visible(f"{a.id}  {state}  until {a.until.isoformat()}  by {a.by}: "
+                               f"{a.reason}" + (f"  [{what}]" if what else "")))
         if not entries:
             click.echo("no acknowledgements")
     for p in problems:
-        click.echo(f"! {p}", err=True)
+        click.echo(f"! {visible(p)}", err=True)
     sys.exit(EXIT_SOURCE_ERROR if problems else EXIT_OK)
 
 
@@ -77,11 +81,11 @@ def acks(fmt: str, project_dir: str | None) -> None:
 def unack(finding_id: str, project_dir: str | None) -> None:
     """Withdraw the acknowledgement of FINDING_ID."""
     from dlt_contract_ops.acks_cli import withdraw_ack
-    from dlt_contract_ops.errors import ConfigError
+    from dlt_contract_ops.errors import ConfigError, StateFileError
 
     try:
         removed = withdraw_ack(finding_id, project_dir)
-    except ConfigError as exc:
+    except (ConfigError, StateFileError) as exc:
         usage_error(exc)
     if not removed:
         click.echo(f"Error: no acknowledgement of `{finding_id}`.", err=True)

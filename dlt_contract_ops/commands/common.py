@@ -23,6 +23,18 @@ project_dir_option = click.option(
 
 
 def usage_error(exc: BaseException) -> NoReturn:
-    """Print `Error: ...` on stderr and exit 2."""
-    click.echo(f"Error: {exc}", err=True)
+    """Print `Error: ...` on stderr, on one line with any name's controls escaped, and exit
+    2."""
+    from dlt_contract_ops.core.escaping import visible
+
+    click.echo(f"Error: {visible(str(exc))}", err=True)
     sys.exit(EXIT_USAGE)
+
+
+def source_error(exc: BaseException) -> NoReturn:
+    """Print `Error: ...` on stderr, on one line, and exit 1: a valid request the destination
+    or a local file could not answer (unreachable, timed out, locked)."""
+    from dlt_contract_ops.core.escaping import visible
+
+    click.echo(f"Error: {visible(str(exc))}", err=True)
+    sys.exit(EXIT_SOURCE_ERROR)

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from dlt_contract_ops.commands.common import project_dir_option, usage_error
+from dlt_contract_ops.commands.common import project_dir_option, source_error, usage_error
 
 
 @click.command()
@@ -22,29 +22,33 @@ def profile(
 ) -> None:
     """Profile the source's new loads, then print each root table's per-load history:
     rows, and per column NULL rate, approximate distinct count, min/max and category shares."""
-    from dlt_contract_ops.errors import ConfigError
+    from dlt_contract_ops.errors import ConfigError, ContractOpsError, UnknownSourceError
     from dlt_contract_ops.profiles.service import profile_history
 
     try:
         history = profile_history(source, project_dir=project_dir, table=table, column=column)
-    except ConfigError as exc:
+    except (ConfigError, UnknownSourceError) as exc:  # a wrong name: the request is at fault
         usage_error(exc)
+    except ContractOpsError as exc:  # the destination or the store could not answer
+        source_error(exc)
     if fmt == "json":
         click.echo(json.dumps({"source": source, "tables": history}, indent=2,
                               ensure_ascii=False))
         return
-    for name, rows in history.items():
-        click.echo(f"Table: {name}  |  loads: {len({r['load_id'] for r in rows})}")
+    from dlt_contract_ops.core.escaping import visible
+
+    for name, rows in history.items():  # names and values come from the warehouse: escaped
+        click.echo(visible(f"Table: {name}  |  loads: {len({r['load_id'] for r in rows})}"))
         for r in rows:
             shares = r["categories"]
             cats = (
                 "  " + ", ".join(f"{k}={v:.1%}" for k, v in shares.items()) if shares else ""
             )
             span = f"  [{r['min']} .. {r['max']}]" if r["min"] is not None else ""
-            click.echo(
+            click.echo(visible(
                 f"  {r['load_id']}  rows={r['rows']}  {r['column']}: "
                 f"null={r['null_rate']:.1%} distinct={r['distinct_count']}{span}{cats}"
-            )
+            ))
 
 
 @click.group()
@@ -57,12 +61,16 @@ def profiles() -> None:
               help="A source declared in [sources.NAME.contract_ops].")
 @project_dir_option
 def rebuild(source: str, project_dir: str | None) -> None:
-    """Drop the source's stored profiles; the next sweep profiles its tables afresh."""
-    from dlt_contract_ops.errors import ConfigError
+    """Drop the source's stored profiles; the next sweep profiles its tables afresh. A
+    broken store file is set aside (renamed `<name>.broken-<UTC stamp>`, a line on stderr
+    says so) and a fresh one started."""
+    from dlt_contract_ops.errors import ConfigError, ContractOpsError, UnknownSourceError
     from dlt_contract_ops.profiles.service import rebuild_profiles
 
     try:
         dropped = rebuild_profiles(source, project_dir=project_dir)
-    except ConfigError as exc:
+    except (ConfigError, UnknownSourceError) as exc:
         usage_error(exc)
+    except ContractOpsError as exc:  # the store is locked, or cannot be moved aside
+        source_error(exc)
     click.echo(f"Dropped {dropped} load profile(s) of source `{source}`.")

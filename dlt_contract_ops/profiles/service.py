@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dlt_contract_ops.context import SourceContext
 
 
 def profile_history(
@@ -15,6 +19,10 @@ def profile_history(
 ) -> dict[str, list[dict[str, Any]]]:
     """Profile the source's new loads (as a distribution sweep does), then return each root
     table's per-load history: table -> rows of `profiles.sweep.history_rows`, oldest first.
+
+    A `table` or `column` the source does not profile is a ConfigError naming the ones it
+    does (checked before any profile query); a table whose profile query failed raises a
+    DestinationError naming the table.
 
     >>> profile_history("events_src", table="events")  # doctest: +SKIP
     {'events': [{'load_id': '1718...', 'rows': 20, 'column': 'kind', 'null_rate': 0.0, ...}]}
@@ -30,6 +38,7 @@ def profile_history(
         sweep = Sweep(project, pdir, Emitter.from_names((), dry_run=True))
         try:
             ctx = sweep.context(source)
+            _check_names(ctx, table, column)
             tables = profile_source(ctx, ctx.settings)
         finally:
             sweep.close()
@@ -38,9 +47,49 @@ def profile_history(
         if table is not None and t.expected.table != table:
             continue
         if t.error is not None:
-            raise t.error
+            raise _failed(t.expected.table, t.error)
         out[t.expected.table] = history_rows(t.monitored, column)
     return out
+
+
+def _check_names(ctx: SourceContext, table: str | None, column: str | None) -> None:
+    """ConfigError for a `table` or `column` that is not profiled: the names that are, and
+    the closest one (`settings.keys.closest`)."""
+    from dlt_contract_ops.errors import ConfigError
+    from dlt_contract_ops.profiles.query import LOAD_ID
+    from dlt_contract_ops.profiles.sweep import plan_columns
+    from dlt_contract_ops.settings.keys import closest
+
+    # what `profile_source` profiles: the present root tables with a load id column
+    present = {e.table: (e, live) for e, live in ctx.present_tables() if live.has(LOAD_ID)}
+
+    def unknown(kind: str, name: str, known: Sequence[str], where: str) -> ConfigError:
+        close = closest(name, known)
+        listed = ", ".join(sorted(known)) or "none"
+        return ConfigError(
+            f"Unknown {kind} `{name}` {where}: profiled {kind}s are {listed}."
+            + (f" Did you mean `{close}`?" if close else "")
+        )
+
+    if table is not None and table not in present:
+        raise unknown("table", table, list(present), f"for source `{ctx.name}`")
+    if column is None:
+        return
+    chosen = [present[table]] if table is not None else list(present.values())
+    known = {c.name for e, live in chosen for c in plan_columns(ctx, e, live) if c.monitored}
+    if column not in known:
+        where = f"in table `{table}`" if table is not None else f"for source `{ctx.name}`"
+        raise unknown("column", column, sorted(known), where)
+
+
+def _failed(table: str, exc: Exception) -> Exception:
+    """A table's failed profile query as an error that names the table (a driver's own
+    error does not)."""
+    from dlt_contract_ops.errors import ContractOpsError, DestinationError
+
+    if isinstance(exc, ContractOpsError) and f"`{table}`" in str(exc):
+        return exc
+    return DestinationError(f"profile query on table `{table}` failed: {exc}")
 
 
 def rebuild_profiles(

@@ -8,6 +8,11 @@ table's count now less the new loads' rows, which shows a merge, replace, refres
 that changed earlier rows. A `meta` table holds the schema version: a file of another version
 is refused, not misread; an older one is migrated in place.
 
+A broken file (garbage, empty, cut short: DuckDB cannot open it, or a read runs past its end
+or fails a block checksum) is set aside, never deleted: renamed `<name>.broken-<UTC stamp>`
+(with its `.wal`), and a fresh store takes its place, so the next sweep profiles every table
+afresh. Each set-aside is logged as a WARNING naming both paths and kept in `notes`.
+
 Concurrent sweeps: every open of the file holds `statefile.locked` (DuckDB lets one process
 write at a time), and each sweep's new loads go in ONE transaction, so a crash never leaves a
 load with only some of its columns. The statements are constants with bound parameters: this
@@ -16,15 +21,19 @@ file is ours, so they are not routed through the destination renderer.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from dlt_contract_ops.errors import StateFileError
+from dlt_contract_ops.profiles.broken import is_broken, set_aside
 from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
 from dlt_contract_ops.statefile import locked
+
+log = logging.getLogger("dlt_contract_ops")
+T = TypeVar("T")
 
 SCHEMA_VERSION = "3"
 STORE_NAME = "profiles.duckdb"
@@ -121,35 +130,53 @@ class ProfileStore:
     def __init__(self, path: Path, lock_timeout: float = 30.0) -> None:
         self.path = path
         self.lock_timeout = lock_timeout
+        #: one line per broken file this store set aside (both paths), for the run's notes
+        self.notes: list[str] = []
 
-    @contextlib.contextmanager
-    def _open(self) -> Iterator[Any]:
-        import duckdb
-
+    def _session(self, work: Callable[[Any], T]) -> T:
+        """`work(con)` on the open store, under its lock. A broken file is set aside and
+        `work` runs once more on a fresh store: whether the file fails to open or a read
+        runs into the damage."""
         with locked(self.path, self.lock_timeout):
             try:
-                con = duckdb.connect(str(self.path))
-            except duckdb.Error as exc:
-                raise StateFileError(f"cannot open the profile store `{self.path}`: {exc}") from exc
-            try:
-                for statement in _SCHEMA:
-                    con.execute(statement)
-                found = con.execute(
-                    "SELECT value FROM meta WHERE key = 'schema_version'"
-                ).fetchone()
-                if found is None:
-                    con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
-                elif found[0] in _MIGRATIONS:
-                    _migrate(con, found[0])
-                elif found[0] != SCHEMA_VERSION:
-                    raise StateFileError(
-                        f"the profile store `{self.path}` has schema version {found[0]}, this "
-                        f"version reads {SCHEMA_VERSION}: move it away (profiles are rebuilt "
-                        "from the destination on the next sweep)."
-                    )
-                yield con
-            finally:
-                con.close()
+                return self._attempt(work)
+            except Exception as exc:
+                if not is_broken(exc):
+                    raise
+                self._set_aside(exc)
+            return self._attempt(work)
+
+    def _attempt(self, work: Callable[[Any], T]) -> T:
+        import duckdb
+
+        try:
+            con = duckdb.connect(str(self.path))
+        except duckdb.Error as exc:
+            if is_broken(exc):
+                raise
+            raise StateFileError(f"cannot open the profile store `{self.path}`: {exc}") from exc
+        try:
+            for statement in _SCHEMA:
+                con.execute(statement)
+            found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if found is None:
+                con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
+            elif found[0] in _MIGRATIONS:
+                _migrate(con, found[0])
+            elif found[0] != SCHEMA_VERSION:
+                raise StateFileError(
+                    f"the profile store `{self.path}` has schema version {found[0]}, this "
+                    f"version reads {SCHEMA_VERSION}: move it away (profiles are rebuilt "
+                    "from the destination on the next sweep)."
+                )
+            return work(con)
+        finally:
+            con.close()
+
+    def _set_aside(self, exc: BaseException) -> None:
+        note = set_aside(self.path, exc)
+        log.warning("%s", note)
+        self.notes.append(note)
 
     def history(self, scope: Scope, table: str) -> list[LoadProfile]:
         """Every stored load of `table`, oldest first."""
@@ -167,26 +194,24 @@ class ProfileStore:
         if not tables or not self.path.exists():
             return Stored(out, totals)
         key = [scope.destination, scope.location, scope.dataset]
-        with self._open() as con:
-            for tbl, n in con.execute(
+
+        def fetch(con: Any) -> tuple[list[Any], ...]:
+            return tuple(con.execute(sql, key).fetchall() for sql in (
                 "SELECT tbl, n_rows FROM totals WHERE destination = ? AND location = ?"
-                " AND dataset = ?", key
-            ).fetchall():
-                if tbl in out:
-                    totals[tbl] = int(n)
-            loads = con.execute(
+                " AND dataset = ?",
                 "SELECT tbl, load_id, n_rows, detailed FROM loads WHERE destination = ?"
-                " AND location = ? AND dataset = ? ORDER BY tbl, load_id", key
-            ).fetchall()
-            cols = con.execute(
+                " AND location = ? AND dataset = ? ORDER BY tbl, load_id",
                 "SELECT tbl, load_id, col, non_null, distinct_count, min_value, max_value,"
                 " has_categories, complete FROM columns WHERE destination = ? AND location = ?"
-                " AND dataset = ?", key
-            ).fetchall()
-            cats = con.execute(
+                " AND dataset = ?",
                 "SELECT tbl, load_id, col, value, n FROM categories WHERE destination = ?"
-                " AND location = ? AND dataset = ?", key
-            ).fetchall()
+                " AND location = ? AND dataset = ?",
+            ))
+
+        counted, loads, cols, cats = self._session(fetch)
+        for tbl, n in counted:
+            if tbl in out:
+                totals[tbl] = int(n)
         values: dict[tuple[str, str, str], dict[str, int]] = {}
         for tbl, load_id, column, value, n in cats:
             values.setdefault((tbl, load_id, column), {})[value] = int(n)
@@ -209,7 +234,13 @@ class ProfileStore:
         """Store one sweep's new (or re-profiled) loads in ONE transaction, in bulk (one
         statement per store table, not one per row); loads older than `prune_before` (epoch
         seconds) go in the same transaction."""
-        with self._open() as con, _Staging(self.path) as staging:
+        self._session(lambda con: self._write(con, scope, source, updates, prune_before))
+
+    def _write(
+        self, con: Any, scope: Scope, source: str, updates: Sequence[TableUpdate],
+        prune_before: float | None,
+    ) -> None:
+        with _Staging(self.path) as staging:
             rows: dict[str, list[list[Any]]] = {name: [] for name in _TABLES}
             doomed: list[list[Any]] = []
             totals: list[list[Any]] = []
@@ -252,7 +283,8 @@ class ProfileStore:
         """Drop every profile the source `source` wrote; how many loads went."""
         if not self.path.exists():
             return 0
-        with self._open() as con:
+
+        def drop(con: Any) -> int:
             con.execute("BEGIN TRANSACTION")
             con.execute("CREATE OR REPLACE TEMP TABLE doomed AS SELECT destination, location,"
                         " dataset, tbl, load_id FROM loads WHERE source = ?", [source])
@@ -261,7 +293,9 @@ class ProfileStore:
                 con.execute(_DELETE_LOADS[name])
             con.execute("DELETE FROM totals WHERE source = ?", [source])
             con.execute("COMMIT")
-        return int(found[0]) if found else 0
+            return int(found[0]) if found else 0
+
+        return self._session(drop)
 
 
 def _migrate(con: Any, version: str) -> None:

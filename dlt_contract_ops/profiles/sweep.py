@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from dlt_contract_ops.settings.project import SourceSettings
 
 log = logging.getLogger("dlt_contract_ops")
+#: the memo key of the store's notes (a broken store set aside) for the detectors' results
+STORE_NOTES = "profile_store_notes"
 #: a declared code set's values collected per load at most (beyond: the most frequent)
 MAX_DECLARED_VALUES = 1000
 
@@ -220,6 +222,7 @@ def profile_source(
     if detailed:
         _detail(ctx, settings, tables, updates)
     store.write(scope, ctx.name, list(updates.values()), prune_before=cutoff)
+    _keep_notes(ctx, store)
     for t in tables:
         t.history = [p for p in t.history if p.load_time >= cutoff]
     return tables
@@ -312,9 +315,24 @@ def shared_profiles(
         updates: dict[str, TableUpdate] = {}
         _detail(ctx, settings, found, updates)
         if updates:
-            store_of(settings).write(scope_of(ctx), ctx.name, list(updates.values()))
+            store = store_of(settings)
+            store.write(scope_of(ctx), ctx.name, list(updates.values()))
+            _keep_notes(ctx, store)
         ctx.memo[key] = (True, found)
     return list(found)
+
+
+def _keep_notes(ctx: SourceContext, store: ProfileStore) -> None:
+    """A broken store set aside (`ProfileStore.notes`) is news for the run's results."""
+    if store.notes:
+        ctx.memo.setdefault(STORE_NOTES, []).extend(store.notes)
+
+
+def store_notes(ctx: SourceContext) -> list[str]:
+    """The store's notes of this source's sweep, once: the first detector to ask reports
+    them."""
+    notes: list[str] = ctx.memo.pop(STORE_NOTES, [])
+    return notes
 
 
 def history_rows(history: Sequence[LoadProfile], column: str | None = None) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from dlt_contract_ops.core.columns import TimeAxis
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.profiles.compare import compare, window
 from dlt_contract_ops.profiles.query import LOAD_ID, history_query
-from dlt_contract_ops.profiles.sweep import shared_profiles
+from dlt_contract_ops.profiles.sweep import shared_profiles, store_notes
 from dlt_contract_ops.queries import axis_time
 from dlt_contract_ops.settings.project import SourceSettings
 from dlt_contract_ops.sinks.emitter import Emits
@@ -36,6 +36,7 @@ def run_distribution(
         message = f"load profiles of source `{ctx.name}` could not be updated: {exc}"
         emitter.error(ctx.error_event(message, exc, None, DETECTOR))
         return ctx.result(DETECTOR, started, [], notes, [message])
+    notes += store_notes(ctx)
     for t in tables:
         if t.error is not None:
             message = f"profile query for table `{t.expected.table}` failed: {t.error}"

@@ -185,7 +185,7 @@ def _sum_from_profiles(
     coverage query: profiling failed, a load in the windows lacks a column (the model gained
     it later), or retention is shorter than the windows. On a time axis of its own, a load
     whose range straddles a window's start is counted by a coverage query over those loads."""
-    from dlt_contract_ops.profiles.sweep import load_id_text, shared_profiles
+    from dlt_contract_ops.profiles.sweep import load_id_text, shared_profiles, store_notes
 
     now = ctx.now.timestamp() if ctx.now else time.time()
     if baseline_start.timestamp() < now - settings.profile_retention:
@@ -200,6 +200,7 @@ def _sum_from_profiles(
     except Exception as exc:  # the store failed (lock, file): scan as without profiles
         notes.append(f"load profiles unavailable ({exc}): removal scanned both windows")
         return
+    notes += store_notes(ctx)
     for plan in plans:
         t = profiled.get(plan.expected.table)
         if t is None or t.error is not None:

@@ -11,6 +11,9 @@ A reconciler error, at ERROR with the traceback::
 `at` is pipeline.source.resource; a part that is not a plain token (a space, a dot, a quote)
 is JSON-quoted, and columns are a JSON list, so odd identifiers stay unambiguous. The
 reproduce SELECT comes last and unquoted so it can be copied straight into a SQL console.
+Every line is written with its unprintable characters escaped (`core.escaping.visible`): a
+column name holding ESC, BEL or a bidi override (U+202E) shows as `\u001b`, `\u0007`,
+`\u202e`, never as a control that reaches the terminal.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import json
 import logging
 import re
 
+from dlt_contract_ops.core.escaping import visible
 from dlt_contract_ops.findings import DriftFinding
 from dlt_contract_ops.sinks.base import ErrorEvent
 
@@ -51,7 +55,7 @@ def drift_line(finding: DriftFinding) -> str:
     )
     if finding.reproduce:
         line += f" | reproduce: {one_line(finding.reproduce)}"
-    return line
+    return visible(line)
 
 
 def drift_detail(finding: DriftFinding) -> str:
@@ -60,7 +64,7 @@ def drift_detail(finding: DriftFinding) -> str:
     from dlt_contract_ops.findings import finding_document
 
     doc = json.dumps(finding_document(finding), indent=2, ensure_ascii=False, default=str)
-    return f"{drift_line(finding)}\n{doc}"
+    return "\n".join([drift_line(finding), *(visible(line) for line in doc.splitlines())])
 
 
 def error_line(event: ErrorEvent) -> str:
@@ -69,7 +73,7 @@ def error_line(event: ErrorEvent) -> str:
     if event.detector:
         head += f" detector={event.detector}"
     head += f" at={where(event.pipeline, event.source, event.resource)}"
-    return f"{head}: {one_line(event.message)}"
+    return visible(f"{head}: {one_line(event.message)}")
 
 
 class LoggingSink:
