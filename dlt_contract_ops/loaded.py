@@ -68,7 +68,7 @@ def destination_tables(
         return None
     try:
         rows = adapter.run(
-            stored_schema_query(adapter.table(version_table)), [schema_name], "metadata"
+            stored_schema_query(adapter.table(version_table)), [schema_name], "schema"
         )
     except Exception as exc:  # a record we cannot read is no record: decided without it
         log.warning("reading `%s` of dataset `%s` failed: %s", version_table,
