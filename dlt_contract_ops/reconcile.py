@@ -26,7 +26,7 @@ from dlt_contract_ops.detectors import DETECTORS, detector_names, get, selected
 from dlt_contract_ops.errors import ConfigError, ContractOpsError
 from dlt_contract_ops.findings import ReconcileResult
 from dlt_contract_ops.settings.files import project_context
-from dlt_contract_ops.settings.problems import misplaced_sections
+from dlt_contract_ops.settings.problems import misplaced_sections, no_source_message
 from dlt_contract_ops.settings.project import (
     RemovalSettings,
     declared_sources,
@@ -222,13 +222,7 @@ def run(
             log.warning("%s", problem)
         names = list(dict.fromkeys(sources)) if sources is not None else declared_sources()
         if not names:
-            raise ConfigError(
-                "No source is declared, so there is nothing to reconcile: add a "
-                '`[sources.<name>.contract_ops]` table with `ref = "module:attribute"` to '
-                f"`{os.path.join(pdir, '.dlt', 'config.toml')}`"
-                + (f" ({'; '.join(misplaced_sections())})" if misplaced_sections() else "")
-                + "."
-            )
+            raise ConfigError(no_source_message(os.path.join(pdir, ".dlt", "config.toml")))
         sink_names = tuple(alert_sinks) if alert_sinks is not None else project.alert_sinks
         emitter = Emitter.from_names(
             sink_names, dry_run=dry_run, dedup=dedup, dedup_settings=project.dedup
