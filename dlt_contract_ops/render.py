@@ -47,7 +47,7 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
         if r.error:
             lines.append(f"  ✗ Error: {_one_line(r.error)}")
         elif any(n.startswith(NOTHING_CHECKED) for n in r.notes):
-            lines.append("  – Nothing checked (see the note)")
+            lines.append("  ! Nothing checked (see the note below)")
         elif not r.findings:
             lines.append(f"  ✓ {get(r.detector).clean_text}")
         for f in r.findings:

@@ -54,8 +54,8 @@ PIPELINE = "crm_state_pipe"
 
 
 @pytest.fixture(params=["duckdb", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Backend]:
-    yield make(request.param, tmp_path)
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+    return make(request.param, tmp_path)
 
 
 @pytest.fixture

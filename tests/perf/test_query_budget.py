@@ -1,10 +1,10 @@
 """The query budget of a sweep, counted (not timed) on a small real workload.
 
 One metadata query per (destination, dataset), and one read of dlt's stored schema per
-(dataset, schema) with a modelled table absent that no local pipeline state knows; for removal, one profile query per table that
-has declared columns (counts only: its windows are summed from the profiles), or one coverage
-aggregate per table with `from_profiles` off; the distribution detector's profiles add one
-category query per table with categorical columns;
+(dataset, schema) with a modelled table absent that no local pipeline state knows; for
+removal, one profile query per table that has declared columns (counts only: its windows are
+summed from the profiles), or one coverage aggregate per table with `from_profiles` off; the
+distribution detector's profiles add one category query per table with categorical columns;
 one sample query per drifted table; each source built once per run. Three sources: `shop` and
 `crm` land in the same DuckDB dataset, `billing` in its own file.
 """
