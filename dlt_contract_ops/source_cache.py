@@ -135,10 +135,9 @@ def _library_roots() -> list[str]:
     """Where code that is no user's lives even when installed editable: this package, dlt."""
     import dlt
 
-    import dlt_contract_ops
-
-    return [os.path.join(os.path.dirname(os.path.abspath(str(m.__file__))), "")
-            for m in (dlt, dlt_contract_ops)]
+    package = os.path.dirname(os.path.abspath(__file__))  # this package, not importing its root
+    return [os.path.join(os.path.dirname(os.path.abspath(str(dlt.__file__))), ""),
+            os.path.join(package, "")]
 
 
 def model_modules(built: BuiltSource) -> set[str]:
