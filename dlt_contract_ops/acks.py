@@ -259,9 +259,13 @@ def known_findings(project_dir: str | os.PathLike[str]) -> dict[str, dict[str, A
 class AckBook:
     """The project's acknowledgements at one moment: which finding each covers."""
 
-    def __init__(self, acks: Sequence[Ack], now: dt.datetime) -> None:
+    def __init__(
+        self, acks: Sequence[Ack], now: dt.datetime, error: str | None = None
+    ) -> None:
         self.now = now
         self._by_id = {a.id: a for a in acks}
+        #: why the file could not be read (then nothing is acknowledged): a run reports it
+        self.error = error
 
     def get(self, finding_id: str) -> Ack | None:
         return self._by_id.get(finding_id)
@@ -276,6 +280,16 @@ class AckBook:
 
 def load_book(project_dir: str | os.PathLike[str], now: dt.datetime | None = None) -> AckBook:
     """The acknowledgements of the project (malformed entries are skipped here; `validate`
-    reports them)."""
-    acks, _ = read_acks(Path(project_dir) / ACKS_FILE)
-    return AckBook(acks, now or dt.datetime.now(dt.timezone.utc))
+    reports them). A file that cannot be read at all acknowledges nothing: one broken file
+    must not silence every alert. The book carries its error, for the run to report."""
+    moment = now or dt.datetime.now(dt.timezone.utc)
+    path = Path(project_dir) / ACKS_FILE
+    try:
+        acks, _ = read_acks(path)
+    except (ConfigError, OSError) as exc:
+        why = str(exc) if isinstance(exc, ConfigError) else f"`{path}` cannot be read: {exc}."
+        return AckBook([], moment, error=(
+            f"{why} Alerts were sent as if nothing were acknowledged: fix the file "
+            "(`dlt-contract-ops validate` names its problems)."
+        ))
+    return AckBook(acks, moment)

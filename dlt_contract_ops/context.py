@@ -222,29 +222,6 @@ def unknown_destination_message(settings: SourceSettings) -> str:
     )
 
 
-def stored_tables(pipeline_name: str, schema_name: str) -> frozenset[str]:
-    """Tables of the pipeline's stored schema on this machine (what it has loaded); empty
-    when the pipeline has no local state here."""
-    import dlt
-    from dlt.pipeline.exceptions import CannotRestorePipelineException
-
-    try:
-        pipeline = dlt.attach(pipeline_name)
-        schema = pipeline.schemas.get(schema_name) if schema_name in pipeline.schemas else None
-        if schema is None and pipeline.default_schema_name:
-            schema = pipeline.default_schema
-    except (CannotRestorePipelineException, Exception):  # no local state: nothing known
-        return frozenset()
-    if schema is None:
-        return frozenset()
-    from dlt.common.schema.utils import has_table_seen_data
-
-    return frozenset(
-        name for name, table in schema.tables.items()
-        if not name.startswith("_dlt") and has_table_seen_data(table)
-    )
-
-
 class Sweep:
     """One run over one or more sources: shared emitter, adapters and metadata cache."""
 
@@ -264,6 +241,8 @@ class Sweep:
         self.emitter = emitter
         self._live_cache: dict[tuple[str, str, str], dict[str, LiveTable]] = {}
         self.adapters: list[DestinationAdapter] = []
+        #: dlt's record of what each (dataset, schema) loaded, read at most once a run
+        self._records: dict[tuple[str, str, str, str], frozenset[str] | None] = {}
         self.sources_built = 0
 
     def context(self, name: str) -> SourceContext:
@@ -297,23 +276,63 @@ class Sweep:
                 f"`dataset_name` for source `{name}` (in `[sources.{name}.contract_ops]` or "
                 "the pipeline's state)."
             )
+        notes, dropped = self._absent_tables(name, target, built, adapter, live, key)
+        return SourceContext(
+            settings, built, target, adapter, live, notes, self.now, frozenset(dropped)
+        )
+
+    def _absent_tables(
+        self,
+        name: str,
+        target: Target,
+        built: BuiltSource,
+        adapter: DestinationAdapter,
+        live: dict[str, LiveTable],
+        key: tuple[str, str, str],
+    ) -> tuple[list[str], set[str]]:
+        """The source's notes, and its modelled tables that were loaded and are gone now.
+
+        What was loaded is dlt's record (`loaded.py`): the pipeline's local state, else the
+        dataset's `_dlt_version`, read only when a modelled table is absent. Without any
+        record, a modelled table whose siblings exist is expected all the same: the models
+        say it belongs there, and nothing says it was never loaded.
+        """
+        from dlt_contract_ops.findings import NOTHING_CHECKED
+        from dlt_contract_ops.loaded import destination_tables, local_tables
+
         notes = list(built.notes)
-        dropped = set()
         absent = [t for t in built.tables if t.table not in live]
-        # the pipeline's stored schema (its local state, read by dlt) tells a dropped table
-        # from one never loaded: read only when a modelled table is absent
-        stored = stored_tables(target.pipeline_name, built.schema_name) if absent else frozenset()
+        if not absent:
+            return notes, set()
+        record = local_tables(target.pipeline_name, built.schema_name)
+        if record is None or any(t.table not in record for t in absent):
+            cache_key = (*key, built.schema_name)
+            if cache_key not in self._records:
+                self._records[cache_key] = destination_tables(
+                    adapter, built.naming, built.schema_name, live
+                )
+            stored = self._records[cache_key]
+            if stored is not None:
+                record = stored | (record or frozenset())
+        present = len(absent) < len(built.tables)
+        if record is None and not present:
+            notes.append(
+                f"{NOTHING_CHECKED}source `{name}` has never been loaded into dataset "
+                f"`{adapter.dataset}`: none of its tables exist and dlt's `_dlt_version` "
+                f"there has no record of schema `{built.schema_name}`. Run its pipeline, or "
+                "check `dataset_name`."
+            )
+            return notes, set()
+        dropped = set()
         for expected in absent:
-            if expected.table in stored:
+            if record is None or expected.table in record:
                 dropped.add(expected.table)  # reported as `missing` drift by that detector
             else:
                 notes.append(
                     f"resource `{expected.resource}`: table `{expected.table}` does not exist in "
                     f"dataset `{adapter.dataset}` yet: skipped"
                 )
-        return SourceContext(
-            settings, built, target, adapter, live, notes, self.now, frozenset(dropped)
-        )
+        return notes, dropped
 
     def close(self) -> None:
         for adapter in self.adapters:

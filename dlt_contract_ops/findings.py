@@ -120,6 +120,11 @@ class ReconcileResult(BaseModel):
         return self.error is None
 
 
+#: the note that opens a source's result when none of its tables could be checked (never
+#: loaded): the text output then says so instead of a clean line
+NOTHING_CHECKED = "nothing checked: "
+
+
 #: keys of every result in the `--format json` document, in order
 RESULT_KEYS: tuple[str, ...] = (
     "source",

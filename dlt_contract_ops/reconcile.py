@@ -26,7 +26,7 @@ from dlt_contract_ops.detectors import DETECTORS, detector_names, get, selected
 from dlt_contract_ops.errors import ConfigError, ContractOpsError
 from dlt_contract_ops.findings import ReconcileResult
 from dlt_contract_ops.settings.files import project_context
-from dlt_contract_ops.settings.problems import misplaced_sections
+from dlt_contract_ops.settings.problems import misplaced_sections, no_source_message
 from dlt_contract_ops.settings.project import (
     RemovalSettings,
     declared_sources,
@@ -161,8 +161,10 @@ def _with_delivery(
 ) -> list[ReconcileResult]:
     """Carry each finding's alert status and acknowledgement onto it; a result with
     undelivered findings gets an error naming them (the run then exits 1), so a lost alert
-    is never silent."""
+    is never silent. An acks file that could not be read is an error on each source's first
+    result (its alerts went out as if nothing were acknowledged)."""
     undelivered = {f.key for f in report.undelivered}
+    told: set[str] = set()  # sources whose result carries the acks file's error
     out = []
     for r in results:
         findings = []
@@ -176,15 +178,24 @@ def _with_delivery(
             findings.append(f.model_copy(update=update) if update else f)
         lost = [f for f in findings if f.key in undelivered]
         changes: dict[str, Any] = {"findings": findings}
+        errors = [r.error] if r.error else []
+        kind = r.error_kind
+        if acks is not None and acks.error and r.source not in told:
+            told.add(r.source)  # once per source: its first result carries it
+            errors.append(acks.error)
+            kind = kind or "acks"
         if lost:
             why = "; ".join(f"'{n}': {m}" for n, m in sorted(report.failures.items()))
-            changes["error"] = (r.error + " " if r.error else "") + (
+            errors.append(
                 f"alert not delivered for {len(lost)} finding(s) "
                 f"({', '.join(f'`{f.table}` {f.drift_type}' for f in lost)}): no alert sink "
                 f"confirmed delivery ({why or 'no sink accepted it'}). They were written to the "
                 "log and will be sent again on the next run."
             )
-            changes["error_kind"] = r.error_kind or "delivery"
+            kind = kind or "delivery"
+        if len(errors) > (1 if r.error else 0):
+            changes["error"] = " ".join(errors)
+            changes["error_kind"] = kind
         out.append(r.model_copy(update=changes))
     return out
 
@@ -222,13 +233,7 @@ def run(
             log.warning("%s", problem)
         names = list(dict.fromkeys(sources)) if sources is not None else declared_sources()
         if not names:
-            raise ConfigError(
-                "No source is declared, so there is nothing to reconcile: add a "
-                '`[sources.<name>.contract_ops]` table with `ref = "module:attribute"` to '
-                f"`{os.path.join(pdir, '.dlt', 'config.toml')}`"
-                + (f" ({'; '.join(misplaced_sections())})" if misplaced_sections() else "")
-                + "."
-            )
+            raise ConfigError(no_source_message(os.path.join(pdir, ".dlt", "config.toml")))
         sink_names = tuple(alert_sinks) if alert_sinks is not None else project.alert_sinks
         emitter = Emitter.from_names(
             sink_names, dry_run=dry_run, dedup=dedup, dedup_settings=project.dedup

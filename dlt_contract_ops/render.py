@@ -8,7 +8,7 @@ from typing import Any
 
 from dlt_contract_ops.core.escaping import visible
 from dlt_contract_ops.detectors import DETECTORS, get
-from dlt_contract_ops.findings import ReconcileResult, results_document
+from dlt_contract_ops.findings import NOTHING_CHECKED, ReconcileResult, results_document
 
 
 def to_json(results: Sequence[ReconcileResult]) -> str:
@@ -49,6 +49,8 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
         )
         if r.error:
             lines.append(f"  ✗ Error: {_one_line(r.error)}")
+        elif any(n.startswith(NOTHING_CHECKED) for n in r.notes):
+            lines.append("  ! Nothing checked (see the note below)")
         elif not r.findings:
             lines.append(f"  ✓ {get(r.detector).clean_text}")
         for f in r.findings:

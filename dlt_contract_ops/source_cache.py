@@ -10,8 +10,11 @@ code does. This cache keeps them (tables, columns, naming, notes) in dlt's data 
 An entry is served only while its fingerprint holds:
 
 - every Python file the build loaded from the project (the source's module and the project
-  modules it imports), and the ref's own module file wherever it is: path, size,
-  `mtime_ns` and a SHA-256 of the content;
+  modules it imports), every module the build imported from elsewhere that is not installed
+  code (a models package on `PYTHONPATH` outside the project; not the standard library,
+  site-packages, dlt or this package), the modules that define the models and their bases,
+  and the ref's own module file wherever it is: path, size, `mtime_ns` and a SHA-256 of the
+  content;
 - this package's, dlt's, Pydantic's and Python's versions, the source name, its `ref` and
   the project folder;
 - the content of every TOML file dlt reads in the project context (a source function may
@@ -39,7 +42,7 @@ import re
 import site
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,23 +131,53 @@ def _excluded_roots() -> list[str]:
     return [os.path.join(os.path.abspath(r), "") for r in roots if r]
 
 
-def loaded_modules(project_dir: str, module_name: str) -> list[tuple[str, Any, str]]:
+def _library_roots() -> list[str]:
+    """Where code that is no user's lives even when installed editable: this package, dlt."""
+    import dlt
+
+    package = os.path.dirname(os.path.abspath(__file__))  # this package, not importing its root
+    return [os.path.join(os.path.dirname(os.path.abspath(str(dlt.__file__))), ""),
+            os.path.join(package, "")]
+
+
+def model_modules(built: BuiltSource) -> set[str]:
+    """The modules that define the source's models and their bases (a model imported from a
+    shared package on `PYTHONPATH`, wherever it lives)."""
+    names: set[str] = set()
+    for model in built.models.values():
+        names.update(klass.__module__ for klass in getattr(model, "__mro__", ()))
+    return names
+
+
+def loaded_modules(
+    project_dir: str, module_name: str, user_modules: Collection[str] = ()
+) -> list[tuple[str, Any, str]]:
     """(name, module, file) of every module loaded from `project_dir` (not its installed
-    packages), and of `module_name` itself wherever it lives."""
+    packages), of `module_name` itself wherever it lives, and of `user_modules` (what the
+    build imported, the models' modules) unless installed: a model in a folder on
+    `PYTHONPATH` outside the project is the user's code as much as the project's is."""
     root = os.path.join(os.path.abspath(project_dir), "")
-    excluded = [r for r in _excluded_roots() if not root.startswith(r)]
+    installed = _excluded_roots()
+    excluded = [r for r in installed if not root.startswith(r)]
+    libraries = [*installed, *_library_roots()]
     out: list[tuple[str, Any, str]] = []
     for mod_name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
         if not isinstance(path, str):
             continue
         path = os.path.abspath(path)
+        in_site = "site-packages" in path.split(os.sep)
         inside = (
             path.startswith(root)
             and not any(path.startswith(r) for r in excluded)
-            and "site-packages" not in path.split(os.sep)
+            and not in_site
         )
-        if inside or mod_name == module_name:
+        user = (
+            mod_name in user_modules
+            and not in_site
+            and not any(path.startswith(r) for r in libraries)
+        )
+        if inside or user or mod_name == module_name:
             out.append((mod_name, module, path))
     return sorted(out, key=lambda m: m[2])
 
@@ -343,10 +376,13 @@ def cached_source(name: str, ref: str, project_dir: str) -> BuiltSource:
     if hit is not None:
         return hit
     started = time.time_ns()
+    before = set(sys.modules)
     built = build()
     try:
+        # every module the build imported, and the models' own (imported earlier, maybe)
+        user_modules = (set(sys.modules) - before) | model_modules(built)
         files, doubtful = module_prints(
-            loaded_modules(project_dir, ref.partition(":")[0]), started
+            loaded_modules(project_dir, ref.partition(":")[0], user_modules), started
         )
         if doubtful:
             log.debug("source cache `%s`: the code of %s may differ from its file (edited "

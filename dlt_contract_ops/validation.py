@@ -3,9 +3,12 @@ rule it breaks, the file (or environment variable) and key it sits in, and what 
 
 Rules:
 
+- `source_declared`: at least one `[sources.<name>.contract_ops]` table (else `reconcile`
+  refuses to run: exit 2 for both).
 - `config_keys`: unknown keys in `[contract_ops]` (and its `removal` and `dedup` tables) and
   `[sources.<name>.contract_ops]` (and its `removal` table), misspelled sections
-  (`[contract_op]`), and values of the wrong type (`recent_window = "6 hours"`).
+  (`[contract_op]`, `[source.<name>.contract_ops]`), and values of the wrong type
+  (`recent_window = "6 hours"`).
 - `source_importable`: each declared source's `ref` imports and builds.
 - `source_has_models`: each declared source has at least one resource with a Pydantic model.
 - `destination_adapter`: each source's destination resolves and a reconciler adapter is
@@ -30,6 +33,11 @@ from dlt_contract_ops.settings.project import ProjectSettings
 from dlt_contract_ops.sinks.options import SINK_SECTION
 
 NOT_SET = "(not set)"
+#: where a project declares its sources, as problems name it
+CONFIG_FILE = ".dlt/config.toml"
+#: rules whose problem keeps the project from being reconciled at all: `validate` exits 2,
+#: as `reconcile` does on them
+USAGE_RULES = frozenset({"config_section", "source_declared"})
 
 
 @dataclass(frozen=True)
@@ -57,9 +65,9 @@ class Report:
 
     @property
     def unusable(self) -> bool:
-        """The configuration cannot be read as meant (a misspelled or non-table section):
-        `validate` exits 2, like a usage error."""
-        return any(p.rule == "config_section" for p in self.problems)
+        """The configuration cannot be read as meant (a misspelled or non-table section, no
+        source declared): `validate` exits 2, like `reconcile`'s usage error."""
+        return any(p.rule in USAGE_RULES for p in self.problems)
 
     def add(self, rule: str, key: str, message: str, file: str | None = None) -> None:
         from dlt_contract_ops.settings.files import locate
@@ -248,6 +256,7 @@ def validate_project(project_dir: str | None = None) -> Report:
     """Run every check in the project at `project_dir` (default: the current directory)."""
     from dlt_contract_ops.discovery import begin_run
     from dlt_contract_ops.settings.files import project_context
+    from dlt_contract_ops.settings.problems import no_source_message
     from dlt_contract_ops.settings.project import declared_sources
 
     report = Report()
@@ -256,11 +265,9 @@ def validate_project(project_dir: str | None = None) -> Report:
         report.sources = declared_sources()
         check_config_keys(report, report.sources)
         project = load_project(report)
-        if not report.sources:
-            report.notes.append(
-                "no source is declared: add a `[sources.<name>.contract_ops]` table with "
-                '`ref = "module:attribute"` to .dlt/config.toml'
-            )
+        if not report.sources and not report.unusable:
+            # what `reconcile` refuses (a misspelled section says why already, when there is one)
+            report.add("source_declared", "sources", no_source_message(CONFIG_FILE), CONFIG_FILE)
         for name in report.sources:
             check_source(report, name, project, pdir)
         check_sinks(report, project)

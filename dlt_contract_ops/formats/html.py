@@ -19,7 +19,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from dlt_contract_ops.findings import DriftFinding, ReconcileResult
+from dlt_contract_ops.findings import NOTHING_CHECKED, DriftFinding, ReconcileResult
 
 TITLE = "dlt-contract-ops drift report"
 #: drift types that name declared columns (the model has them); additive columns it lacks
@@ -223,7 +223,8 @@ def _source(name: str, blocks: Sequence[ReconcileResult]) -> str:
         out += [_finding(f) for f in found]
         out.append(_coverage(found))
         out.append("</div>")
-    if not findings and not any(r.error for r in blocks):
+    unchecked = any(n.startswith(NOTHING_CHECKED) for r in blocks for n in r.notes)
+    if not findings and not any(r.error for r in blocks) and not unchecked:
         out.append('<p class="ok">✓ No drift</p>')
     notes = list(dict.fromkeys(n for r in blocks for n in r.notes))
     if notes:

@@ -27,9 +27,10 @@ def run_missing(
             continue
         if expected.table in ctx.dropped:
             notes.append(
-                f"table `{expected.table}` of resource `{expected.resource}` was loaded by "
-                f"pipeline `{ctx.target.pipeline_name}` (it is in the stored schema) but no "
-                f"longer exists in dataset `{ctx.adapter.dataset}`"
+                f"table `{expected.table}` of resource `{expected.resource}` no longer exists "
+                f"in dataset `{ctx.adapter.dataset}`: pipeline `{ctx.target.pipeline_name}` "
+                "loaded it (dlt's stored schema, local or the dataset's `_dlt_version`), or "
+                "with no such record, its sibling tables are there"
             )
         finding = ctx.finding(
             "missing",

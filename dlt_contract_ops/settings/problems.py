@@ -74,6 +74,21 @@ def misplaced_sections() -> list[str]:
                     f"Section `[{key}]` in {f.shown} is not read. Did you mean "
                     f"`[{PROJECT_SECTION}]`?"
                 )
+        for key, value in f.doc.items():
+            # `[source.X.contract_ops]`: the sources table misspelled (dlt reads `sources`)
+            if key == "sources" or not isinstance(value, Mapping):
+                continue
+            if closest(str(key).lower(), ["sources"], cutoff=0.8) is None:
+                continue
+            for name, table in value.items():
+                if isinstance(table, Mapping) and any(
+                    isinstance(v, Mapping) and (k == PROJECT_SECTION or _near(str(k)))
+                    for k, v in table.items()
+                ):
+                    out.append(
+                        f"Section `[{key}.{name}.{PROJECT_SECTION}]` in {f.shown} is not read. "
+                        f"Did you mean `[sources.{name}.{PROJECT_SECTION}]`?"
+                    )
         sources = f.doc.get("sources")
         if isinstance(sources, Mapping):
             for name, table in sources.items():
@@ -86,6 +101,17 @@ def misplaced_sections() -> list[str]:
                             f"mean `[sources.{name}.{PROJECT_SECTION}]`?"
                         )
     return out
+
+
+def no_source_message(config_file: str) -> str:
+    """What to say when no source is declared (`reconcile` refuses, `validate` fails): where
+    to declare one, and the misspelled sections that may have been meant."""
+    misplaced = misplaced_sections()
+    return (
+        "No source is declared, so there is nothing to reconcile: add a "
+        f'`[sources.<name>.{PROJECT_SECTION}]` table with `ref = "module:attribute"` to '
+        f"`{config_file}`" + (f" ({'; '.join(misplaced)})" if misplaced else "") + "."
+    )
 
 
 def config_problems(sources: list[str]) -> list[str]:

@@ -238,7 +238,13 @@ def test_a_query_failure_on_one_table_is_an_error_and_the_others_are_reported(
             "Did you mean `[sources.crm.contract_ops]`?",
             id="sources-X-contractops",
         ),
-        pytest.param("", "No source is declared", None, id="empty-config"),
+        pytest.param("", "No source is declared", "No source is declared", id="empty-config"),
+        pytest.param(
+            '[source.crm.contract_ops]\nref = "crm_mod:crm"\n',
+            "Did you mean `[sources.crm.contract_ops]`?",
+            "Did you mean `[sources.crm.contract_ops]`?",
+            id="source-X-contract_ops",
+        ),
         pytest.param(
             'contract_ops = 5\n[sources.crm.contract_ops]\nref = "crm_mod:crm"\n'
             'destination = "duckdb"\ndataset_name = "crm_data"\n',
@@ -255,7 +261,7 @@ def test_a_query_failure_on_one_table_is_an_error_and_the_others_are_reported(
     ],
 )
 def test_a_misspelled_or_missing_section_is_a_usage_error(
-    project: Project, toml: str, reconcile_says: str, validate_says: str | None
+    project: Project, toml: str, reconcile_says: str, validate_says: str
 ) -> None:
     project.module("crm_mod", CRM)
     project.config(toml)
@@ -266,16 +272,21 @@ def test_a_misspelled_or_missing_section_is_a_usage_error(
     assert "Traceback" not in proc.stderr
     assert "No drift" not in proc.stdout
 
+    # validate rejects what reconcile rejects, with one problem saying why
     checked = project.cli("validate", "--format", "json")
     doc = json.loads(checked.stdout)
-    if validate_says is None:  # nothing misspelled: nothing declared is a note, not a problem
-        assert checked.returncode == 0
-        assert any("no source is declared" in n for n in doc["notes"])
-        return
     assert checked.returncode == 2, checked.stdout + checked.stderr
-    assert [p["rule"] for p in doc["problems"]] == ["config_section"]
+    rule = "source_declared" if not toml else "config_section"
+    assert [p["rule"] for p in doc["problems"]] == [rule]
     assert validate_says in doc["problems"][0]["message"]
     assert doc["problems"][0]["file"] == ".dlt/config.toml"
+    text = project.cli("validate")
+    assert text.returncode == 2
+    assert "project is valid" not in text.stdout
+    assert [line for line in text.stdout.splitlines() if line.startswith("✗")] == [
+        f"✗ {rule}: {doc['problems'][0]['key']} (.dlt/config.toml): "
+        f"{doc['problems'][0]['message']}"
+    ]
 
 
 def test_reconcile_warns_about_the_section_it_does_not_read(project: Project) -> None:

@@ -405,3 +405,27 @@ def test_a_module_written_as_the_build_starts_is_cached_only_once_it_is_older(
     calls = _calls(shop)
     _reconcile(shop)
     assert _calls(shop) == calls  # a hit
+
+
+def test_an_edit_of_a_model_module_outside_the_project_invalidates_the_entry(
+    shop: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`shop_types` lives in a folder on `PYTHONPATH` outside the project (a shared models
+    package): every module the build imported is fingerprinted, wherever it lives."""
+    outside = tmp_path / "shared_models"
+    outside.mkdir()
+    (shop.root / "shop_types.py").rename(outside / "shop_types.py")
+    monkeypatch.syspath_prepend(str(outside))
+    monkeypatch.delitem(sys.modules, "shop_types", raising=False)  # popped after the test
+    before = _found(_doc(_reconcile(shop)))
+    assert not any(t == "customers" and d == "missing" for d, t, _ in before)
+    _reconcile(shop)
+    calls = _calls(shop)
+
+    # a required field the warehouse does not have
+    (outside / "shop_types.py").write_text(TYPES + "    tier: str\n")
+    _written_before_the_run(outside / "shop_types.py")
+    results = _doc(_reconcile(shop))
+    assert _calls(shop) == calls + 1  # rebuilt
+    assert ("missing", "customers", ("tier",)) in _found(results)
+    assert results == _uncached(shop)
