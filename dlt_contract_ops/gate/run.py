@@ -82,10 +82,13 @@ def _admit_additions(resource: Any) -> Any:
     return contract
 
 
-def _restore(resource: Any, contract: Any) -> None:
+def _restore(resource: Any, contract: Any, tap: Tap) -> None:
     """Give the caller's resource back its own contract and validator: one that refuses
     nothing must not outlive the gate (a plain `pipeline.run` of it later would load rows
-    the model refused)."""
+    the model refused), nor a tap (it would keep every item of every later run)."""
+    steps = resource._pipe.steps
+    for at in [i for i, step in enumerate(steps) if step is tap][::-1]:
+        resource._pipe.remove_step(at)
     if contract is not None:
         resource.apply_hints(schema_contract=contract)  # dlt rebuilds the validator
         return
@@ -97,15 +100,19 @@ def _restore(resource: Any, contract: Any) -> None:
             resource._hints["validator"] = inner
 
 
-def _defer_refusals(resource: Any) -> list[BaseException]:
-    """Make the resource's validator record and drop an item it refuses instead of ending the
-    extract, so the tap in front of it sees the whole batch: the shape compared and the rows
-    quarantined are all of it, not the rows before the first bad one. A refusal still rejects
-    the batch (the list returned collects them)."""
+def _defer_refusals(resource: Any, tap: Tap) -> list[BaseException]:
+    """Make the resource's validator show every item to the tap first, and record and drop an
+    item it refuses instead of ending the extract, so the tap sees the whole batch: the shape
+    compared and the rows quarantined are all of it, not the rows before the first bad one. A
+    refusal still rejects the batch (the list returned collects them). A resource with no
+    validator gets the tap as a step of its own. The tap rides in the validator, not in a step
+    before it, because dlt's pipe pays per step per item."""
     refusals: list[BaseException] = []
     inner = resource.validator
-    if inner is not None:
-        deferring = _deferring_validator()(inner, refusals)
+    if inner is None:
+        resource.add_step(tap)
+    else:
+        deferring = _deferring_validator()(inner, refusals, tap)
         resource.validator = deferring
         if resource._hints and resource._hints.get("validator") is not None:
             # dlt re-sets the pipe's validator from the hints when it extracts
@@ -118,10 +125,11 @@ def _deferring_validator() -> type[Any]:
     from dlt.extract.items_transform import BaseItemTransform, ValidateItem
 
     class DeferRefusals(ValidateItem):
-        def __init__(self, inner: Any, refusals: list[BaseException]) -> None:
+        def __init__(self, inner: Any, refusals: list[BaseException], tap: Tap) -> None:
             BaseItemTransform.__init__(self)
             self.inner = inner
             self.refusals = refusals
+            self.tap = tap
 
         def bind(self, pipe: Any) -> Any:
             self.inner.bind(pipe)
@@ -129,6 +137,7 @@ def _deferring_validator() -> type[Any]:
             return self
 
         def __call__(self, item: Any, meta: Any = None) -> Any:
+            self.tap(item)
             try:
                 return self.inner(item, meta)
             except Exception as exc:  # any refusal: recorded, the batch is rejected later
@@ -282,8 +291,9 @@ class _Verdict:
 def _stage(staged: Any, data: Any, resources: list[Any], run_kwargs: dict[str, Any]) -> _Staged:
     """Extract the batch into the staging pipeline, each resource tapped before its model."""
     contracts = [_admit_additions(r) for r in resources]
-    refused = [_defer_refusals(r) for r in resources]  # filled while extracting
-    taps = [_tap(r) for r in resources]
+    taps = [Tap(r.name, _table_of(r) or r.name, r.max_table_nesting) for r in resources]
+    # filled while extracting
+    refused = [_defer_refusals(r, t) for r, t in zip(resources, taps, strict=True)]
     extract_error: BaseException | None = None
     try:
         staged.extract(data, **{k: v for k, v in run_kwargs.items() if k in _EXTRACT_KWARGS})
@@ -294,8 +304,8 @@ def _stage(staged: Any, data: Any, resources: list[Any], run_kwargs: dict[str, A
             raise KeyboardInterrupt from exc
         extract_error = exc
     finally:
-        for resource, contract in zip(resources, contracts, strict=True):
-            _restore(resource, contract)
+        for resource, contract, tap in zip(resources, contracts, taps, strict=True):
+            _restore(resource, contract, tap)
     refusals = [exc for found in refused for exc in found]
     return _Staged(resources, taps, refusals, extract_error)
 
@@ -307,15 +317,6 @@ def _interrupted(exc: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
-
-
-def _tap(resource: Any) -> Tap:
-    from dlt.extract.items_transform import ValidateItem
-
-    tap = Tap(resource.name, _table_of(resource) or resource.name, resource.max_table_nesting)
-    at = resource._pipe.find(ValidateItem)  # the tap goes right before the validator
-    resource.add_step(tap, insert_at=at if at >= 0 else None)
-    return tap
 
 
 def _decide(
