@@ -160,8 +160,8 @@ def _with_delivery(
     results: list[ReconcileResult], report: DeliveryReport, acks: AckBook | None = None
 ) -> list[ReconcileResult]:
     """Carry each finding's alert status and acknowledgement onto it; a result with
-    undelivered findings gets an error naming them (the run then exits 1), so a lost alert
-    is never silent."""
+    undelivered findings (a paging sink, or every sink, did not deliver them) gets an error
+    naming them and the sinks (the run then exits 1), so a lost page is never silent."""
     undelivered = {f.key for f in report.undelivered}
     out = []
     for r in results:
@@ -177,13 +177,7 @@ def _with_delivery(
         lost = [f for f in findings if f.key in undelivered]
         changes: dict[str, Any] = {"findings": findings}
         if lost:
-            why = "; ".join(f"'{n}': {m}" for n, m in sorted(report.failures.items()))
-            changes["error"] = (r.error + " " if r.error else "") + (
-                f"alert not delivered for {len(lost)} finding(s) "
-                f"({', '.join(f'`{f.table}` {f.drift_type}' for f in lost)}): no alert sink "
-                f"confirmed delivery ({why or 'no sink accepted it'}). They were written to the "
-                "log and will be sent again on the next run."
-            )
+            changes["error"] = (r.error + " " if r.error else "") + report.problem(lost)
             changes["error_kind"] = r.error_kind or "delivery"
         out.append(r.model_copy(update=changes))
     return out
