@@ -26,7 +26,9 @@ def pages(sink: Any) -> bool:
     return bool(getattr(sink, "pages", True))
 
 
-def missed(targets: Sequence[str], delivered: Collection[str], paging: Collection[str]) -> list[str]:
+def missed(
+    targets: Sequence[str], delivered: Collection[str], paging: Collection[str]
+) -> list[str]:
     """The sinks whose failure makes a finding undelivered: each paging sink of `targets` that
     did not deliver it; every target when none delivered it.
 

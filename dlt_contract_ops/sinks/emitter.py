@@ -372,8 +372,9 @@ class Emitter:
                 continue
             self.report.undelivered.append(finding)
             self.report.undelivered_to[finding.key] = tuple(lost)
-            reason = "paging_sink_failed" if accepted else "no_sink_confirmed"
-            self.report.ledger.record(finding, AlertMark("undelivered", reason))
+            self.report.ledger.record(finding, AlertMark(
+                "undelivered", "paging_sink_failed" if accepted else "no_sink_confirmed"
+            ))
             if finding.key not in self._fell_back:  # an asynchronous sink lost it
                 self._fall_back(finding, lost, delivered=bool(accepted))
         if self.dedup is not None and not self._dedup_broken:
