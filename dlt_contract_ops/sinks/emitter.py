@@ -34,7 +34,7 @@ from dlt_contract_ops.findings import DriftFinding
 from dlt_contract_ops.settings.duration import human
 from dlt_contract_ops.settings.project import DedupSettings, default_state_file
 from dlt_contract_ops.sinks.base import AlertSink, ConfirmsDelivery, ErrorEvent
-from dlt_contract_ops.sinks.dedup import AlertMark, DedupStore, FindingKey, overall
+from dlt_contract_ops.sinks.dedup import ANY_SINK, AlertMark, DedupStore, FindingKey, overall
 from dlt_contract_ops.sinks.delivery import DeliveryReport, missed, pages
 from dlt_contract_ops.sinks.loader import load_sink
 from dlt_contract_ops.sinks.logging_sink import LoggingSink, error_line, where
@@ -152,7 +152,7 @@ class Emitter:
         """Sink name -> what dedup decided for `finding` there; None when dedup is off."""
         if self.dedup is None:
             return None
-        unchecked = {name: AlertMark("new", "unchecked") for name in self.names}
+        unchecked = {name: AlertMark("new", "unchecked") for name in self.names or (ANY_SINK,)}
         if self._dedup_broken:
             return unchecked
         try:

@@ -572,6 +572,9 @@ def test_unwritable_state_alerts_anyway(tmp_path: Path, caplog: pytest.LogCaptur
     assert emitter.report.undelivered == []
     assert caplog.text.count("alerting without dedup for this run") == 1
     assert "not updated" not in caplog.text  # settle is not attempted on a broken store
+    # with alert_sinks = [] the mark still says what a run with sinks would do
+    none, _ = _emit([a], DedupStore(store.path, DAY), no_sinks=True)
+    assert none.report.ledger.mark(a) == AlertMark("new", "unchecked")
 
 
 def test_dry_run_does_not_claim_a_repeat_was_held_back(

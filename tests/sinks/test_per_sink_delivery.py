@@ -18,6 +18,7 @@ import pytest
 
 from dlt_contract_ops.findings import DriftFinding
 from dlt_contract_ops.settings import project_context
+from dlt_contract_ops.settings.project import DedupSettings
 from dlt_contract_ops.sinks.dedup import DedupStore, finding_key
 from dlt_contract_ops.sinks.emitter import Emitter
 from dlt_contract_ops.sinks.logging_sink import LoggingSink, drift_detail, drift_line
@@ -150,8 +151,8 @@ def test_a_dry_run_after_a_refused_page_sends_nothing_and_settles_nothing(
         hook.default = Reply(200)
         caplog.set_level(logging.WARNING, logger="dlt_contract_ops")
         caplog.clear()
-        dry = Emitter.from_names(["logging", "webhook"], dry_run=True)
-        dry.dedup = DedupStore(path, DAY)
+        dry = Emitter.from_names(["logging", "webhook"], dry_run=True,
+                                 dedup_settings=DedupSettings(state_file=path))
         dry.drift(finding)
         dry.flush(5.0)
     # what a real run would do: the webhook still has to get it
