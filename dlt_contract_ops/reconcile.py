@@ -160,9 +160,10 @@ def _with_delivery(
     results: list[ReconcileResult], report: DeliveryReport, acks: AckBook | None = None
 ) -> list[ReconcileResult]:
     """Carry each finding's alert status and acknowledgement onto it; a result with
-    undelivered findings gets an error naming them (the run then exits 1), so a lost alert
-    is never silent. An acks file that could not be read is an error on each source's first
-    result (its alerts went out as if nothing were acknowledged)."""
+    undelivered findings (a paging sink, or every sink, did not deliver them) gets an error
+    naming them and the sinks (the run then exits 1), so a lost page is never silent. An acks
+    file that could not be read is an error on each source's first result (its alerts went
+    out as if nothing were acknowledged)."""
     undelivered = {f.key for f in report.undelivered}
     told: set[str] = set()  # sources whose result carries the acks file's error
     out = []
@@ -185,13 +186,7 @@ def _with_delivery(
             errors.append(acks.error)
             kind = kind or "acks"
         if lost:
-            why = "; ".join(f"'{n}': {m}" for n, m in sorted(report.failures.items()))
-            errors.append(
-                f"alert not delivered for {len(lost)} finding(s) "
-                f"({', '.join(f'`{f.table}` {f.drift_type}' for f in lost)}): no alert sink "
-                f"confirmed delivery ({why or 'no sink accepted it'}). They were written to the "
-                "log and will be sent again on the next run."
-            )
+            errors.append(report.problem(lost))
             kind = kind or "delivery"
         if len(errors) > (1 if r.error else 0):
             changes["error"] = " ".join(errors)

@@ -1,19 +1,30 @@
-"""A rejected batch goes to the alert sinks as one event (`drift_type: "gate"`), with dry run
-and dedup like every other finding."""
+"""A rejected batch goes to the alert sinks as one event (`drift_type: "gate"`), with dry run,
+dedup and per-sink delivery like every other finding: a sink that did not deliver it gets it
+again on the next rejection, and a paging sink that did not is reported (a WARNING here; the
+returned `DeliveryReport` says which)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from dlt_contract_ops.gate.report import GateReport
 
 #: the note a rejection carries when its quarantine could not be written
 NOT_KEPT = "the rejected batch was NOT kept"
 
+if TYPE_CHECKING:
+    from dlt_contract_ops.sinks.delivery import DeliveryReport
+
+log = logging.getLogger("dlt_contract_ops")
+
 
 def alert_rejection(
     report: GateReport, source: str, alert_sinks: Iterable[str] | None, *, dry_run: bool
-) -> None:
+) -> DeliveryReport:
+    """Send the rejection to the sinks; what became of it (`undelivered` is not empty when a
+    paging sink, or every sink, did not deliver it)."""
     from dlt_contract_ops.findings import DriftFinding
     from dlt_contract_ops.settings.project import load_project_settings
     from dlt_contract_ops.sinks.emitter import Emitter
@@ -42,3 +53,7 @@ def alert_rejection(
         emitter.drift(finding)
     finally:
         emitter.flush()
+    delivery = emitter.report
+    if delivery.undelivered:
+        log.warning("gate rejection of `%s`: %s", source, delivery.problem(delivery.undelivered))
+    return delivery

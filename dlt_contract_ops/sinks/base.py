@@ -32,6 +32,12 @@ class AlertSink(Protocol):
     and, for a sink that also implements `ConfirmsDelivery`, `undelivered()` does not list it
     after `flush`. A sink that could not deliver raises (`DeliveryError` by convention; the
     emitter isolates any exception) so the emitter can fall back and re-send next run.
+    Delivery is tracked per sink: a sink settles a finding for itself only.
+
+    Optional class attribute `pages: bool` (default True): False declares a local record (the
+    logging sink) rather than a page. A paging sink that did not deliver a finding makes it
+    undelivered (an error, exit 1) even when another sink has it; a local record's failure
+    does so only when no sink delivered the finding.
     """
 
     def emit_drift(self, finding: DriftFinding) -> None: ...

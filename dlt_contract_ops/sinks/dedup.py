@@ -8,10 +8,15 @@ local pipeline state, `~/.dlt/` or `DLT_DATA_DIR`), one file per project folder:
 state_file` moves it (relative paths are relative to the project), e.g. onto a volume that
 outlives a container.
 
+Delivery is tracked per sink: each entry holds one record per sink name (`sinks`), and a
+finding is settled for a sink only once THAT sink delivered it. The next run sends it again to
+the sinks that did not (and only to them), so a log line never stands in for a page. A state
+written by format 1 (one record per finding) still reads: its record counts for every sink
+(`*`) until it ages out or the finding changes.
+
 Every finding is still returned and printed; what dedup and delivery decided is recorded
 in an `AlertLedger` (finding key -> "new" | "repeat" | "undelivered") and then carried on
-each finding (`DriftFinding.alert`). A finding counts as alerted only once a sink confirmed
-delivery; an undelivered one is sent again by the next run.
+each finding (`DriftFinding.alert`).
 """
 
 from __future__ import annotations
@@ -35,11 +40,15 @@ from dlt_contract_ops.statefile import StateFileError, locked, read_json, write_
 
 AlertStatus = Literal["new", "repeat", "undelivered"]
 AlertReason = Literal[
-    "first", "changed", "realert", "unchanged", "unchecked", "in_flight", "no_sink_confirmed"
+    "first", "changed", "realert", "unchanged", "unchecked", "in_flight",
+    "no_sink_confirmed", "paging_sink_failed",
 ]
 FindingKey = tuple[str, str, str, tuple[str, ...]]
 
-STATE_FORMAT_VERSION = 1
+#: 2: one record per sink (`sinks`); format 1 (one record per finding) still reads
+STATE_FORMAT_VERSION = 2
+#: the sink name under which a format 1 record is read: it counts for every sink
+ANY_SINK = "*"
 #: a pending claim of a run on another host stops counting after this many seconds
 PENDING_LEASE = 900.0
 
@@ -71,6 +80,23 @@ def decide(
     last = entry.get("last_alerted")
     if not isinstance(last, int | float) or now - float(last) >= realert_after:
         return AlertMark("new", "realert")
+    return AlertMark("repeat", "unchanged")
+
+
+def overall(marks: Mapping[str, AlertMark]) -> AlertMark:
+    """The finding's mark from its per-sink marks: "new" when some sink is due to get it
+    (with the first such sink's reason), else "repeat" ("in_flight" when a sink's copy is
+    being sent by another run).
+
+    >>> overall({"logging": AlertMark("repeat", "unchanged"),
+    ...          "webhook": AlertMark("new", "first")})
+    AlertMark(status='new', reason='first')
+    """
+    due = [m for m in marks.values() if m.status == "new"]
+    if due:
+        return due[0]
+    if any(m.reason == "in_flight" for m in marks.values()):
+        return AlertMark("repeat", "in_flight")
     return AlertMark("repeat", "unchanged")
 
 
@@ -125,12 +151,14 @@ def _owner_alive(owner: Any, now: float, since: Any, lease: float) -> bool:
 
 
 class DedupStore:
-    """The state file and the rule, in two phases so an alert counts only once delivered.
+    """The state file and the rule, per sink, in two phases so an alert counts only once
+    delivered.
 
-    `reserve` decides under the file lock and, for "new", marks the finding *pending* (owned
-    by this process), so a concurrent run treats it as in flight and does not send it too.
-    `settle` records the delivered ones as alerted and drops the claims of the others, which
-    are then sent again by the next run. `check` decides without writing (dry runs).
+    `reserve` decides for each named sink under the file lock and, for each "new" one, marks
+    the finding *pending* for that sink (owned by this process), so a concurrent run treats
+    it as in flight there and does not send it too. `settle` records, per sink, the findings
+    it delivered as alerted and drops its claims on the others, which the next run sends
+    again to that sink only. `check` decides without writing (dry runs).
     """
 
     def __init__(
@@ -167,99 +195,165 @@ class DedupStore:
             )
             return {}
         alerts = doc.get("alerts")
-        return dict(alerts) if isinstance(alerts, dict) else {}
+        if not isinstance(alerts, dict):
+            return {}
+        return {k: upgraded(v) for k, v in alerts.items() if isinstance(v, dict)}
 
-    def check(self, finding: DriftFinding) -> AlertMark:
-        """What `reserve` would decide now, without writing (dry runs, disabled emission)."""
-        alerts = self._alerts(repair=False)
-        return decide(
-            alerts.get(finding_key(finding)),
-            finding_digest(finding),
-            self._clock(),
-            self.realert_after,
-        )
+    def check(self, finding: DriftFinding, sinks: Sequence[str] = ()) -> dict[str, AlertMark]:
+        """What `reserve` would decide now for each of `sinks`, without writing (dry runs,
+        disabled emission). No sinks: each sink the state knows for `finding` (or `*`)."""
+        entry = self._alerts(repair=False).get(finding_key(finding))
+        records = (entry or {}).get("sinks", {})
+        digest, now = finding_digest(finding), self._clock()
+        return {
+            sink: decide(_alerted(records, sink), digest, now, self.realert_after)
+            for sink in (sinks or tuple(records) or (ANY_SINK,))
+        }
 
-    def reserve(self, finding: DriftFinding) -> AlertMark:
-        """Decide under the file lock; for "new", leave a pending claim of this process."""
+    def reserve(self, finding: DriftFinding, sinks: Sequence[str]) -> dict[str, AlertMark]:
+        """Decide for each of `sinks` under the file lock; leave a pending claim of this
+        process on each sink decided "new"."""
         with locked(self.path, self._lock_timeout):
             alerts = self._alerts(repair=True)
             now = self._clock()
             key = finding_key(finding)
-            entry = alerts.get(key) if isinstance(alerts.get(key), dict) else None
-            pending = (entry or {}).get("pending")
-            if (
-                isinstance(pending, dict)
-                and pending.get("owner") != self._owner
-                and _owner_alive(pending.get("owner"), now, pending.get("since"), self._lease)
-            ):
-                return AlertMark("repeat", "in_flight")
-            # an entry holding only a claim (no digest: never delivered) was never alerted
-            alerted = entry if entry is not None and "digest" in entry else None
-            mark = decide(alerted, finding_digest(finding), now, self.realert_after)
-            if mark.status == "new":
-                alerts[key] = {
-                    **(entry or {}),
-                    "source": finding.source,
-                    "resource": finding.resource,
-                    "drift_type": finding.drift_type,
-                    "columns": list(finding.columns),
-                    "pending": {"owner": self._owner, "since": now},
-                }
+            entry = alerts.get(key) or {"sinks": {}}
+            records: dict[str, Any] = entry["sinks"]
+            digest = finding_digest(finding)
+            marks: dict[str, AlertMark] = {}
+            for sink in sinks:
+                if any(
+                    self._claimed_by_another(records.get(name), now)
+                    for name in (sink, ANY_SINK)
+                ):
+                    marks[sink] = AlertMark("repeat", "in_flight")
+                    continue
+                marks[sink] = decide(_alerted(records, sink), digest, now, self.realert_after)
+                if marks[sink].status == "new":
+                    records[sink] = {**records.get(sink, {}),
+                                     "pending": {"owner": self._owner, "since": now}}
+            if any(m.status == "new" for m in marks.values()):
+                alerts[key] = {**entry, **_header(finding), "sinks": records}
                 self._write(alerts, now)
-            return mark
+            return marks
+
+    def _claimed_by_another(self, record: Any, now: float) -> bool:
+        pending = record.get("pending") if isinstance(record, dict) else None
+        return (
+            isinstance(pending, dict)
+            and pending.get("owner") != self._owner
+            and _owner_alive(pending.get("owner"), now, pending.get("since"), self._lease)
+        )
 
     def settle(
-        self, delivered: Sequence[DriftFinding], undelivered: Sequence[DriftFinding]
+        self,
+        delivered: Mapping[str, Sequence[DriftFinding]],
+        undelivered: Mapping[str, Sequence[DriftFinding]],
     ) -> None:
-        """Record `delivered` as alerted now; release the claims on `undelivered`."""
-        if not delivered and not undelivered:
+        """Record, per sink name, the findings it delivered as alerted now; release its
+        claims on the ones it did not."""
+        if not any(delivered.values()) and not any(undelivered.values()):
             return
         with locked(self.path, self._lock_timeout):
             alerts = self._alerts(repair=True)
             now = self._clock()
-            for finding in delivered:
-                key = finding_key(finding)
-                previous = alerts.get(key) if isinstance(alerts.get(key), dict) else {}
-                alerts[key] = {
-                    "source": finding.source,
-                    "resource": finding.resource,
-                    "drift_type": finding.drift_type,
-                    "columns": list(finding.columns),
-                    "digest": finding_digest(finding),
-                    "first_alerted": (previous or {}).get("first_alerted", now),
-                    "last_alerted": now,
-                    "last_alerted_at": _iso(now),
-                }
-            for finding in undelivered:
-                key = finding_key(finding)
-                entry = alerts.get(key)
-                if not isinstance(entry, dict):
-                    continue
-                pending = entry.get("pending")
-                if isinstance(pending, dict) and pending.get("owner") == self._owner:
-                    entry = {k: v for k, v in entry.items() if k != "pending"}
-                if "last_alerted" in entry:
+            for sink, findings in delivered.items():
+                for finding in findings:
+                    key = finding_key(finding)
+                    entry = {"sinks": {}, **(alerts.get(key) or {}), **_header(finding)}
+                    records = entry["sinks"]
+                    # an alert first sent by the previous version dates from then
+                    first = next(
+                        (r["first_alerted"] for r in (records.get(sink), records.get(ANY_SINK))
+                         if isinstance(r, dict) and "first_alerted" in r),
+                        now,
+                    )
+                    records[sink] = {
+                        "digest": finding_digest(finding),
+                        "first_alerted": first,
+                        "last_alerted": now,
+                        "last_alerted_at": _iso(now),
+                    }
                     alerts[key] = entry
-                else:  # never delivered: as if it had never been seen
-                    alerts.pop(key, None)
+            for sink, findings in undelivered.items():
+                for finding in findings:
+                    self._release(alerts, finding_key(finding), sink)
             self._write(alerts, now)
 
+    def _release(self, alerts: dict[str, Any], key: str, sink: str) -> None:
+        entry = alerts.get(key)
+        record = entry["sinks"].get(sink) if entry is not None else None
+        if entry is None or not isinstance(record, dict):
+            return
+        pending = record.get("pending")
+        if isinstance(pending, dict) and pending.get("owner") == self._owner:
+            record = {k: v for k, v in record.items() if k != "pending"}
+        if record:
+            entry["sinks"][sink] = record
+        else:  # never delivered to this sink: as if it had never been seen there
+            entry["sinks"].pop(sink, None)
+        if not entry["sinks"]:
+            alerts.pop(key, None)
+
     def _write(self, alerts: dict[str, Any], now: float) -> None:
-        # An entry older than realert_after decides exactly like no entry: drop it (unless a
+        # A record older than realert_after decides exactly like no record: drop it (unless a
         # run is sending it right now) so the file stays as small as the set of live alerts.
-        kept = {
-            k: v
-            for k, v in alerts.items()
-            if isinstance(v, dict)
-            and (
-                "pending" in v
-                or (
-                    isinstance(v.get("last_alerted"), int | float)
-                    and now - float(v["last_alerted"]) < self.realert_after
+        kept: dict[str, Any] = {}
+        for key, entry in alerts.items():
+            records = {
+                sink: rec
+                for sink, rec in entry.get("sinks", {}).items()
+                if isinstance(rec, dict)
+                and (
+                    "pending" in rec
+                    or (
+                        isinstance(rec.get("last_alerted"), int | float)
+                        and now - float(rec["last_alerted"]) < self.realert_after
+                    )
                 )
-            )
-        }
+            }
+            if records:
+                kept[key] = {**entry, "sinks": records}
         write_json(self.path, {"format_version": STATE_FORMAT_VERSION, "alerts": kept})
+
+
+def _header(finding: DriftFinding) -> dict[str, Any]:
+    """What an entry says about its finding, for a person reading the file."""
+    return {
+        "source": finding.source,
+        "resource": finding.resource,
+        "drift_type": finding.drift_type,
+        "columns": list(finding.columns),
+    }
+
+
+def _alerted(records: Mapping[str, Any], sink: str) -> Mapping[str, Any] | None:
+    """The record that says when `sink` last got the finding: its own once it delivered,
+    else the format 1 record (`*`, every sink), else None (never delivered there)."""
+    for name in (sink, ANY_SINK):
+        record = records.get(name)
+        if isinstance(record, dict) and "digest" in record:
+            return record
+    return None
+
+
+def upgraded(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """`entry` in format 2 (`sinks`: sink name -> record). A format 1 entry (one record for
+    the finding, written before delivery was tracked per sink) becomes the record of `*`:
+    settled for every sink, exactly as the previous version treated it.
+
+    >>> upgraded({"source": "s", "digest": "d", "last_alerted": 5.0})
+    {'source': 's', 'sinks': {'*': {'digest': 'd', 'last_alerted': 5.0}}}
+    """
+    if isinstance(entry.get("sinks"), dict):
+        return {**entry, "sinks": {k: v for k, v in entry["sinks"].items()
+                                   if isinstance(v, dict)}}
+    record = {k: entry[k] for k in _V1_RECORD if k in entry}
+    header = {k: v for k, v in entry.items() if k not in _V1_RECORD}
+    return {**header, "sinks": {ANY_SINK: record} if record else {}}
+
+
+_V1_RECORD = ("digest", "first_alerted", "last_alerted", "last_alerted_at", "pending")
 
 
 def _aside_path(path: Path) -> Path:

@@ -2,17 +2,19 @@
 
 - Every sink receives every event; one sink raising never crashes the sweep or starves the
   others.
-- A finding counts as alerted only when at least one sink delivered it: `emit_drift`
-  returned and, for an asynchronous sink (`ConfirmsDelivery`), the server confirmed it by
-  the end of `flush`. One that no sink delivered is written in full by the logging fallback
-  (which does not count as delivery), its dedup claim is released so the next run sends it
-  again, and the sweep reports it as an error (`undelivered` in `DeliveryReport`).
+- Delivery is per sink: a sink delivered a finding when `emit_drift` returned and, for an
+  asynchronous sink (`ConfirmsDelivery`), the server confirmed it by the end of `flush`.
+  Dedup settles the finding for each sink that delivered it; the next run sends it again to
+  the others only. A finding a paging sink did not deliver (or no sink did) is written in
+  full by the logging fallback and the sweep reports it as an error (`undelivered` in
+  `DeliveryReport`). The logging sink (`pages = False`) is a local record: it never settles
+  a finding for a paging sink, and its own failure alone is not an error (see `delivery`).
 - A sink that fails to load or construct is dropped for the invocation with a warning naming
   it; if every configured sink drops, emission falls back to the logging sink.
   `alert_sinks = []` disables emission on purpose.
 - `dry_run` suppresses all emission (drift and error events); sinks are not even loaded.
-- Dedup (on unless turned off) sends a drift finding only when it is new, changed or due for
-  a re-alert, and records each decision in an `AlertLedger`.
+- Dedup (on unless turned off) sends a drift finding to a sink only when it is new, changed
+  or due for a re-alert there, and records each decision in an `AlertLedger`.
 - `flush` bounds every sink's flush by one shared timeout, then closes the sinks.
 """
 
@@ -22,7 +24,6 @@ import logging
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, Protocol
@@ -33,7 +34,8 @@ from dlt_contract_ops.findings import DriftFinding
 from dlt_contract_ops.settings.duration import human
 from dlt_contract_ops.settings.project import DedupSettings, default_state_file
 from dlt_contract_ops.sinks.base import AlertSink, ConfirmsDelivery, ErrorEvent
-from dlt_contract_ops.sinks.dedup import AlertLedger, AlertMark, DedupStore, FindingKey
+from dlt_contract_ops.sinks.dedup import ANY_SINK, AlertMark, DedupStore, FindingKey, overall
+from dlt_contract_ops.sinks.delivery import DeliveryReport, missed, pages
 from dlt_contract_ops.sinks.loader import load_sink
 from dlt_contract_ops.sinks.logging_sink import LoggingSink, error_line, where
 from dlt_contract_ops.statefile import StateFileError
@@ -44,17 +46,6 @@ DEFAULT_FLUSH_TIMEOUT = 5.0
 SINK_SHARE = 0.9
 
 __all__ = ["DEFAULT_FLUSH_TIMEOUT", "DeliveryReport", "Emitter", "load_sink"]
-
-
-@dataclass
-class DeliveryReport:
-    """What became of this run's findings once the sinks were flushed."""
-
-    ledger: AlertLedger = field(default_factory=AlertLedger)
-    #: findings handed to the sinks that none of them delivered
-    undelivered: list[DriftFinding] = field(default_factory=list)
-    #: sink name -> why it failed, for the error message
-    failures: dict[str, str] = field(default_factory=dict)
 
 
 class Emits(Protocol):
@@ -96,8 +87,12 @@ class Emitter:
         *,
         dry_run: bool = False,
         dedup: DedupStore | None = None,
+        names: Sequence[str] | None = None,
     ) -> None:
         self.sinks = list(sinks)
+        #: the sinks a finding is decided for: the loaded ones, or (a dry run loads none)
+        #: the configured ones, so the marks say what a real run would do
+        self.names = tuple(names) if names is not None else tuple(n for n, _ in self.sinks)
         self.dry_run = dry_run
         self.dedup = dedup
         self.report = DeliveryReport()
@@ -106,8 +101,8 @@ class Emitter:
         self._fallback: LoggingSink | None = None
         self._dedup_broken = False
         self._closed = False
-        #: finding key -> (finding, names of the sinks whose emit_drift returned)
-        self._handed: dict[FindingKey, tuple[DriftFinding, set[str]]] = {}
+        #: finding key -> (finding, the sinks it went to, those whose emit_drift returned)
+        self._handed: dict[FindingKey, tuple[DriftFinding, list[str], set[str]]] = {}
         self._fell_back: set[FindingKey] = set()
 
     @classmethod
@@ -149,18 +144,21 @@ class Emitter:
             store = DedupStore(
                 settings.state_file or _default_state_file(), settings.realert_after
             )
-        return cls(loaded, dry_run=dry_run, dedup=store)
+        planned = tuple(dict.fromkeys(names)) if dry_run else None
+        return cls(loaded, dry_run=dry_run, dedup=store, names=planned)
 
     # -- events --------------------------------------------------------------------------
-    def _mark(self, finding: DriftFinding) -> AlertMark | None:
+    def _marks(self, finding: DriftFinding) -> dict[str, AlertMark] | None:
+        """Sink name -> what dedup decided for `finding` there; None when dedup is off."""
         if self.dedup is None:
             return None
+        unchecked = {name: AlertMark("new", "unchecked") for name in self.names or (ANY_SINK,)}
         if self._dedup_broken:
-            return AlertMark("new", "unchecked")
+            return unchecked
         try:
-            if self.dry_run or not self.sinks:
-                return self.dedup.check(finding)  # nothing is sent: leave the state as is
-            return self.dedup.reserve(finding)
+            if self.dry_run or not self.sinks:  # nothing is sent: leave the state as is
+                return self.dedup.check(finding, self.names)
+            return self.dedup.reserve(finding, self.names)
         except (StateFileError, OSError) as exc:
             # Better one repeated alert than a missed one: alert and say why, once.
             self._dedup_broken = True
@@ -169,7 +167,7 @@ class Emitter:
                 self.dedup.path,
                 exc,
             )
-            return AlertMark("new", "unchecked")
+            return unchecked
 
     def drift(self, finding: DriftFinding) -> None:
         """Hand `finding` to every sink, unless dry run, an acknowledgement, or dedup (a
@@ -185,8 +183,10 @@ class Emitter:
                 return
             if ack is not None:  # expired: alert again, saying so
                 finding = finding.model_copy(update={"ack": {**ack.document(), "expired": True}})
-        mark = self._mark(finding)
-        if mark is not None:
+        marks = self._marks(finding)
+        targets = list(self.names)
+        if marks is not None:
+            mark = overall(marks)
             self.report.ledger.record(finding, mark)
             if mark.status == "repeat":
                 if self.dry_run:  # nothing would be sent anyway: the [repeat] mark says it
@@ -204,15 +204,28 @@ class Emitter:
                     why,
                 )
                 return
+            targets = [name for name in targets if marks[name].status == "new"]
+            if len(targets) < len(marks) and self.sinks and not self.dry_run:
+                log.info(
+                    "drift at %s (%s) not sent again to %s (alerted there already, or being "
+                    "sent by another run): sent to %s only",
+                    where(finding.pipeline, finding.source, finding.resource),
+                    finding.drift_type,
+                    ", ".join(f"'{n}'" for n in marks if n not in targets),
+                    ", ".join(f"'{n}'" for n in targets),
+                )
         if self.dry_run or not self.sinks:
             return
         accepted: set[str] = set()
         # handed over before any sink runs: a send cut short by SIGINT/SIGTERM leaves it
-        # undelivered, so flush logs it and releases its dedup claim instead of forgetting it
-        self._handed[finding.key] = (finding, accepted)
-        self._fan_out("a drift event", lambda sink: sink.emit_drift(finding), accepted)
-        if not accepted:
-            self._fall_back(finding)
+        # undelivered, so flush logs it and releases its dedup claims instead of forgetting it
+        self._handed[finding.key] = (finding, targets, accepted)
+        self._fan_out(
+            "a drift event", lambda sink: sink.emit_drift(finding), accepted, only=targets
+        )
+        lost = missed(targets, accepted, self._paging())
+        if lost:
+            self._fall_back(finding, lost, delivered=bool(accepted))
 
     def error(self, event: ErrorEvent) -> None:
         """Hand a reconciler error to every sink (never deduplicated)."""
@@ -229,11 +242,22 @@ class Emitter:
             return
         self._fan_out("an error event", lambda sink: sink.emit_error(event))
 
-    def _fan_out(self, kind: str, call: Any, accepted: set[str] | None = None) -> set[str]:
-        """Call every sink; the names of those that returned (delivered, for a sync sink),
-        added to `accepted` as they return."""
+    def _paging(self) -> set[str]:
+        return {name for name, sink in self.sinks if pages(sink)}
+
+    def _fan_out(
+        self,
+        kind: str,
+        call: Any,
+        accepted: set[str] | None = None,
+        only: Sequence[str] | None = None,
+    ) -> set[str]:
+        """Call every sink (of `only`, when given); the names of those that returned
+        (delivered, for a sync sink), added to `accepted` as they return."""
         accepted = set() if accepted is None else accepted
         for name, sink in self.sinks:
+            if only is not None and name not in only:
+                continue
             try:
                 call(sink)
                 accepted.add(name)
@@ -251,16 +275,24 @@ class Emitter:
             self._fallback = LoggingSink(detail=True)
         return self._fallback
 
-    def _fall_back(self, finding: DriftFinding) -> None:
-        """Write the whole finding (columns, types, samples, reproduce) to the log: no sink
-        has it. This does not count as delivery."""
+    def _fall_back(self, finding: DriftFinding, lost: Sequence[str], *, delivered: bool) -> None:
+        """Write the whole finding (columns, types, samples, reproduce) to the log: no sink,
+        or not the paging sinks `lost`, has it. This does not count as delivery."""
         self._fell_back.add(finding.key)
-        log.warning(
-            "no alert sink delivered the drift at %s (%s): writing it to the log instead; it "
-            "will be sent again on the next run",
-            where(finding.pipeline, finding.source, finding.resource),
-            finding.drift_type,
-        )
+        at = where(finding.pipeline, finding.source, finding.resource)
+        if delivered:
+            names = ", ".join(f"'{n}'" for n in lost)
+            log.warning(
+                "alert sink %s did not deliver the drift at %s (%s): writing it to the log "
+                "instead; it will be sent to %s again on the next run",
+                names, at, finding.drift_type, names,
+            )
+        else:
+            log.warning(
+                "no alert sink delivered the drift at %s (%s): writing it to the log instead; "
+                "it will be sent again on the next run",
+                at, finding.drift_type,
+            )
         try:
             self._fallback_sink().emit_drift(finding)
         except Exception as exc:  # a broken logging setup must not crash the sweep
@@ -311,33 +343,43 @@ class Emitter:
         self._settle()
 
     def _settle(self) -> None:
-        """Decide delivered vs undelivered per finding and record it in the dedup state."""
+        """Decide delivered vs undelivered per finding and sink, and record it in the dedup
+        state: each sink settles only what it delivered."""
         for name, sink in self.sinks:
             if not isinstance(sink, ConfirmsDelivery):
                 continue
             try:
-                lost = {f.key for f in sink.undelivered()}
+                unconfirmed = {f.key for f in sink.undelivered()}
             except Exception as exc:  # cannot tell: better a repeated alert than a lost one
                 log.warning("alert sink '%s' cannot report delivery: %s", name, exc)
-                lost = set(self._handed)
-            if lost:
+                unconfirmed = set(self._handed)
+            if unconfirmed & {k for k, h in self._handed.items() if name in h[1]}:
                 self.report.failures.setdefault(name, "the receiving end did not confirm")
-            for key in lost:
+            for key in unconfirmed:
                 if key in self._handed:
-                    self._handed[key][1].discard(name)
-        delivered: list[DriftFinding] = []
-        for finding, accepted in self._handed.values():
-            if accepted:
-                delivered.append(finding)
+                    self._handed[key][2].discard(name)
+        delivered: dict[str, list[DriftFinding]] = {}
+        undelivered: dict[str, list[DriftFinding]] = {}
+        paging = self._paging()
+        for finding, targets, accepted in self._handed.values():
+            for name in targets:
+                (delivered if name in accepted else undelivered).setdefault(name, []).append(
+                    finding
+                )
+            self.report.delivered_to[finding.key] = tuple(n for n in targets if n in accepted)
+            lost = missed(targets, accepted, paging)
+            if not lost:
                 continue
             self.report.undelivered.append(finding)
-            self.report.ledger.record(finding, AlertMark("undelivered", "no_sink_confirmed"))
-        for finding in self.report.undelivered:
+            self.report.undelivered_to[finding.key] = tuple(lost)
+            self.report.ledger.record(finding, AlertMark(
+                "undelivered", "paging_sink_failed" if accepted else "no_sink_confirmed"
+            ))
             if finding.key not in self._fell_back:  # an asynchronous sink lost it
-                self._fall_back(finding)
+                self._fall_back(finding, lost, delivered=bool(accepted))
         if self.dedup is not None and not self._dedup_broken:
             try:
-                self.dedup.settle(delivered, self.report.undelivered)
+                self.dedup.settle(delivered, undelivered)
             except (StateFileError, OSError) as exc:
                 log.warning("alert dedup state `%s` not updated: %s", self.dedup.path, exc)
 

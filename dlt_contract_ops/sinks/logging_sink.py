@@ -83,6 +83,9 @@ class LoggingSink:
     ...     resource="r", table="r", columns=["c"]))  # logs one WARNING line
     """
 
+    #: a local record, not a page: it settles a finding for itself only (see `sinks.delivery`)
+    pages = False
+
     def __init__(self, logger_name: str = LOGGER_NAME, detail: bool = False) -> None:
         self._log = logging.getLogger(logger_name)
         self._detail = detail

@@ -1,9 +1,10 @@
-"""Alert loss: a finding counts as alerted only once a sink delivered it.
+"""Alert loss: a finding counts as alerted at a sink only once that sink delivered it.
 
 A sink that raises (`DeliveryError`) or, being asynchronous, lists the finding in
-`undelivered()` after flush did not deliver it. When no sink delivered a finding, the dedup
-state does not record it (the next run sends it again, "new" not "repeat"), the whole
-finding goes to the log, and the sweep reports a delivery error (the CLI exits 1).
+`undelivered()` after flush did not deliver it. The dedup state records the finding for the
+sinks that delivered it only (the next run sends it again to the others, "new" not
+"repeat"). When a paging sink, or every sink, did not deliver it, the whole finding goes to
+the log and the sweep reports a delivery error (the CLI exits 1).
 """
 
 from __future__ import annotations
@@ -83,6 +84,12 @@ class Unconfirmed(Recording):
         return [f for f in self.drift if f.resource in self.lost]
 
 
+class FailingRecord(Failing):
+    """A local record (the logging sink's kind) that fails."""
+
+    pages = False
+
+
 class CannotTell(Unconfirmed):
     """An asynchronous sink that cannot say what it delivered."""
 
@@ -107,12 +114,14 @@ def _sweep(
     return emitter
 
 
-def _recorded(path: Path) -> dict[str, Any]:
-    """Finding key -> entry of every finding the state file holds as alerted."""
+def _recorded(path: Path) -> dict[str, set[str]]:
+    """Finding key -> the sinks the state file holds it as alerted to (when any)."""
     if not path.exists():
         return {}
     alerts = json.loads(path.read_text())["alerts"]
-    return {k: v for k, v in alerts.items() if "last_alerted" in v}
+    settled = {k: {s for s, r in v["sinks"].items() if "last_alerted" in r}
+               for k, v in alerts.items()}
+    return {k: v for k, v in settled.items() if v}
 
 
 def _fallback(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -134,42 +143,51 @@ SINKS: dict[str, Callable[[], list[tuple[str, Any]]]] = {
         ("down", Failing()), ("async", Unconfirmed(lost=("Order Items",)))
     ],
     "async that cannot tell": lambda: [("async", CannotTell())],
+    "failing record, delivering": lambda: [("log", FailingRecord()), ("up", Recording())],
+    "failing record": lambda: [("log", FailingRecord())],
 }
 
 
 @pytest.mark.parametrize(
-    ("sinks", "delivered"),
+    ("sinks", "settled"),
     [
-        ("failing", False),
-        ("failing, then delivering", True),
-        ("delivering, then failing", True),
-        ("async, lost", False),
-        ("async, confirmed", True),
-        ("async lost, sync delivering", True),
-        ("failing and async lost", False),
-        ("async that cannot tell", False),
+        ("failing", set()),
+        ("failing, then delivering", {"up"}),
+        ("delivering, then failing", {"up"}),
+        ("async, lost", set()),
+        ("async, confirmed", {"async"}),
+        ("async lost, sync delivering", {"up"}),
+        ("failing and async lost", set()),
+        ("async that cannot tell", set()),
+        ("failing record, delivering", {"up"}),
+        ("failing record", set()),
     ],
 )
-def test_delivered_when_at_least_one_sink_delivered(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, sinks: str, delivered: bool
+def test_delivered_when_every_paging_sink_delivered(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, sinks: str, settled: set[str]
 ) -> None:
     path = tmp_path / "state.json"
     finding = make_finding()
+    configured = SINKS[sinks]()
     with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
-        emitter = _sweep(DedupStore(path, DAY), SINKS[sinks](), [finding])
+        emitter = _sweep(DedupStore(path, DAY), configured, [finding])
+    # a local record's failure is not an error while a paging sink has the finding
+    paging = {n for n, s in configured if getattr(s, "pages", True)}
+    delivered = bool(settled) and settled >= paging
     status = "new" if delivered else "undelivered"
     assert dict(emitter.report.ledger) == {finding.key: status}
     assert emitter.report.undelivered == ([] if delivered else [finding])
-    assert list(_recorded(path)) == ([finding_key(finding)] if delivered else [])
-    # the full finding is written to the log exactly when no sink has it
+    # each sink settles what it delivered, and nothing else
+    assert _recorded(path) == ({finding_key(finding): settled} if settled else {})
+    # the full finding is written to the log exactly when it is undelivered
     assert _fallback(caplog) == ([] if delivered else [drift_detail(finding)])
 
-    # the next run, with a healthy sink: sent again unless it was delivered
+    # the next run, with a healthy sink: sent again unless that sink delivered it
     healthy = Recording()
     again = _sweep(DedupStore(path, DAY), [("up", healthy)], [finding])
-    assert dict(again.report.ledger) == {finding.key: "repeat" if delivered else "new"}
-    assert healthy.drift == ([] if delivered else [finding])
-    assert list(_recorded(path)) == [finding_key(finding)]
+    assert dict(again.report.ledger) == {finding.key: "repeat" if "up" in settled else "new"}
+    assert healthy.drift == ([] if "up" in settled else [finding])
+    assert _recorded(path) == {finding_key(finding): settled | {"up"}}
 
 
 def test_a_failed_sink_is_retried_next_run_not_skipped(tmp_path: Path) -> None:
@@ -245,7 +263,8 @@ def test_an_interrupted_send_is_undelivered_and_its_claim_released(
     with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
         with pytest.raises(KeyboardInterrupt):
             emitter.drift(finding)
-        assert "pending" in json.loads(path.read_text())["alerts"][finding_key(finding)]
+        [entry] = json.loads(path.read_text())["alerts"].values()
+        assert "pending" in entry["sinks"]["hook"]
         emitter.flush(1.0)  # what the sweep does on its way out of an interrupt
     assert dict(emitter.report.ledger) == {finding.key: "undelivered"}
     assert emitter.report.undelivered == [finding]

@@ -26,6 +26,7 @@ from dlt_contract_ops.sinks.dedup import (
     decide,
     finding_digest,
     finding_key,
+    overall,
 )
 from dlt_contract_ops.sinks.emitter import Emitter
 from tests.projects import Project
@@ -34,6 +35,7 @@ from tests.sinks.test_emitter import Recording
 
 DAY = 86400.0
 START = 1_000_000.0
+SINK = ("r",)  # the one sink of most tests here; per-sink cases name theirs
 
 
 @pytest.mark.parametrize(
@@ -60,12 +62,13 @@ class Clock:
         return self.now
 
 
-def _alerted(store: DedupStore, finding: DriftFinding) -> AlertMark:
+def _alerted(
+    store: DedupStore, finding: DriftFinding, sinks: tuple[str, ...] = SINK
+) -> AlertMark:
     """One run that sends `finding` and gets it delivered: reserve, then settle."""
-    mark = store.reserve(finding)
-    if mark.status == "new":
-        store.settle([finding], [])
-    return mark
+    marks = store.reserve(finding, sinks)
+    store.settle({s: [finding] for s, m in marks.items() if m.status == "new"}, {})
+    return overall(marks)
 
 
 def _alerts(path: Path) -> dict[str, Any]:
@@ -93,7 +96,7 @@ def test_new_repeat_changed_realert(tmp_path: Path) -> None:
     assert _alerted(store, make_finding(drift_type="removal")) == AlertMark("new", "first")
     clock.now += DAY
     assert _alerted(store, changed) == AlertMark("new", "realert")
-    assert store.check(changed) == AlertMark("repeat", "unchanged")
+    assert store.check(changed, SINK) == {"r": AlertMark("repeat", "unchanged")}
 
 
 def test_reserve_leaves_a_pending_claim_that_settle_turns_into_an_alert(tmp_path: Path) -> None:
@@ -101,15 +104,15 @@ def test_reserve_leaves_a_pending_claim_that_settle_turns_into_an_alert(tmp_path
     clock = Clock()
     store = DedupStore(path, DAY, clock=clock)
     finding = make_finding()
-    assert store.reserve(finding) == AlertMark("new", "first")
-    entry = _alerts(path)[finding_key(finding)]
+    assert store.reserve(finding, SINK) == {"r": AlertMark("new", "first")}
+    entry = _alerts(path)[finding_key(finding)]["sinks"]["r"]
     assert entry["pending"] == {"owner": f"{socket.gethostname()}:{os.getpid()}", "since": START}
     assert "last_alerted" not in entry
     # the same process asking again is not "in flight": its own claim does not block it
-    assert store.reserve(finding) == AlertMark("new", "first")
+    assert store.reserve(finding, SINK) == {"r": AlertMark("new", "first")}
     clock.now += 5
-    store.settle([finding], [])
-    entry = _alerts(path)[finding_key(finding)]
+    store.settle({"r": [finding]}, {})
+    entry = _alerts(path)[finding_key(finding)]["sinks"]["r"]
     assert "pending" not in entry
     assert (entry["digest"], entry["first_alerted"], entry["last_alerted"]) == (
         finding_digest(finding), START + 5, START + 5
@@ -140,8 +143,8 @@ def test_settle_undelivered_releases_the_claim(
         _alerted(store, make_finding(column_types={"payload_size": "DOUBLE"}))
     before = _alerts(path) if path.exists() else {}
     clock.now += then.get("dt", 0.0)
-    assert store.reserve(finding).status == "new"
-    store.settle([], [finding])
+    assert store.reserve(finding, SINK)["r"].status == "new"
+    store.settle({}, {"r": [finding]})
     after = _alerts(path)
     key = finding_key(finding)
     if earlier is None:
@@ -151,8 +154,8 @@ def test_settle_undelivered_releases_the_claim(
         assert after == {}
     else:
         assert after == before
-        assert "pending" not in after[key]
-    assert store.reserve(finding) == expected_next
+        assert "pending" not in after[key]["sinks"]["r"]
+    assert store.reserve(finding, SINK) == {"r": expected_next}
 
 
 def test_state_file_shape_and_pruning(tmp_path: Path) -> None:
@@ -164,7 +167,7 @@ def test_state_file_shape_and_pruning(tmp_path: Path) -> None:
     clock.now += DAY + 1
     _alerted(store, fresh)
     doc = json.loads(path.read_text())
-    assert doc["format_version"] == 1
+    assert doc["format_version"] == 2
     # the old entry would alert again anyway: it is dropped, the file stays small
     assert list(doc["alerts"]) == [finding_key(fresh)]
     entry = doc["alerts"][finding_key(fresh)]
@@ -173,10 +176,12 @@ def test_state_file_shape_and_pruning(tmp_path: Path) -> None:
         "resource": "fresh",
         "drift_type": "additive",
         "columns": ["payload_size", "Straße-Nr"],
-        "digest": finding_digest(fresh),
-        "first_alerted": START + DAY + 1,
-        "last_alerted": START + DAY + 1,
-        "last_alerted_at": "1970-01-13T13:46:41+00:00",
+        "sinks": {"r": {
+            "digest": finding_digest(fresh),
+            "first_alerted": START + DAY + 1,
+            "last_alerted": START + DAY + 1,
+            "last_alerted_at": "1970-01-13T13:46:41+00:00",
+        }},
     }
     assert json.loads(finding_key(fresh)) == ["shop", "fresh", "additive",
                                               ["payload_size", "Straße-Nr"]]
@@ -188,21 +193,23 @@ def test_a_pending_claim_is_never_pruned(tmp_path: Path) -> None:
     clock = Clock()
     store = DedupStore(path, DAY, clock=clock)
     sending = make_finding(resource="sending")
-    store.reserve(sending)
+    store.reserve(sending, SINK)
     clock.now += DAY + 1
     _alerted(store, make_finding(resource="other"))  # a write that prunes
-    assert "pending" in _alerts(path)[finding_key(sending)]
+    assert "pending" in _alerts(path)[finding_key(sending)]["sinks"]["r"]
 
 
 def test_check_never_writes(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     store = DedupStore(path, DAY)
-    assert store.check(make_finding()) == AlertMark("new", "first")
+    assert store.check(make_finding(), SINK) == {"r": AlertMark("new", "first")}
     assert not path.exists()
     _alerted(store, make_finding())
     written = path.read_bytes()
-    assert store.check(make_finding()) == AlertMark("repeat", "unchanged")
-    assert store.check(make_finding(resource="other")) == AlertMark("new", "first")
+    assert store.check(make_finding(), SINK) == {"r": AlertMark("repeat", "unchanged")}
+    assert store.check(make_finding(resource="other"), SINK) == {"r": AlertMark("new", "first")}
+    # no sink named (alert_sinks = []): decided for each sink the state knows
+    assert store.check(make_finding()) == {"r": AlertMark("repeat", "unchanged")}
     assert path.read_bytes() == written
 
 
@@ -226,7 +233,7 @@ def test_corrupt_state_is_set_aside_and_alerting_goes_on(
     assert (tmp_path / "state.json.corrupt").read_text() == "{not json"
     assert (tmp_path / "state.json.corrupt.1").read_text() == "[1, 2]"
     path.write_text("")
-    assert store.reserve(make_finding()) == AlertMark("new", "first")
+    assert store.reserve(make_finding(), SINK) == {"r": AlertMark("new", "first")}
     assert (tmp_path / "state.json.corrupt.2").read_text() == ""
 
 
@@ -237,7 +244,7 @@ def test_check_on_corrupt_state_raises_and_leaves_it(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     path.write_text("{not json")
     with pytest.raises(StateFileError, match="not valid JSON"):
-        DedupStore(path, DAY).check(make_finding())
+        DedupStore(path, DAY).check(make_finding(), SINK)
     assert path.read_text() == "{not json"
     assert not (tmp_path / "state.json.corrupt").exists()
 
@@ -267,8 +274,9 @@ def _dead_pid() -> int:
         ("garbage", 0.0, AlertMark("repeat", "in_flight")),
     ],
 )
+@pytest.mark.parametrize("fmt", [1, 2])
 def test_pending_claim_of_another_process(
-    tmp_path: Path, owner: str, age: float, expected: AlertMark
+    tmp_path: Path, owner: str, age: float, expected: AlertMark, fmt: int
 ) -> None:
     host = socket.gethostname()
     owners = {
@@ -279,21 +287,101 @@ def test_pending_claim_of_another_process(
     }
     finding = make_finding()
     path = tmp_path / "state.json"
+    claim = {"pending": {"owner": owners[owner], "since": START}}
     path.write_text(json.dumps({
-        "format_version": 1,
+        "format_version": fmt,
         "alerts": {finding_key(finding): {
             "source": "shop", "resource": "Order Items", "drift_type": "additive",
             "columns": list(finding.columns),
-            "pending": {"owner": owners[owner], "since": START},
+            # format 1 had one claim per finding, which stands for every sink
+            **(claim if fmt == 1 else {"sinks": {"r": claim}}),
         }},
     }))
+    before = path.read_text()
     store = DedupStore(path, DAY, clock=Clock(START + age))
-    assert store.reserve(finding) == expected
-    pending = _alerts(path)[finding_key(finding)]["pending"]
+    assert store.reserve(finding, SINK) == {"r": expected}
     if expected.status == "new":  # the claim is taken over
-        assert pending == {"owner": f"{host}:{os.getpid()}", "since": START + age}
-    else:  # left to its owner
-        assert pending == {"owner": owners[owner], "since": START}
+        records = _alerts(path)[finding_key(finding)]["sinks"]
+        assert records["r"]["pending"] == {"owner": f"{host}:{os.getpid()}", "since": START + age}
+    else:  # left to its owner: the file is not even rewritten
+        assert path.read_text() == before
+
+
+def test_a_claim_holds_only_for_its_sink(tmp_path: Path) -> None:
+    """Another live run sends the finding to the webhook; the log already has it."""
+    path = tmp_path / "state.json"
+    store = DedupStore(path, DAY, clock=Clock())
+    finding = make_finding()
+    _alerted(store, finding, ("logging",))
+    doc = json.loads(path.read_text())
+    doc["alerts"][finding_key(finding)]["sinks"]["webhook"] = {
+        "pending": {"owner": f"{socket.gethostname()}:{os.getppid()}", "since": START}
+    }
+    path.write_text(json.dumps(doc))
+    marks = store.reserve(finding, ("logging", "webhook", "sentry"))
+    assert marks == {
+        "logging": AlertMark("repeat", "unchanged"),
+        "webhook": AlertMark("repeat", "in_flight"),
+        "sentry": AlertMark("new", "first"),  # a sink added since: news to it
+    }
+    assert overall(marks) == AlertMark("new", "first")
+    store.settle({}, {"sentry": [finding]})
+    records = _alerts(path)[finding_key(finding)]["sinks"]
+    assert sorted(records) == ["logging", "webhook"]  # the other run's claim is left alone
+    assert overall(store.reserve(finding, ("logging", "webhook"))) == AlertMark(
+        "repeat", "in_flight"
+    )
+
+
+# -- a state written by format 1 (one record per finding, before per-sink delivery) --------
+
+
+def _format_1(path: Path, finding: DriftFinding, digest: str | None = None) -> None:
+    """The state file exactly as the previous version wrote it after alerting `finding`."""
+    path.write_text(json.dumps({"format_version": 1, "alerts": {finding_key(finding): {
+        "source": finding.source, "resource": finding.resource,
+        "drift_type": finding.drift_type, "columns": list(finding.columns),
+        "digest": digest or finding_digest(finding),
+        "first_alerted": START, "last_alerted": START,
+        "last_alerted_at": "1970-01-12T13:46:40+00:00",
+    }}}, indent=1, sort_keys=True))
+
+
+def test_a_format_1_alert_counts_as_settled_for_every_sink(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    finding = make_finding()
+    _format_1(path, finding)
+    written = path.read_bytes()
+    clock = Clock(START + 3600)
+    store = DedupStore(path, DAY, clock=clock)
+    sinks = ("logging", "webhook")
+    assert store.reserve(finding, sinks) == dict.fromkeys(sinks, AlertMark("repeat", "unchanged"))
+    assert path.read_bytes() == written  # a decision alone does not rewrite the file
+    # due for a re-alert: the log takes it, the webhook refuses it
+    clock.now = START + DAY
+    assert store.reserve(finding, sinks) == dict.fromkeys(sinks, AlertMark("new", "realert"))
+    store.settle({"logging": [finding]}, {"webhook": [finding]})
+    doc = json.loads(path.read_text())
+    assert doc["format_version"] == 2
+    # the format 1 record was older than realert_after: pruned like any stale record
+    assert sorted(doc["alerts"][finding_key(finding)]["sinks"]) == ["logging"]
+    assert store.reserve(finding, sinks) == {
+        "logging": AlertMark("repeat", "unchanged"), "webhook": AlertMark("new", "first")
+    }
+
+
+def test_a_changed_finding_over_a_format_1_alert(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    finding = make_finding()
+    _format_1(path, finding, digest="older-types")
+    store = DedupStore(path, DAY, clock=Clock(START + 60))
+    assert _alerted(store, finding, ("logging", "webhook")) == AlertMark("new", "changed")
+    records = _alerts(path)[finding_key(finding)]["sinks"]
+    assert sorted(records) == ["*", "logging", "webhook"]  # `*` until it ages out
+    # the alert dates from the first time the previous version sent it
+    assert records["webhook"]["first_alerted"] == START
+    assert records["webhook"]["last_alerted"] == START + 60
+    assert _alerted(store, finding, ("logging", "webhook")) == AlertMark("repeat", "unchanged")
 
 
 # -- concurrent runs (real processes) -------------------------------------------------------
@@ -304,10 +392,7 @@ def _reserve_many(path: str, resources: list[str], start: Any, out: Any) -> None
     start.wait()
     for r in resources:
         finding = make_finding(resource=r)
-        mark = store.reserve(finding)
-        if mark.status == "new":
-            store.settle([finding], [])
-        out.put((os.getpid(), r, mark.status))
+        out.put((os.getpid(), r, _alerted(store, finding, ("logging", "webhook")).status))
 
 
 def _race(path: Path, per_process: list[list[str]]) -> list[tuple[int, str, str]]:
@@ -331,7 +416,8 @@ def test_concurrent_runs_alert_exactly_once(tmp_path: Path) -> None:
     assert len({pid for pid, _, _ in results}) == 8
     assert sorted(status for _, _, status in results) == ["new"] + ["repeat"] * 7
     [entry] = _alerts(path).values()
-    assert "pending" not in entry
+    assert sorted(entry["sinks"]) == ["logging", "webhook"]
+    assert not [r for r in entry["sinks"].values() if "pending" in r]
     assert entry["resource"] == "same"
 
 
@@ -342,7 +428,11 @@ def test_concurrent_runs_lose_no_update(tmp_path: Path) -> None:
     assert {status for _, _, status in results} == {"new"}
     alerts = _alerts(path)
     assert sorted(json.loads(k)[1] for k in alerts) == sorted(r for rs in per_process for r in rs)
-    assert all("last_alerted" in e and "pending" not in e for e in alerts.values())
+    assert all(
+        sorted(e["sinks"]) == ["logging", "webhook"]
+        and all("last_alerted" in r and "pending" not in r for r in e["sinks"].values())
+        for e in alerts.values()
+    )
 
 
 # -- settings --------------------------------------------------------------------------------
@@ -482,6 +572,9 @@ def test_unwritable_state_alerts_anyway(tmp_path: Path, caplog: pytest.LogCaptur
     assert emitter.report.undelivered == []
     assert caplog.text.count("alerting without dedup for this run") == 1
     assert "not updated" not in caplog.text  # settle is not attempted on a broken store
+    # with alert_sinks = [] the mark still says what a run with sinks would do
+    none, _ = _emit([a], DedupStore(store.path, DAY), no_sinks=True)
+    assert none.report.ledger.mark(a) == AlertMark("new", "unchecked")
 
 
 def test_dry_run_does_not_claim_a_repeat_was_held_back(

@@ -130,20 +130,41 @@ def test_default_logging_sink_line(app_project: Project) -> None:
     assert 'SELECT "payload size"' in line
 
 
-def test_an_unreachable_sink_starves_no_other(app_project: Project) -> None:
+def test_an_unreachable_webhook_is_paged_on_the_next_run_not_covered_by_the_log(
+    app_project: Project,
+) -> None:
     port = free_port()
     _webhook(app_project, f"http://127.0.0.1:{port}/hook", sinks='["webhook", "logging"]')
     proc = app_project.cli("reconcile", "--all", "--format", "json")
-    # the logging sink delivered it: alerted, not an error, not the full-finding fallback
-    assert [f["alert"] for f in _findings(proc)] == ["new"]
+    # the log has it, the page did not go out: undelivered, an error, exit 1
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [f["alert"] for r in doc["results"] for f in r["findings"]] == ["undelivered"]
+    [result] = [r for r in doc["results"] if r["findings"]]
+    assert result["error"].startswith(
+        "alert not delivered to 'webhook' for 1 finding(s) (`events` additive) ('webhook': "
+        f"DeliveryError: Webhook POST to http://127.0.0.1:{port} failed after 2 attempt(s)"
+    )
     assert ALERT_LINE in proc.stderr
     assert (
-        "alert sink 'webhook' failed on a drift event: DeliveryError: Webhook POST to "
-        f"http://127.0.0.1:{port} failed after 2 attempt(s)"
+        "alert sink 'webhook' did not deliver the drift at app_pipeline.app.events (additive): "
+        "writing it to the log instead; it will be sent to 'webhook' again on the next run"
     ) in proc.stderr
-    assert "no alert sink delivered" not in proc.stderr
-    again = _findings(app_project.cli("reconcile", "--all", "--format", "json"))
-    assert [f["alert"] for f in again] == ["repeat"]
+    with Receiver() as hook:
+        # the URL is a secret: the file is rewritten whole to point it at a live receiver
+        (app_project.root / ".dlt" / "secrets.toml").write_text(
+            f'[contract_ops.alert_sink.webhook]\nurl = "{hook.url}/hook"\n'
+        )
+        again = app_project.cli("reconcile", "--all")
+        assert again.returncode == 0, again.stderr
+        assert "  • events: additive drift (1 column(s)) [new]" in again.stdout
+        [sent] = hook.requests
+        assert sent.json()["finding"]["columns"] == ["payload size"]
+        assert ALERT_LINE not in again.stderr  # the log had it: not written again
+        held = app_project.cli("reconcile", "--all")
+        assert held.returncode == 0, held.stderr
+        assert "  • events: additive drift (1 column(s)) [repeat]" in held.stdout
+        assert len(hook.requests) == 1
 
 
 def test_run_puts_a_delivery_error_on_the_result(app_project: Project) -> None:

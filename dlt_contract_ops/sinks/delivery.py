@@ -1,0 +1,84 @@
+"""What became of a run's findings at each sink, and the rule that makes one undelivered.
+
+Delivery is per sink: a finding is settled for a sink once that sink delivered it. A sink that
+only keeps a local record (`pages = False`: the logging sink) settles itself and nothing else,
+so a finding whose page failed is undelivered even though the log has it. A finding is
+undelivered when a paging sink it was sent to did not deliver it, or when no sink did.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.sinks.dedup import AlertLedger, FindingKey
+
+
+def pages(sink: Any) -> bool:
+    """Whether `sink` pages someone (the default) or only keeps a local record.
+
+    >>> from dlt_contract_ops.sinks.logging_sink import LoggingSink
+    >>> pages(LoggingSink()), pages(object())
+    (False, True)
+    """
+    return bool(getattr(sink, "pages", True))
+
+
+def missed(
+    targets: Sequence[str], delivered: Collection[str], paging: Collection[str]
+) -> list[str]:
+    """The sinks whose failure makes a finding undelivered: each paging sink of `targets` that
+    did not deliver it; every target when none delivered it.
+
+    >>> missed(["logging", "webhook"], {"logging"}, {"webhook"})
+    ['webhook']
+    >>> missed(["logging", "webhook"], {"webhook"}, {"webhook"})
+    []
+    >>> missed(["logging"], set(), set())
+    ['logging']
+    """
+    failed = [name for name in targets if name not in delivered]
+    if not any(name in delivered for name in targets):
+        return failed
+    return [name for name in failed if name in paging]
+
+
+def _names(names: Sequence[str]) -> str:
+    return ", ".join(f"'{n}'" for n in names)
+
+
+@dataclass
+class DeliveryReport:
+    """What became of this run's findings once the sinks were flushed."""
+
+    ledger: AlertLedger = field(default_factory=AlertLedger)
+    #: findings a paging sink (or every sink) they were sent to did not deliver
+    undelivered: list[DriftFinding] = field(default_factory=list)
+    #: finding key -> the sinks that did not deliver it (sent to them again next run)
+    undelivered_to: dict[FindingKey, tuple[str, ...]] = field(default_factory=dict)
+    #: finding key -> the sinks that delivered it this run
+    delivered_to: dict[FindingKey, tuple[str, ...]] = field(default_factory=dict)
+    #: sink name -> why it failed, for the error message
+    failures: dict[str, str] = field(default_factory=dict)
+
+    def problem(self, lost: Sequence[DriftFinding]) -> str:
+        """The error a result carries for its undelivered findings `lost`, naming them, the
+        sinks that did not deliver them and why."""
+        sinks = sorted({n for f in lost for n in self.undelivered_to.get(f.key, ())})
+        why = "; ".join(
+            f"'{n}': {m}" for n, m in sorted(self.failures.items()) if not sinks or n in sinks
+        )
+        which = ", ".join(f"`{f.table}` {f.drift_type}" for f in lost)
+        if not any(self.delivered_to.get(f.key) for f in lost):
+            return (
+                f"alert not delivered for {len(lost)} finding(s) ({which}): no alert sink "
+                f"confirmed delivery ({why or 'no sink accepted it'}). They were written to "
+                "the log and will be sent again on the next run."
+            )
+        return (
+            f"alert not delivered to {_names(sinks)} for {len(lost)} finding(s) ({which}) "
+            f"({why or 'not confirmed'}). They were written to the log and will be sent to "
+            f"{_names(sinks)} again on the next run."
+        )
