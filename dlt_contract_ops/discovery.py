@@ -14,9 +14,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from dlt_contract_ops.bounded_build import bounded_build
 from dlt_contract_ops.core.columns import ExpectedColumn, ExpectedTable
 from dlt_contract_ops.core.naming import expected_table
 from dlt_contract_ops.errors import SourceConfigMissingError, SourceImportError
+from dlt_contract_ops.settings.project import DEFAULT_SOURCE_BUILD_TIMEOUT
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -313,8 +315,15 @@ def _ref_hint(obj: Any, missing: str, prefix: str) -> str:
     return f" Its dlt sources and resources: {', '.join(f'`{prefix}{n}`' for n in names)}."
 
 
-def build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
-    """Import `ref` ("module:attribute") under `project_dir`, build it once, read its models."""
+def build_source(
+    name: str, ref: str, project_dir: str, *, timeout: float = DEFAULT_SOURCE_BUILD_TIMEOUT
+) -> BuiltSource:
+    """Import `ref` ("module:attribute") under `project_dir`, build it once, read its models;
+    SourceBuildTimeoutError when that takes over `timeout` seconds (`bounded_build`)."""
+    return bounded_build(lambda: _build_source(name, ref, project_dir), name, ref, timeout)
+
+
+def _build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
     from dlt.common.schema import Schema
     from dlt.extract import DltResource
 

@@ -71,6 +71,10 @@ class SourceConfigMissingError(SourceImportError):
     """The source's own configuration (an API token, say) cannot be resolved."""
 
 
+class SourceBuildTimeoutError(SourceImportError):
+    """Importing or building the source did not return within `source_build_timeout`."""
+
+
 class DestinationError(ContractOpsError):
     """The destination cannot be reached or queried."""
 

@@ -51,18 +51,23 @@ def sample_query(
     """The newest `per_column` non-NULL values of each drifted column, and when one first
     held a value: ONE query per drifted table.
 
-    Each column gets its own `ROW_NUMBER()` (non-NULL rows first, newest first, then
-    `tiebreak` — dlt's unique `_dlt_id` — so rows of one load rank the same way every run), and
-    the outer query blanks a value beyond its column's rank: a sparse column still finds its
-    values beside a busy one, and a row kept for one column never leaks another column's
-    older value. `MIN(axis) OVER ()` runs over every row where any drifted column holds a
-    value, so `first_seen` is exact. Result: the drifted columns, then (with an axis) the axis
-    value and `first_seen`, newest row first. This same query is the finding's `reproduce`:
-    pasted, it returns exactly the sampled values.
+    Each column's values are numbered by a running count of its non-NULL values, newest row
+    first (then `tiebreak` — dlt's unique `_dlt_id` — so rows of one load rank the same way
+    every run), and the outer query blanks a value beyond its column's count: a sparse column
+    still finds its values beside a busy one, and a row kept for one column never leaks
+    another column's older value. Every column counts over the same window order, so the
+    database sorts the rows once for all of them (one sort per column, with the whole wide
+    row in it, spilled to disk: 300 drifted columns x 3,000 rows took 40 s on PostgreSQL).
+    Without an axis or a tiebreak there is no order to share: each column is ranked on its
+    own then. `MIN(axis) OVER ()` runs over every row where any drifted column holds a value,
+    so `first_seen` is exact. Result: the drifted columns, then (with an axis) the axis value
+    and `first_seen`, newest row first. This same query is the finding's `reproduce`: pasted,
+    it returns exactly the sampled values.
 
     Bounds (the scan must not grow with the table): `since` adds one parameter, a lower bound
     on the axis (rows older than it are not read; `first_seen` is then the first sighting
-    within the bound); `max_rows` reads only the newest that many rows holding a value.
+    within the bound); `max_rows` reads only the newest that many rows holding a value (the
+    slice the columns are picked from, and `first_seen`'s horizon).
     """
     inner: list[exp.Expr] = [col(c) for c in columns]
     outer: list[exp.Expr] = []
@@ -79,15 +84,9 @@ def sample_query(
     if tiebreak is not None:
         inner.append(col(tiebreak))
     for i, c in enumerate(columns):
-        order = [exp.Ordered(this=_is_null_last(c))]
-        if axis is not None:
-            order.append(exp.Ordered(this=col(axis.column), desc=True))
-        if tiebreak is not None:
-            order.append(exp.Ordered(this=col(tiebreak)))
-        rank = exp.Window(this=exp.RowNumber(), order=exp.Order(expressions=order))
         rank_name = _free(f"{_RANK_PREFIX}{i}", taken)
         taken.add(rank_name)
-        inner.append(exp.alias_(rank, rank_name, quoted=True))
+        inner.append(exp.alias_(_pick(c, axis, tiebreak), rank_name, quoted=True))
         in_rank = exp.LTE(this=col(rank_name), expression=exp.Literal.number(per_column))
         outer.append(exp.alias_(exp.Case(ifs=[exp.If(this=in_rank, true=col(c))]), c,
                                 quoted=True))
@@ -106,13 +105,9 @@ def sample_query(
         # the newest rows holding a value, then ranked: the window functions never see more
         picked = [col(c) for c in columns]
         picked += [col(c) for c in (axis.column if axis else None, tiebreak) if c]
-        newest: list[exp.Ordered] = []
-        if axis is not None:
-            newest.append(exp.Ordered(this=col(axis.column), desc=True))
-        if tiebreak is not None:
-            newest.append(exp.Ordered(this=col(tiebreak)))
         bounded = exp.select(*picked, copy=False).from_(table.copy(), copy=False).where(
             condition, copy=False)
+        newest = _newest(axis, tiebreak)
         if newest:
             bounded = bounded.order_by(*newest, copy=False)
         source = exp.alias_(exp.Subquery(this=bounded.limit(max_rows, copy=False)), "b")
@@ -120,12 +115,41 @@ def sample_query(
     sub = exp.select(*inner, copy=False).from_(source, copy=False).where(condition, copy=False)
     q = exp.select(*outer, copy=False).from_(
         exp.alias_(exp.Subquery(this=sub), "s"), copy=False).where(exp.or_(*keep), copy=False)
-    newest_first: list[exp.Ordered] = []
-    if axis is not None:
-        newest_first.append(exp.Ordered(this=col(axis.column), desc=True))
-    if tiebreak is not None:
-        newest_first.append(exp.Ordered(this=col(tiebreak)))
+    newest_first = _newest(axis, tiebreak)
     return q.order_by(*newest_first, copy=False) if newest_first else q
+
+
+def _newest(axis: TimeAxis | None, tiebreak: str | None) -> list[exp.Ordered]:
+    """Newest row first: the axis descending, then the tiebreak, NULLs first.
+
+    NULLs first: the order the pick's window frame shares with the slice, and MySQL,
+    BigQuery and SQL Server cannot say `NULLS LAST` in a window with a frame (their own
+    default is first). dlt's `_dlt_id` is never NULL anyway.
+    """
+    order: list[exp.Ordered] = []
+    if axis is not None:
+        order.append(exp.Ordered(this=col(axis.column), desc=True))
+    if tiebreak is not None:
+        order.append(exp.Ordered(this=col(tiebreak), nulls_first=True))
+    return order
+
+
+def _pick(column: str, axis: TimeAxis | None, tiebreak: str | None) -> exp.Window:
+    """The number of `column`'s value among its non-NULL values, newest first.
+
+    A running `COUNT(column)` over the rows newest first (ROWS: each row its own step, ties
+    of the axis included) numbers the non-NULL values 1, 2, ... exactly as a `ROW_NUMBER()`
+    ordered by "non-NULL first, newest first" would, but over one order that every column
+    shares. Without an order key, `ROW_NUMBER()` on "non-NULL first" (one sort per column).
+    """
+    newest = _newest(axis, tiebreak)
+    if not newest:
+        order = exp.Order(expressions=[exp.Ordered(this=_is_null_last(column))])
+        return exp.Window(this=exp.RowNumber(), order=order)
+    frame = exp.WindowSpec(kind="ROWS", start="UNBOUNDED", start_side="PRECEDING",
+                           end="CURRENT ROW")
+    return exp.Window(this=exp.Count(this=col(column)), order=exp.Order(expressions=newest),
+                      spec=frame)
 
 
 def axis_time(value: Any, axis: TimeAxis) -> str | None:

@@ -38,16 +38,19 @@ def resolve_source(
 
     `cached`: from the source cache when the source's code has not changed since it was
     cached (`source_cache`; a reconcile), else built and cached. The models and the dlt
-    object of a cached source are built on first access.
+    object of a cached source are built on first access. A build is bounded by
+    `source_build_timeout` (SourceBuildTimeoutError).
     """
     settings = load_source_settings(name, project)
     if cached and project.source_cache:
         from dlt_contract_ops.source_cache import cached_source
 
-        return ResolvedSource(settings, cached_source(name, settings.ref, project_dir))
+        built = cached_source(name, settings.ref, project_dir, project.source_build_timeout)
+        return ResolvedSource(settings, built)
     from dlt_contract_ops.discovery import build_source
 
-    return ResolvedSource(settings, build_source(name, settings.ref, project_dir))
+    timeout = project.source_build_timeout
+    return ResolvedSource(settings, build_source(name, settings.ref, project_dir, timeout=timeout))
 
 
 def resolve_target_of(

@@ -54,6 +54,7 @@ from dlt_contract_ops.discovery import (
     ModelledResource,
     build_source,
 )
+from dlt_contract_ops.settings.project import DEFAULT_SOURCE_BUILD_TIMEOUT
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -352,7 +353,9 @@ def _write(path: Path, key: str, built: BuiltSource, files: list[list[Any]]) -> 
         write_json(path, doc)
 
 
-def cached_source(name: str, ref: str, project_dir: str) -> BuiltSource:
+def cached_source(
+    name: str, ref: str, project_dir: str, timeout: float = DEFAULT_SOURCE_BUILD_TIMEOUT
+) -> BuiltSource:
     """Source `name` from the cache when its fingerprint holds, else built (and cached).
 
     Call inside the project context (dlt's data dir and configuration are the project's).
@@ -360,7 +363,7 @@ def cached_source(name: str, ref: str, project_dir: str) -> BuiltSource:
     import dlt
 
     def build() -> BuiltSource:
-        return build_source(name, ref, project_dir)
+        return build_source(name, ref, project_dir, timeout=timeout)
 
     try:
         path = cache_path(project_dir, name, dlt.current.run_context().data_dir)

@@ -42,6 +42,8 @@ PROJECT_SECTION = "contract_ops"
 DEFAULT_REALERT_AFTER = 24 * 3600.0
 DEFAULT_QUERY_TIMEOUT = 300.0
 DEFAULT_LOCK_TIMEOUT = 30.0
+#: seconds a source's import and build may take (`bounded_build`)
+DEFAULT_SOURCE_BUILD_TIMEOUT = 120.0
 DEFAULT_RENAME_MIN_CONFIDENCE = 0.6
 #: the additive sample query reads rows this recent, at most this many (the newest)
 DEFAULT_SAMPLE_WINDOW = 30 * 86400.0
@@ -101,6 +103,11 @@ def as_fraction(value: Any, key: str) -> float:
 
 def _duration(value: Any, key: str) -> timedelta:
     return parse_duration(value, where(key))
+
+
+def _seconds(value: Any, key: str, default: float) -> float:
+    """A duration setting in seconds; `default` when unset."""
+    return default if value is None else _duration(value, key).total_seconds()
 
 
 @dataclass(frozen=True)
@@ -175,6 +182,8 @@ class ProjectSettings:
     #: a reconcile reads a source's expected columns from the source cache while its code is
     #: unchanged (`source_cache`); False: every run imports and calls the source
     source_cache: bool = True
+    #: seconds a source's import and build may take before it is an error on that source
+    source_build_timeout: float = DEFAULT_SOURCE_BUILD_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -279,10 +288,7 @@ def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
         else as_names(spec.alert_sinks, f"{p}.alert_sinks")
     )
     d: DedupSpec = spec.dedup
-    realert = (
-        DEFAULT_REALERT_AFTER if d.realert_after is None
-        else _duration(d.realert_after, f"{p}.dedup.realert_after").total_seconds()
-    )
+    realert = _seconds(d.realert_after, f"{p}.dedup.realert_after", DEFAULT_REALERT_AFTER)
     run_dir = dlt.current.run_context().run_dir
     state_file = as_text(d.state_file, f"{p}.dedup.state_file")
     state = Path(run_dir, os.path.expanduser(state_file)) if state_file else None
@@ -297,32 +303,25 @@ def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
             realert_after=realert,
             state_file=state,
         ),
-        query_timeout=(
-            DEFAULT_QUERY_TIMEOUT if spec.query_timeout is None
-            else _duration(spec.query_timeout, f"{p}.query_timeout").total_seconds()
-        ),
-        lock_timeout=(
-            DEFAULT_LOCK_TIMEOUT if spec.lock_timeout is None
-            else _duration(spec.lock_timeout, f"{p}.lock_timeout").total_seconds()
-        ),
+        query_timeout=_seconds(spec.query_timeout, f"{p}.query_timeout", DEFAULT_QUERY_TIMEOUT),
+        lock_timeout=_seconds(spec.lock_timeout, f"{p}.lock_timeout", DEFAULT_LOCK_TIMEOUT),
         rename_min_confidence=(
             DEFAULT_RENAME_MIN_CONFIDENCE if spec.rename.min_confidence is None
             else as_fraction(spec.rename.min_confidence, f"{p}.rename.min_confidence")
         ),
-        sample_window=(
-            DEFAULT_SAMPLE_WINDOW if spec.sample_window is None
-            else _duration(spec.sample_window, f"{p}.sample_window").total_seconds()
-        ),
+        sample_window=_seconds(spec.sample_window, f"{p}.sample_window", DEFAULT_SAMPLE_WINDOW),
         sample_rows=_positive_int(spec.sample_rows, f"{p}.sample_rows", DEFAULT_SAMPLE_ROWS),
         profile_store=(
             Path(run_dir, os.path.expanduser(profile_store)) if profile_store else None
         ),
-        profile_retention=(
-            DEFAULT_PROFILE_RETENTION if spec.profile_retention is None
-            else _duration(spec.profile_retention, f"{p}.profile_retention").total_seconds()
+        profile_retention=_seconds(
+            spec.profile_retention, f"{p}.profile_retention", DEFAULT_PROFILE_RETENTION
         ),
         distribution=_distribution(spec.distribution, f"{p}.distribution"),
         source_cache=True if spec.source_cache is None else bool(spec.source_cache),
+        source_build_timeout=_seconds(
+            spec.source_build_timeout, f"{p}.source_build_timeout", DEFAULT_SOURCE_BUILD_TIMEOUT
+        ),
     )
 
 

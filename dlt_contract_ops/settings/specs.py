@@ -82,6 +82,7 @@ class ProjectSpec(BaseConfiguration):
     profile_store: Optional[Any] = None  # noqa: UP045
     profile_retention: Optional[Any] = None  # noqa: UP045
     source_cache: Optional[bool] = None  # noqa: UP045
+    source_build_timeout: Optional[Any] = None  # noqa: UP045
     removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     dedup: DedupSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
