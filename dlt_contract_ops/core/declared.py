@@ -136,17 +136,20 @@ def type_reader(mapper: object) -> LiveTypeReader:
 
     def _read(db_type: str) -> str | None:
         base = _base(db_type)
-        mapped = mapped_by_dlt(db_type)
-        if mapped is None and base != db_type.strip().upper():
-            # a size spelled into the name (`NUMBER(19,0)`) that the mapper does not parse
-            mapped = mapped_by_dlt(re.sub(r"\s*\(.*\)\s*$", "", db_type.strip()))
-        if mapped is None or (mapped == "text" and known.get(base) != "text"
-                              and base not in _TEXT_TYPES):
+        mapped = None
+        # a size spelled into the name (`NUMBER(19,0)`) may not parse: then the bare name
+        for candidate in dict.fromkeys((db_type, re.sub(r"\s*\(.*\)\s*$", "", db_type))):
+            mapped = mapped_by_dlt(candidate)
+            if mapped == "text" and known.get(base) != "text" and base not in _TEXT_TYPES:
+                mapped = None  # dlt's fallback for a type it does not know: no judgement
+            if mapped is not None:
+                break
+        if mapped is None:
             mapped = known.get(base)
         if mapped is None and base in _INTEGERS:
             return "bigint"
         if mapped is None and base in _FLOATS:  # `REAL`: dlt maps only its own double
             return "double"
-        return str(mapped) if mapped else None
+        return mapped
 
     return read

@@ -33,7 +33,7 @@ def _declared(info: Any, attribute: str) -> int | None:
     from typing import Annotated, get_args, get_origin
 
     stack: list[Any] = list(getattr(info, "metadata", None) or [])
-    annotations = [getattr(info, "annotation", None)]
+    annotations: list[Any] = [getattr(info, "annotation", None)]
     while annotations:
         current = annotations.pop()
         if get_origin(current) is Annotated:
