@@ -27,6 +27,7 @@ from dlt_contract_ops.destinations.sql import (
     render_kill_query,
     render_session_settings,
 )
+from dlt_contract_ops.destinations.sqla_types import SqlaTypeNames
 from dlt_contract_ops.destinations.timeouts import DEFAULT_TIMEOUTS, Timeouts
 from dlt_contract_ops.destinations.typesize import NO_SIZE, TypeSize
 from dlt_contract_ops.errors import DestinationError, UnsupportedDestinationError
@@ -171,30 +172,6 @@ class SqlalchemyAdapter(SqlClientAdapter):
         names = {k.lower(): v for k, v in getattr(dialect, "ischema_names", {}).items()}
         sa_type = names.get(base)
         return sa_type() if isinstance(sa_type, type) else sa_type
-
-
-class SqlaTypeNames:
-    """dlt's SqlalchemyTypeMapper reads SQLAlchemy type objects; detectors have type names.
-
-    `from_destination_type("BIGINT")` parses the name with the backend's dialect first.
-    """
-
-    def __init__(self, mapper: Any, dialect: Any, parse: Callable[[Any, str], Any]) -> None:
-        self._mapper = mapper
-        self._dialect = dialect
-        self._parse = parse
-        self.dbt_to_sct: dict[str, str] = {}
-
-    def from_destination_type(
-        self, db_type: str, precision: int | None = None, scale: int | None = None
-    ) -> dict[str, Any]:
-        sa_type = self._parse(self._dialect, db_type)
-        if sa_type is None:
-            return {}
-        try:
-            return dict(self._mapper.from_destination_type(sa_type, precision, scale))
-        except Exception:  # dlt raises for types it has no mapping for: no judgement
-            return {}
 
 
 class SQLiteAdapter(SqlalchemyAdapter):
