@@ -87,6 +87,8 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
                     for c, t in f.expected_types.items()
                 )
                 lines.append(f"      Types: {types}")
+            if f.drift_type == "type":  # what each live type cannot hold, and what it needs
+                lines.extend(f"      Why: {_one_line(reason)}" for reason in f.reasons or [])
             lines.append(f"      First seen: {f.first_seen or 'n/a'}")
         for note in r.notes:
             lines.append(f"  ! {_one_line(note)}")

@@ -59,7 +59,7 @@ from dlt_contract_ops.settings.project import DEFAULT_SOURCE_BUILD_TIMEOUT
 log = logging.getLogger("dlt_contract_ops")
 
 #: bumped whenever what an entry holds, or how it is read, changes
-FORMAT = 2
+FORMAT = 3  # 3: model-declared max_length, max_digits, decimal_places
 #: the only naming conventions an entry may name: dlt's own, whose state is `max_length`
 _NAMING_PACKAGE = "dlt.common.normalizers.naming."
 _READ_CHUNK = 1 << 20

@@ -35,11 +35,23 @@ class ExpectedTable:
 
 @dataclass(frozen=True)
 class LiveColumn:
-    """A column the destination reports, name casefolded the destination's way."""
+    """A column the destination reports, name casefolded the destination's way.
+
+    `data_type` is the destination's type as its catalog spells it, with its precision or
+    length where the type has one (`NUMERIC(5,2)`, `VARCHAR(3)`). The size, as
+    information_schema reports it (the adapter reads it, `destinations/typesize.py`):
+    `precision` in bits when `radix` is 2 (integers, floats), in decimal digits when it is 10
+    (decimals); `scale` the digits after the point; `length` the most characters (bytes for
+    binary types) a value may have. None: no limit, or none the destination enforces.
+    """
 
     name: str
     data_type: str
     nullable: bool = True
+    precision: int | None = None
+    scale: int | None = None
+    radix: int | None = None
+    length: int | None = None
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 
 - `missing`: a model field none of whose landed names exists in the live table.
 - `type`: a live column whose destination type, read back through dlt's type mapping for
-  that destination, cannot hold the model's type. Widenings that still hold every value
-  (an integer in a DECIMAL, a date in a TIMESTAMP) are not drift.
+  that destination, with the precision, scale or length its catalog reports, cannot hold
+  every value of the model's type (`core.capacity.holds`). Widenings that still hold every
+  value (an integer in a DECIMAL(38,0), a date in a TIMESTAMP) are not drift.
 """
 
 from __future__ import annotations
@@ -12,35 +13,20 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from dlt_contract_ops.core.capacity import DEFAULT_DECIMAL, holds, narrowing_reason
 from dlt_contract_ops.core.columns import ExpectedTable, LiveTable
 
-#: dlt data type of the model -> dlt data types of live columns that hold every value of it
-HOLDS: dict[str, frozenset[str]] = {
-    "bigint": frozenset({"bigint", "decimal", "wei"}),
-    "double": frozenset({"double"}),
-    "decimal": frozenset({"decimal", "wei"}),
-    "wei": frozenset({"wei"}),
-    "bool": frozenset({"bool"}),
-    "text": frozenset({"text"}),
-    "timestamp": frozenset({"timestamp"}),
-    "date": frozenset({"date", "timestamp"}),
-    "time": frozenset({"time"}),
-    # dlt itself lands JSON as text where a destination has no JSON type (MariaDB LONGTEXT)
-    "json": frozenset({"json", "text"}),
-    "binary": frozenset({"binary"}),
-}
+#: integer types dlt's mappers may not know (they read as `bigint`; their width is the
+#: adapter's to report, `LiveColumn.precision`)
+_INTEGERS = frozenset(
+    {"TINYINT", "INT1", "SMALLINT", "INT2", "MEDIUMINT", "INTEGER", "INT", "INT4"}
+)
 
-#: integer types narrower than the 64 bits a Python `int` field lands as
-_NARROW_INTS: dict[str, int] = {
-    "TINYINT": 8,
-    "INT1": 8,
-    "SMALLINT": 16,
-    "INT2": 16,
-    "MEDIUMINT": 24,
-    "INTEGER": 32,
-    "INT": 32,
-    "INT4": 32,
-}
+#: floating-point types dlt's mappers may not know (they read as `double`; their
+#: significand bits are the adapter's to report)
+_FLOATS = frozenset(
+    {"REAL", "FLOAT", "FLOAT4", "FLOAT8", "FLOAT64", "DOUBLE", "DOUBLE PRECISION"}
+)
 
 LiveTypeReader = Callable[[str], "str | None"]
 """Maps a destination type string to a dlt data type, or None when it cannot be judged."""
@@ -61,6 +47,8 @@ class TypeDrift:
     columns: tuple[str, ...]
     live_types: dict[str, str]
     expected_types: dict[str, str]
+    #: per column, what the live type cannot hold (`core.capacity.narrowing_reason`)
+    reasons: dict[str, str]
 
 
 def detect_missing(expected: ExpectedTable, live: LiveTable) -> MissingDrift | None:
@@ -85,19 +73,16 @@ def _base(db_type: str) -> str:
     return re.sub(r"\s*\(.*\)\s*$", "", db_type.strip()).upper()
 
 
-def holds(expected_type: str, live_type: str, live_db_type: str) -> bool:
-    """Whether a live column of dlt type `live_type` (destination type `live_db_type`) holds
-    every value of a model field of dlt type `expected_type`."""
-    if live_type not in HOLDS.get(expected_type, frozenset({expected_type})):
-        return False
-    return not (expected_type == "bigint" and _base(live_db_type) in _NARROW_INTS)
-
-
 def detect_type(
-    expected: ExpectedTable, live: LiveTable, read_type: LiveTypeReader
+    expected: ExpectedTable,
+    live: LiveTable,
+    read_type: LiveTypeReader,
+    *,
+    default_decimal: tuple[int, int] = DEFAULT_DECIMAL,
 ) -> TypeDrift | None:
-    """Live columns whose type cannot hold the declared type (sorted), or None."""
-    drifted: dict[str, tuple[str, str]] = {}
+    """Live columns whose type cannot hold every value of the declared type (sorted), or
+    None. `default_decimal` is what an undeclared `Decimal` field lands as."""
+    drifted: dict[str, tuple[str, str, str]] = {}
     for c in expected.columns:
         live_col = live.columns.get(c.name)
         if live_col is None or not c.data_type:
@@ -105,8 +90,9 @@ def detect_type(
         live_type = read_type(live_col.data_type)
         if live_type is None:  # a type dlt does not know: no judgement, no false alarm
             continue
-        if not holds(c.data_type, live_type, live_col.data_type):
-            drifted[c.name] = (live_col.data_type, c.data_type)
+        if not holds(c, live_type, live_col, default_decimal=default_decimal):
+            reason = narrowing_reason(c, live_col, default_decimal=default_decimal)
+            drifted[c.name] = (live_col.data_type, c.data_type, reason)
     if not drifted:
         return None
     names = tuple(sorted(drifted))
@@ -116,6 +102,7 @@ def detect_type(
         names,
         {n: drifted[n][0] for n in names},
         {n: drifted[n][1] for n in names},
+        {n: drifted[n][2] for n in names},
     )
 
 
@@ -140,17 +127,29 @@ def type_reader(mapper: object) -> LiveTypeReader:
             seen[db_type] = _read(db_type)
         return seen[db_type]
 
-    def _read(db_type: str) -> str | None:
-        base = _base(db_type)
+    def mapped_by_dlt(db_type: str) -> str | None:
         try:
             mapped = from_dest(db_type, None, None).get("data_type")
         except Exception:
-            mapped = None
-        if mapped is None or (mapped == "text" and known.get(base) != "text"
-                              and base not in _TEXT_TYPES):
-            mapped = known.get(base)
-        if mapped is None and base in _NARROW_INTS:
-            return "bigint"
+            return None
         return str(mapped) if mapped else None
+
+    def _read(db_type: str) -> str | None:
+        base = _base(db_type)
+        mapped = None
+        # a size spelled into the name (`NUMBER(19,0)`) may not parse: then the bare name
+        for candidate in dict.fromkeys((db_type, re.sub(r"\s*\(.*\)\s*$", "", db_type))):
+            mapped = mapped_by_dlt(candidate)
+            if mapped == "text" and known.get(base) != "text" and base not in _TEXT_TYPES:
+                mapped = None  # dlt's fallback for a type it does not know: no judgement
+            if mapped is not None:
+                break
+        if mapped is None:
+            mapped = known.get(base)
+        if mapped is None and base in _INTEGERS:
+            return "bigint"
+        if mapped is None and base in _FLOATS:  # `REAL`: dlt maps only its own double
+            return "double"
+        return mapped
 
     return read

@@ -27,6 +27,39 @@ def _serialization_aliases(model: type[Any]) -> dict[str, str]:
     return out
 
 
+def _declared(info: Any, attribute: str) -> int | None:
+    """An integer constraint a field declares (`max_length`, `max_digits`, ...), wherever
+    pydantic keeps it: the field's metadata or an `Annotated` inside its annotation."""
+    from typing import Annotated, get_args, get_origin
+
+    stack: list[Any] = list(getattr(info, "metadata", None) or [])
+    annotations: list[Any] = [getattr(info, "annotation", None)]
+    while annotations:
+        current = annotations.pop()
+        if get_origin(current) is Annotated:
+            stack.extend(current.__metadata__)
+        annotations.extend(get_args(current))
+    while stack:
+        item = stack.pop()
+        value = getattr(item, attribute, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        stack.extend(getattr(item, "metadata", None) or [])  # a FieldInfo inside Annotated
+    return None
+
+
+def _declared_size(info: Any, data_type: Any) -> tuple[int | None, int | None]:
+    """(precision, scale) the field declares, in dlt's convention: a text's or binary's
+    `max_length`, a decimal's `max_digits` and `decimal_places` (dlt itself ignores them)."""
+    if info is None:
+        return None, None
+    if data_type in ("text", "binary"):
+        return _declared(info, "max_length"), None
+    if data_type == "decimal":
+        return _declared(info, "max_digits"), _declared(info, "decimal_places")
+    return None, None
+
+
 def _is_any_field(info: Any) -> bool:
     """True for a field dlt skips because its type is `Any` (inferred from the data)."""
     from typing import get_args
@@ -73,10 +106,15 @@ def expected_table(
     raw: dict[str, Any] = dict(pydantic_to_table_schema_columns(model))
     raw.update(_any_columns(model, raw))
     ser_aliases = _serialization_aliases(model)
+    fields = {info.alias or name: info
+              for name, info in getattr(model, "model_fields", {}).items()}
     columns: dict[str, ExpectedColumn] = {}
     for raw_name, col in raw.items():
         nullable = bool(col.get("nullable", True))
         data_type = col.get("data_type")
+        precision, scale = col.get("precision"), col.get("scale")
+        if precision is None and scale is None:
+            precision, scale = _declared_size(fields.get(raw_name), data_type)
         names = [raw_name]
         if raw_name in ser_aliases:
             names.append(ser_aliases[raw_name])
@@ -90,8 +128,8 @@ def expected_table(
                     data_type,
                     nullable,
                     field=field,
-                    precision=col.get("precision"),
-                    scale=col.get("scale"),
+                    precision=precision,
+                    scale=scale,
                 ),
             )
     return ExpectedTable(

@@ -35,6 +35,8 @@ class BigQueryAdapter(SqlClientAdapter):
     name: ClassVar[str] = "bigquery"
     dialect: ClassVar[str] = "bigquery"
     paramstyle: ClassVar[ParamStyle] = "format"
+    #: BigQuery's COLUMNS has no size columns: `data_type` spells it (`NUMERIC(5, 2)`)
+    metadata_size_columns: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, sql_client: Any, **kwargs: Any) -> None:
         super().__init__(sql_client, **kwargs)

@@ -15,6 +15,13 @@ from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LiveColumn, LiveTable
 from dlt_contract_ops.destinations.sql import param, table_ref
+from dlt_contract_ops.destinations.typesize import (
+    NO_SIZE,
+    TypeSize,
+    catalog_size,
+    parse_size,
+    spelled,
+)
 
 __all__ = ["CatalogNames", "capabilities", "data_location"]
 
@@ -53,6 +60,15 @@ class CatalogNames:
 
     #: the column of information_schema.columns that holds the dataset (schema) name
     metadata_schema_column: ClassVar[str] = "table_schema"
+    #: information_schema columns the metadata query reads a type's size from, in the order
+    #: `catalog_size` takes them; empty where the catalog has none and the size is in the
+    #: type's name (`parse_size`: MySQL's `COLUMN_TYPE`, BigQuery)
+    metadata_size_columns: ClassVar[tuple[str, ...]] = (
+        "character_maximum_length", "numeric_precision", "numeric_precision_radix",
+        "numeric_scale",
+    )
+    #: a reported text length from which on the text is unbounded (Snowflake's `TEXT`)
+    unbounded_length: ClassVar[int | None] = None
 
     def __init__(
         self, *, dataset: str, catalog: str | None, casefold: Callable[[str], str]
@@ -131,6 +147,7 @@ class CatalogNames:
                 exp.column("column_name"),
                 exp.column("data_type"),
                 exp.column("is_nullable"),
+                *(exp.column(c) for c in self.metadata_size_columns),
             )
             .from_(info)
             .where(exp.EQ(this=exp.column(self.metadata_schema_column), expression=param()))
@@ -141,15 +158,17 @@ class CatalogNames:
         return [self.live_dataset]
 
     def read_metadata(self, rows: Sequence[Sequence[Any]]) -> dict[str, LiveTable]:
-        """Rows `(table, column, type, is_nullable, ...)` to live tables, names unfolded."""
+        """Rows `(table, column, type, is_nullable, [size columns], ...)` to live tables,
+        names unfolded, each type with its size (`type_size`)."""
         tables: dict[str, dict[str, LiveColumn]] = {}
         self._catalog_columns = {}
         self._live_tables = {}
         # a dataset repeats column names and types across its tables: each distinct one is
         # unfolded and normalized once, and equal columns share one (immutable) LiveColumn
         names: dict[str, str] = {}
-        types: dict[str, str] = {}
+        types: dict[tuple[Any, ...], tuple[str, TypeSize]] = {}
         columns: dict[tuple[str, str, bool], LiveColumn] = {}
+        sized = len(self.metadata_size_columns)
         for row in rows:
             live_t, live_c, data_type, is_nullable = (str(v) for v in row[:4])
             t = self.live_name(live_t)
@@ -157,17 +176,31 @@ class CatalogNames:
             if c is None:
                 c = names[live_c] = self.live_name(live_c)
             nullable = is_nullable.upper() in ("YES", "TRUE", "1", "Y")
-            db_type = types.get(data_type)
-            if db_type is None:
-                db_type = types[data_type] = self.normalize_type(data_type)
+            key = (data_type, *row[4:4 + sized])
+            typed = types.get(key)
+            if typed is None:
+                size = self.type_size(data_type, row[4:4 + sized])
+                typed = types[key] = (spelled(self.normalize_type(data_type), size), size)
+            db_type, size = typed
             column = columns.get((c, db_type, nullable))
             if column is None:
-                column = columns[c, db_type, nullable] = LiveColumn(c, db_type, nullable)
+                column = columns[c, db_type, nullable] = LiveColumn(
+                    c, db_type, nullable, size.precision, size.scale, size.radix, size.length
+                )
             tables.setdefault(t, {})[c] = column
             self._live_tables[t] = live_t
             self._catalog_columns.setdefault(live_t, {})[c] = (live_c, db_type)
             self._on_metadata_row(t, c, row)
         return {t: LiveTable(t, cols) for t, cols in tables.items()}
+
+    def type_size(self, data_type: str, reported: Sequence[Any]) -> TypeSize:
+        """The size of `data_type`: from the catalog's size columns (`reported`, in the
+        order of `metadata_size_columns`) when it has them, else from the type's name."""
+        if self.metadata_size_columns:
+            if len(reported) < len(self.metadata_size_columns):  # rows of an older query
+                return parse_size(data_type)
+            return catalog_size(*reported[:4], unbounded_length=self.unbounded_length)
+        return parse_size(data_type) if data_type else NO_SIZE
 
     def normalize_type(self, data_type: str) -> str:
         """The destination type as reported to detectors (upper-case by default)."""

@@ -30,6 +30,9 @@ class SnowflakeAdapter(SqlClientAdapter):
     name: ClassVar[str] = "snowflake"
     dialect: ClassVar[str] = "snowflake"
     paramstyle: ClassVar[ParamStyle] = "format"
+    #: the length Snowflake reports for a `TEXT`/`VARCHAR` declared without one (dlt's
+    #: `max_text_data_type_length` for Snowflake): unbounded, not a narrowing
+    unbounded_length: ClassVar[int | None] = 16_777_216
 
     @classmethod
     def from_job_client(

@@ -27,7 +27,9 @@ from dlt_contract_ops.destinations.sql import (
     render_kill_query,
     render_session_settings,
 )
+from dlt_contract_ops.destinations.sqla_types import SqlaTypeNames
 from dlt_contract_ops.destinations.timeouts import DEFAULT_TIMEOUTS, Timeouts
+from dlt_contract_ops.destinations.typesize import NO_SIZE, TypeSize
 from dlt_contract_ops.errors import DestinationError, UnsupportedDestinationError
 
 #: seconds a network backend's driver waits for a connection
@@ -172,38 +174,17 @@ class SqlalchemyAdapter(SqlClientAdapter):
         return sa_type() if isinstance(sa_type, type) else sa_type
 
 
-class SqlaTypeNames:
-    """dlt's SqlalchemyTypeMapper reads SQLAlchemy type objects; detectors have type names.
-
-    `from_destination_type("BIGINT")` parses the name with the backend's dialect first.
-    """
-
-    def __init__(self, mapper: Any, dialect: Any, parse: Callable[[Any, str], Any]) -> None:
-        self._mapper = mapper
-        self._dialect = dialect
-        self._parse = parse
-        self.dbt_to_sct: dict[str, str] = {}
-
-    def from_destination_type(
-        self, db_type: str, precision: int | None = None, scale: int | None = None
-    ) -> dict[str, Any]:
-        sa_type = self._parse(self._dialect, db_type)
-        if sa_type is None:
-            return {}
-        try:
-            return dict(self._mapper.from_destination_type(sa_type, precision, scale))
-        except Exception:  # dlt raises for types it has no mapping for: no judgement
-            return {}
-
-
 class SQLiteAdapter(SqlalchemyAdapter):
     """SQLite: each dlt dataset is a database file attached under the dataset's name.
 
     SQLite has no information_schema: one query joins `pragma_table_list` (SQLite 3.37+)
     with `pragma_table_info`. Sessions run with `PRAGMA query_only = ON`. Timestamps are
     text (`YYYY-MM-DD HH:MM:SS.ffffff`, UTC) as SQLAlchemy writes them, so timestamp
-    parameters are bound as that text and compare correctly.
+    parameters are bound as that text and compare correctly. A declared size is no limit
+    there (type affinity: `VARCHAR(3)` holds any text, `INTEGER` 64 bits), so no type has one.
     """
+
+    metadata_size_columns: ClassVar[tuple[str, ...]] = ()
 
     dialect: ClassVar[str] = "sqlite"
     backends: ClassVar[tuple[str, ...]] = ("sqlite",)
@@ -270,6 +251,9 @@ class SQLiteAdapter(SqlalchemyAdapter):
             .order_by(exp.column("name", t), exp.column("cid", p))
         )
 
+    def type_size(self, data_type: str, reported: Sequence[Any]) -> TypeSize:
+        return NO_SIZE
+
     def adapt_param(self, value: Any) -> Any:
         if isinstance(value, datetime):
             if value.tzinfo is not None:
@@ -308,8 +292,12 @@ class MySQLAdapter(SqlalchemyAdapter):
     """MySQL and MariaDB: a dataset is a database, `information_schema.columns` filtered on
     `table_schema`. Sessions run `SET SESSION TRANSACTION READ ONLY`. Types are reported as
     `COLUMN_TYPE` (`TINYINT(1)`, `DECIMAL(38,9)`): `TINYINT(1)` is how MySQL stores a
-    boolean, which the bare `DATA_TYPE` (`tinyint`) cannot tell from a small integer.
+    boolean, which the bare `DATA_TYPE` (`tinyint`) cannot tell from a small integer. The
+    size is read from `COLUMN_TYPE` too: MySQL has no `numeric_precision_radix`, and its
+    `numeric_precision` counts an integer's digits, a float's in its own way.
     """
+
+    metadata_size_columns: ClassVar[tuple[str, ...]] = ()
 
     dialect: ClassVar[str] = "mysql"
     backends: ClassVar[tuple[str, ...]] = ("mysql", "mariadb")

@@ -63,6 +63,8 @@ def run_type(
             drift.columns,
             column_types=dict(drift.live_types),
             expected_types=dict(drift.expected_types),
+            # what each live type cannot hold: `amount_cents: live NUMERIC(5,2) cannot ...`
+            reasons=[drift.reasons[c] for c in drift.columns],
             reproduce=ctx.adapter.reproduce(
                 select_columns(ctx.adapter.table(expected.table), drift.columns, 5), []
             ),

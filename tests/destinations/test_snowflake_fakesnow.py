@@ -243,15 +243,18 @@ def test_metadata_reads_live_names_back_as_dlt_names(
     # every column dlt made reads back under the name dlt's schema gives it
     assert set(warehouse.tables["events"]["columns"]) <= set(columns)
     assert {n: (c.data_type, c.nullable) for n, c in columns.items() if n != "loaded_at"} == {
-        "id": ("NUMBER", False),
+        # the size the catalog reports apart, spelled in (a TEXT's maximum length is none)
+        "id": ("NUMBER(19,0)", False),
         "kind": ("TEXT", True),
         "user_id": ("TEXT", True),
         "_dlt_load_id": ("TEXT", False),
         "_dlt_id": ("TEXT", False),
         "ip-address": ("TEXT", True),
         "userId": ("TEXT", True),
-        "discount%": ("NUMBER", True),
+        "discount%": ("NUMBER(10,2)", True),
     }
+    assert (columns["id"].precision, columns["id"].scale, columns["id"].radix) == (19, 0, 10)
+    assert columns["kind"].length is None
     # what the catalog reported: dlt's names folded upper, hand-made ones as quoted
     rows = adapter.run(adapter.metadata_query(), adapter.metadata_params(), "metadata")
     assert [r[:2] for r in rows] == [("EVENTS", c) for c in LIVE_COLUMNS]

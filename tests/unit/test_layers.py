@@ -59,7 +59,7 @@ def test_core_imports_without_drivers_sdks_or_cli() -> None:
     assert proc.returncode == 0, proc.stderr
     modules = proc.stdout.split()
     # the probe really imported the core modules
-    assert {"additive", "columns", "naming", "timeaxis"} <= set(modules)
+    assert {"additive", "capacity", "columns", "naming", "timeaxis"} <= set(modules)
 
 
 def test_public_api_is_pinned() -> None:

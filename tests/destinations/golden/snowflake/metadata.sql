@@ -1,1 +1,1 @@
-SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns WHERE table_schema = %s ORDER BY table_name, ordinal_position
+SELECT table_name, column_name, data_type, is_nullable, character_maximum_length, numeric_precision, numeric_precision_radix, numeric_scale FROM information_schema.columns WHERE table_schema = %s ORDER BY table_name, ordinal_position
