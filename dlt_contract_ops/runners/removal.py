@@ -25,7 +25,12 @@ from dlt_contract_ops.destinations.sql import col
 from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
 from dlt_contract_ops.profiles.model import LoadProfile
 from dlt_contract_ops.profiles.query import LOAD_ID
-from dlt_contract_ops.queries import axis_bound, coverage_query, reproduce_coverage_query
+from dlt_contract_ops.queries import (
+    Rows,
+    axis_bound,
+    coverage_query,
+    reproduce_coverage_query,
+)
 from dlt_contract_ops.settings.project import SourceSettings
 from dlt_contract_ops.sinks.emitter import Emits
 
@@ -60,7 +65,7 @@ class _Plan:
     expected: ExpectedTable
     live: LiveTable
     axis: TimeAxis
-    table: exp.Table
+    table: Rows
     columns: list[str]
     params: list[Any]
     #: counts summed from load profiles (None: every row comes from `query`)
@@ -95,14 +100,20 @@ def run_removal(
     ignored = ctx.ignored()
     plans: list[_Plan] = []
     for expected, live in ctx.present_tables():
-        nested = ctx.nested_tables(expected.table)
+        nested = ctx.unmodelled_nested(expected.table) if not expected.root else []
         if nested:
             notes.append(
                 f"nested table(s) {', '.join(f'`{t}`' for t in nested)} of resource "
-                f"`{expected.resource}`: not windowed (no `_dlt_load_id`; the model describes "
-                "the root table only): skipped"
+                f"`{expected.resource}`: no list field of the model with `skip_nested_types` "
+                "describes them: skipped"
             )
         axis = ctx.axis(expected.table)
+        if axis is None and expected.root:
+            notes.append(
+                f"nested table `{expected.table}`: no `_dlt_root_id` or `_dlt_parent_id` ties "
+                f"its rows to a time axis of root table `{expected.root}`: removal skipped"
+            )
+            continue
         if axis is None:
             notes.append(
                 f"table `{expected.table}`: no time column (no `load_timestamp_column`, no "
@@ -122,11 +133,12 @@ def run_removal(
                 f"table `{expected.table}` is loaded with `replace`: every load drops the "
                 "baseline, so removal drift can only show within the latest load"
             )
-        table = ctx.adapter.table(expected.table)
+        table = ctx.rows(expected.table)
         params = [axis_bound(recent_start, axis), axis_bound(baseline_start, axis)]
-        plans.append(_Plan(expected, live, axis, table, columns, params,
-                           query=shaped(ctx.adapter, _coverage_shape(axis), expected.table,
-                                        (axis.column, *columns))))
+        # a child table's rows come joined to its root (not a table a template fills in)
+        query = coverage_query(table, columns, axis) if expected.root else shaped(
+            ctx.adapter, _coverage_shape(axis), expected.table, (axis.column, *columns))
+        plans.append(_Plan(expected, live, axis, table, columns, params, query=query))
 
     if options.from_profiles and any(p.live.has(LOAD_ID) for p in plans):
         _sum_from_profiles(ctx, settings, plans, recent_start, baseline_start, notes)
