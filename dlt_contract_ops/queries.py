@@ -160,7 +160,8 @@ def coverage_query(table: Rows, columns: Sequence[str], axis: TimeAxis) -> exp.S
 
     Parameters, in order: start of the recent window, start of the baseline window. The
     lower bound on the axis lets partitioned destinations prune. Result rows (a window with
-    no rows has no row): `window flag (1 recent, 0 baseline), rows, non-NULL count per column`.
+    no rows has no row): `window flag (1 recent, 0 baseline), rows, non-NULL count per column,
+    oldest axis value`.
     Grouping once by the window flag keeps the query small (one `COUNT` per column) and lets
     the warehouse aggregate in a single pass.
     """
@@ -173,7 +174,8 @@ def coverage_query(table: Rows, columns: Sequence[str], axis: TimeAxis) -> exp.S
         exp.alias_(flag, RECENT_FLAG, quoted=True),
         exp.Count(this=exp.Star()),
         *[exp.Count(this=col(c)) for c in columns],
-    ]
+        exp.Min(this=col(axis.column)),  # the window's oldest row: when a young table's
+    ]  # first rows leave the recent window (a baseline exists from then on)
     return (
         exp.select(*select, copy=False)
         .from_(table.copy(), copy=False)

@@ -149,20 +149,17 @@ def nested_tables(
     a list inside an item model -> a grandchild table. dlt's `_dlt_*` link columns are not
     listed (never drift).
 
-    >>> from pydantic import BaseModel
     >>> from typing import ClassVar
+    >>> from pydantic import BaseModel
     >>> from dlt.common.normalizers.naming.snake_case import NamingConvention
-    >>> class Label(BaseModel):
-    ...     labelName: str
     >>> class User(BaseModel):
-    ...     dlt_config: ClassVar[dict] = {"skip_nested_types": True}
+    ...     dlt_config: ClassVar[dict[str, bool]] = {"skip_nested_types": True}
     ...     id: int
-    ...     labels: list[Label]
-    ...     tags: list[str] = []
+    ...     fanTags: list[str] = []
     >>> n = NamingConvention()
     >>> [(t.table, sorted(t.names)) for t in nested_tables(expected_table("u", "users", User, n),
     ...                                                    User, n)]
-    [('users__labels', ['label_name']), ('users__tags', ['value'])]
+    [('users__fan_tags', ['value'])]
     """
     from dlt.common.data_types import py_type_to_sc_type
     from dlt.common.typing import is_subclass

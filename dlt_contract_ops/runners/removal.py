@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from sqlglot import exp
@@ -42,7 +42,7 @@ def window_counts(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> Wind
     WindowCounts(baseline_rows=20, recent_rows=10, baseline_non_null={'actor_login': 16}, \
 recent_non_null={'actor_login': 0})
     """
-    by_window = {int(row[0]): [int(v or 0) for v in row[1:]] for row in rows}
+    by_window = {int(row[0]): [int(v or 0) for v in row[1:2 + len(columns)]] for row in rows}
     empty = [0] * (1 + len(columns))
     recent = by_window.get(1, empty)
     base = by_window.get(0, empty)
@@ -73,6 +73,8 @@ class _Plan:
     #: the coverage aggregate still to run: the whole table, or only the loads that straddle a
     #: window's start (`summed` holds the rest); None when the profiles answered alone
     query: exp.Expression | ShapedQuery | None = None
+    #: the oldest moment the load profiles know in the windows (a young table's note)
+    oldest: datetime | None = None
 
 
 def _coverage_shape(axis: TimeAxis) -> Shape:
@@ -162,6 +164,10 @@ def run_removal(
         counts = window_counts(rows, columns)
         if plan.summed is not None:
             counts = counts.plus(plan.summed)
+        if counts.baseline_rows == 0 and counts.recent_rows > 0:
+            oldest = min((m for m in (plan.oldest, _oldest_queried(rows, axis)) if m),
+                         default=None)
+            notes.append(young_note(expected.table, oldest, options.recent_window))
         dark = detect_dark_columns(
             counts,
             baseline_threshold=options.baseline_threshold,
@@ -225,6 +231,7 @@ def _sum_from_profiles(
         if split is None:
             continue
         plan.summed, straddling = split
+        plan.oldest = _oldest_profiled(t.history, plan.axis, baseline_start)
         if not straddling:
             plan.query = None
             continue
@@ -236,6 +243,61 @@ def _sum_from_profiles(
             copy=True,
         )
         plan.params = [*plan.params, *straddling]
+
+
+def young_note(table: str, oldest: datetime | None, recent_window: timedelta) -> str:
+    """What a table whose every row is in the recent window gets: no baseline yet, so a
+    column gone dark (removal) or renamed cannot show, and when that changes.
+
+    >>> young_note("users", datetime(2026, 12, 2, 18, tzinfo=timezone.utc), timedelta(hours=6))
+    'table `users`: no baseline yet (every row is in the recent window of 6h): removal and rename cannot judge it before 2026-12-03 00:00 UTC, when its oldest load leaves the recent window'
+    """
+    from dlt_contract_ops.settings.duration import human
+
+    when = (
+        f"before {(oldest + recent_window).astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC, when "
+        "its oldest load leaves the recent window"
+        if oldest is not None else "until its oldest load is older than the recent window"
+    )
+    return (
+        f"table `{table}`: no baseline yet (every row is in the recent window of "
+        f"{human(recent_window)}): removal and rename cannot judge it {when}"
+    )
+
+
+def _as_moment(value: Any, axis: TimeAxis) -> datetime | None:
+    """An axis value as an aware moment (a load id's epoch; a naive time read as UTC)."""
+    if value is None:
+        return None
+    if axis.kind == "load_id":
+        try:
+            return datetime.fromtimestamp(float(value), tz=timezone.utc)
+        except (TypeError, ValueError, OverflowError):
+            return None
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
+    return None
+
+
+def _oldest_queried(rows: Any, axis: TimeAxis) -> datetime | None:
+    """The recent window's oldest axis value, from the coverage aggregate's last column."""
+    if isinstance(rows, Exception):
+        return None
+    return min((m for row in rows if int(row[0]) == 1
+                for m in [_as_moment(row[-1], axis)] if m), default=None)
+
+
+def _oldest_profiled(history: Sequence[LoadProfile], axis: TimeAxis, baseline: datetime
+                     ) -> datetime | None:
+    """The oldest moment of the profiled loads within the windows."""
+    if axis.kind == "load_id":
+        return min((m for load in history for m in [_as_moment(load.load_id, axis)]
+                    if m and m >= baseline), default=None)
+    lows = (_moment(c.min_value, False) for load in history
+            for c in [load.columns.get(axis.column)] if c is not None)
+    return min((low[0] for low in lows if low and low[0] >= baseline), default=None)
 
 
 def _add(counts: dict[str, int], load: LoadProfile, columns: Sequence[str]) -> None:

@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -172,3 +173,25 @@ def test_a_healthy_child_table_has_no_drift(loaded: Loaded) -> None:
 
     assert {d: _found(r) for d, r in results.items()} == {
         "additive": [], "missing": [], "type": [], "removal": []}
+
+
+def test_a_young_pipeline_is_told_it_has_no_baseline_yet(loaded: Loaded) -> None:
+    """All loads inside the recent window: removal cannot judge yet, and says until when."""
+    from dlt_contract_ops.render import to_json, to_text
+
+    loaded.load({"n": 10}, {"start": 100, "n": 5, "dark_color": True})
+    [oldest] = loaded.sql(f'SELECT MIN(_dlt_load_id) FROM "{loaded.dataset}".users')[0]
+    when = datetime.fromtimestamp(float(oldest), timezone.utc) + timedelta(hours=6)
+
+    result = loaded.sweep("removal")["removal"]
+
+    assert result.findings == []
+    expected = [
+        f"table `{t}`: no baseline yet (every row is in the recent window of 6h): removal and "
+        f"rename cannot judge it before {when:%Y-%m-%d %H:%M} UTC, when its oldest load leaves "
+        "the recent window"
+        for t in ("users", "users__labels")
+    ]
+    assert [n for n in result.notes if "no baseline yet" in n] == expected
+    assert json.loads(to_json([result]))["results"][0]["notes"] == result.notes
+    assert expected[1] in to_text([result])
