@@ -249,8 +249,10 @@ def young_note(table: str, oldest: datetime | None, recent_window: timedelta) ->
     """What a table whose every row is in the recent window gets: no baseline yet, so a
     column gone dark (removal) or renamed cannot show, and when that changes.
 
-    >>> young_note("users", datetime(2026, 12, 2, 18, tzinfo=timezone.utc), timedelta(hours=6))
-    'table `users`: no baseline yet (every row is in the recent window of 6h): removal and rename cannot judge it before 2026-12-03 00:00 UTC, when its oldest load leaves the recent window'
+    >>> note = young_note("users", datetime(2026, 12, 2, 18, tzinfo=timezone.utc),
+    ...                   timedelta(hours=6))
+    >>> note.split("judge it ")[1]
+    'before 2026-12-03 00:00 UTC, when its oldest load leaves the recent window'
     """
     from dlt_contract_ops.settings.duration import human
 
