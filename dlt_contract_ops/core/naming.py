@@ -141,7 +141,8 @@ def _as_rows(model: type[Any]) -> type[Any]:
 
 
 def nested_tables(
-    root: ExpectedTable, model: type[Any], naming: Any, *, _parent: ExpectedTable | None = None
+    root: ExpectedTable, model: type[Any], naming: Any, *,
+    _parent: tuple[ExpectedTable, tuple[str, ...]] | None = None,
 ) -> list[ExpectedTable]:
     """The child tables dlt lands a model's `list[...]` fields in when the model sets
     `dlt_config = {"skip_nested_types": True}` (else a list is one json column of its table):
@@ -165,7 +166,9 @@ def nested_tables(
     from dlt.common.typing import is_subclass
     from pydantic import BaseModel
 
-    parent = _parent or root
+    # dlt names a child table by the whole path of normalized names, shortened once: a
+    # grandchild's name is not built from its parent's shortened one
+    parent, path = _parent or (root, (root.table,))
     if _parent is None and not _skips_nested(model):
         return []
     out: list[ExpectedTable] = []
@@ -173,14 +176,14 @@ def nested_tables(
         item = _list_item(info)
         if item is None:
             continue
-        table = naming.shorten_fragments(parent.table, naming.normalize_identifier(
-            info.alias or name))
+        child_path = (*path, naming.normalize_identifier(info.alias or name))
+        table = naming.shorten_fragments(*child_path)
         if is_subclass(item, BaseModel):
             rows = _as_rows(item)
             child = expected_table(root.resource, table, rows, naming, root.write_disposition)
             child = replace(child, table=table, parent=parent.table, root=root.table)
             out.append(child)
-            out.extend(nested_tables(root, rows, naming, _parent=child))
+            out.extend(nested_tables(root, rows, naming, _parent=(child, child_path)))
             continue
         try:
             data_type: str | None = py_type_to_sc_type(item)
