@@ -54,8 +54,11 @@ def users(start=0, n=10, dark_color=False, priority=False):
 
 
 @dlt.source(name="people")
-def people(**kw):
-    return users(**kw)
+def people(disposition="append", **kw):
+    res = users(**kw)
+    if disposition == "merge":  # dlt gives the child rows `_dlt_root_id`
+        res.apply_hints(write_disposition="merge", primary_key="id")
+    return res
 """
 
 PG = "postgresql://postgres:x@127.0.0.1:5432/test"
@@ -148,10 +151,14 @@ def test_a_column_added_in_a_child_table_is_additive_drift(loaded: Loaded) -> No
     assert not any("not checked" in n for n in result.notes)
 
 
-def test_a_declared_child_field_going_dark_is_removal_drift(loaded: Loaded) -> None:
-    loaded.load({"n": 10})
+@pytest.mark.parametrize("disposition", ["append", "merge"])
+def test_a_declared_child_field_going_dark_is_removal_drift(
+    loaded: Loaded, disposition: str
+) -> None:
+    """Windowed through `_dlt_parent_id` (append) or `_dlt_root_id` (merge)."""
+    loaded.load({"n": 10, "disposition": disposition})
     loaded.backdate()
-    loaded.load({"start": 100, "n": 5, "dark_color": True})
+    loaded.load({"start": 100, "n": 5, "dark_color": True, "disposition": disposition})
 
     result = loaded.sweep("removal")["removal"]
 
@@ -162,6 +169,8 @@ def test_a_declared_child_field_going_dark_is_removal_drift(loaded: Loaded) -> N
     # the reproduce query runs as pasted and shows the collapse: 20 labels, then 10 dark
     windows = {r[0]: (int(r[1]), int(r[2])) for r in loaded.sql(finding.reproduce or "")}
     assert windows == {"baseline": (20, 20), "recent": (10, 0)}
+    link = "_dlt_root_id" if disposition == "merge" else "_dlt_parent_id"
+    assert f'"c"."{link}" = "r"."_dlt_id"' in (finding.reproduce or "")
 
 
 def test_a_healthy_child_table_has_no_drift(loaded: Loaded) -> None:
