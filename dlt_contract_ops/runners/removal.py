@@ -164,7 +164,9 @@ def run_removal(
         counts = window_counts(rows, columns)
         if plan.summed is not None:
             counts = counts.plus(plan.summed)
-        if counts.baseline_rows == 0 and counts.recent_rows > 0:
+        # (a `replace` table never has a baseline: its own note above says so)
+        young = expected.write_disposition != "replace"
+        if young and counts.baseline_rows == 0 and counts.recent_rows > 0:
             oldest = min((m for m in (plan.oldest, _oldest_queried(rows, axis)) if m),
                          default=None)
             notes.append(young_note(expected.table, oldest, options.recent_window))
