@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 from sqlglot import exp
@@ -30,6 +30,12 @@ from dlt_contract_ops.queries import (
     axis_bound,
     coverage_query,
     reproduce_coverage_query,
+)
+from dlt_contract_ops.runners.young import (
+    oldest_profiled,
+    oldest_queried,
+    profiled_moment,
+    young_note,
 )
 from dlt_contract_ops.settings.project import SourceSettings
 from dlt_contract_ops.sinks.emitter import Emits
@@ -167,7 +173,7 @@ def run_removal(
         # (a `replace` table never has a baseline: its own note above says so)
         young = expected.write_disposition != "replace"
         if young and counts.baseline_rows == 0 and counts.recent_rows > 0:
-            oldest = min((m for m in (plan.oldest, _oldest_queried(rows, axis)) if m),
+            oldest = min((m for m in (plan.oldest, oldest_queried(rows, axis)) if m),
                          default=None)
             notes.append(young_note(expected.table, oldest, options.recent_window))
         dark = detect_dark_columns(
@@ -233,7 +239,7 @@ def _sum_from_profiles(
         if split is None:
             continue
         plan.summed, straddling = split
-        plan.oldest = _oldest_profiled(t.history, plan.axis, baseline_start)
+        plan.oldest = oldest_profiled(t.history, plan.axis, baseline_start)
         if not straddling:
             plan.query = None
             continue
@@ -245,63 +251,6 @@ def _sum_from_profiles(
             copy=True,
         )
         plan.params = [*plan.params, *straddling]
-
-
-def young_note(table: str, oldest: datetime | None, recent_window: timedelta) -> str:
-    """What a table whose every row is in the recent window gets: no baseline yet, so a
-    column gone dark (removal) or renamed cannot show, and when that changes.
-
-    >>> note = young_note("users", datetime(2026, 12, 2, 18, tzinfo=timezone.utc),
-    ...                   timedelta(hours=6))
-    >>> note.split("judge it ")[1]
-    'before 2026-12-03 00:00 UTC, when its oldest load leaves the recent window'
-    """
-    from dlt_contract_ops.settings.duration import human
-
-    when = (
-        f"before {(oldest + recent_window).astimezone(timezone.utc):%Y-%m-%d %H:%M} UTC, when "
-        "its oldest load leaves the recent window"
-        if oldest is not None else "until its oldest load is older than the recent window"
-    )
-    return (
-        f"table `{table}`: no baseline yet (every row is in the recent window of "
-        f"{human(recent_window)}): removal and rename cannot judge it {when}"
-    )
-
-
-def _as_moment(value: Any, axis: TimeAxis) -> datetime | None:
-    """An axis value as an aware moment (a load id's epoch; a naive time read as UTC)."""
-    if value is None:
-        return None
-    if axis.kind == "load_id":
-        try:
-            return datetime.fromtimestamp(float(value), tz=timezone.utc)
-        except (TypeError, ValueError, OverflowError):
-            return None
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day, tzinfo=timezone.utc)
-    return None
-
-
-def _oldest_queried(rows: Any, axis: TimeAxis) -> datetime | None:
-    """The recent window's oldest axis value, from the coverage aggregate's last column."""
-    if isinstance(rows, Exception):
-        return None
-    return min((m for row in rows if int(row[0]) == 1
-                for m in [_as_moment(row[-1], axis)] if m), default=None)
-
-
-def _oldest_profiled(history: Sequence[LoadProfile], axis: TimeAxis, baseline: datetime
-                     ) -> datetime | None:
-    """The oldest moment of the profiled loads within the windows."""
-    if axis.kind == "load_id":
-        return min((m for load in history for m in [_as_moment(load.load_id, axis)]
-                    if m and m >= baseline), default=None)
-    lows = (_moment(c.min_value, False) for load in history
-            for c in [load.columns.get(axis.column)] if c is not None)
-    return min((low[0] for low in lows if low and low[0] >= baseline), default=None)
 
 
 def _add(counts: dict[str, int], load: LoadProfile, columns: Sequence[str]) -> None:
@@ -345,27 +294,6 @@ recent_non_null={'a': 0})
     return _counts(recent_counts, base_counts, columns), []
 
 
-#: a naive time is read as UTC by dlt, but a destination may compare it in its session's time
-#: zone: a naive load range must clear a window's start by more than any zone offset
-_NAIVE_MARGIN = timedelta(hours=26)
-
-
-def _moment(text: str | None, upper: bool) -> tuple[datetime, timedelta] | None:
-    """A profiled min or max as an aware moment and its uncertainty; None if unreadable."""
-    if text is None:
-        return None
-    try:
-        if len(text) == 10:  # a date: its whole day, in an unknown time zone
-            day = datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
-            return (day + timedelta(days=1) if upper else day), _NAIVE_MARGIN
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc), _NAIVE_MARGIN
-    return moment, timedelta(0)
-
-
 def by_axis_range(
     history: Sequence[LoadProfile], columns: Sequence[str], axis: str,
     recent: datetime, baseline: datetime,
@@ -383,7 +311,7 @@ def by_axis_range(
             return None
         if a.non_null == 0:
             continue  # every row has a NULL axis: in no window
-        low, high = _moment(a.min_value, False), _moment(a.max_value, True)
+        low, high = profiled_moment(a.min_value, False), profiled_moment(a.max_value, True)
         if low is None or high is None:
             return None  # a range it cannot read (not a time): the full coverage query
         (lo, lo_err), (hi, hi_err) = low, high
