@@ -23,6 +23,7 @@ from dlt_contract_ops.destinations.connect import Target, open_adapter
 from dlt_contract_ops.discovery import BuiltSource
 from dlt_contract_ops.errors import ConfigError, DestinationError
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
+from dlt_contract_ops.queries import Rows, nested_rows
 from dlt_contract_ops.resolver import resolve_source, resolve_target_of
 from dlt_contract_ops.settings.project import ProjectSettings, SourceSettings
 from dlt_contract_ops.sinks.base import ErrorEvent
@@ -68,6 +69,14 @@ class SourceContext:
         live = self.live.get(table)
         if live is None:
             return None
+        child = self.child(table)
+        if child is not None:
+            # the root row's axis, read beside each child row (`rows`); none when the child
+            # has no link to its root or a column of its own already holds that name
+            root_axis = self.axis(child.root)
+            if root_axis is None or self.link(child) is None or live.has(root_axis.column):
+                return None
+            return root_axis
         ts = self.load_timestamp_column
         if ts and live.has(ts) and not self._holds_time(live.columns[ts].data_type):
             ts = None  # a text column cannot be windowed by time: fall back (note below)
@@ -101,6 +110,39 @@ class SourceContext:
                 )
         return out
 
+    def child(self, table: str) -> ExpectedTable | None:
+        """The modelled child table called `table` (`core.naming.nested_tables`), else None."""
+        if "children" not in self.memo:
+            self.memo["children"] = {t.table: t for t in self.built.nested}
+        found: ExpectedTable | None = self.memo["children"].get(table)
+        return found
+
+    def link(self, child: ExpectedTable) -> str | None:
+        """The column that ties `child`'s rows to their root row's `_dlt_id`: dlt's
+        `_dlt_root_id` (merge tables, `root_key`), else `_dlt_parent_id` one level down."""
+        live = self.live.get(child.table)
+        if live is None:
+            return None
+        if live.has("_dlt_root_id"):
+            return "_dlt_root_id"
+        return "_dlt_parent_id" if child.parent == child.root and live.has(
+            "_dlt_parent_id") else None
+
+    def rows(self, table: str) -> Rows:
+        """Where a per-table query reads `table`'s rows: the table, or for a child table, its
+        rows joined to their root row's time axis (`queries.nested_rows`)."""
+        child = self.child(table)
+        axis = self.axis(table)
+        link = self.link(child) if child is not None else None
+        if child is None or axis is None or link is None:
+            return self.adapter.table(table)
+        return nested_rows(self.adapter.table(table), self.adapter.table(child.root), link,
+                           [axis.column])
+
+    def unmodelled_nested(self, table: str) -> list[str]:
+        """The live tables nested under root `table` that no model describes."""
+        return [t for t in self.nested_tables(table) if self.child(t) is None]
+
     def nested_tables(self, table: str) -> list[str]:
         """The live tables nested under `table` (`table__…`), sorted: found by bisection in
         the dataset's sorted table names, not by a scan of them all per table."""
@@ -115,8 +157,9 @@ class SourceContext:
         return names[start:end]
 
     def present_tables(self) -> Iterator[tuple[ExpectedTable, LiveTable]]:
-        """Modelled resources whose table exists (the others have a note already)."""
-        for expected in self.built.tables:
+        """Modelled tables that exist, roots then the child tables of their list fields (a
+        root's absence has a note already; a child table is absent until a list has items)."""
+        for expected in (*self.built.tables, *self.built.nested):
             live = self.live.get(expected.table)
             if live is not None:
                 yield expected, live

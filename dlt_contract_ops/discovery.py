@@ -16,7 +16,7 @@ from typing import Any
 
 from dlt_contract_ops.bounded_build import bounded_build
 from dlt_contract_ops.core.columns import ExpectedColumn, ExpectedTable
-from dlt_contract_ops.core.naming import expected_table
+from dlt_contract_ops.core.naming import expected_table, nested_tables
 from dlt_contract_ops.errors import SourceConfigMissingError, SourceImportError
 from dlt_contract_ops.settings.project import DEFAULT_SOURCE_BUILD_TIMEOUT
 
@@ -100,6 +100,8 @@ class BuiltSource:
     codes: Mapping[str, Mapping[str, tuple[str, ...]]] | None = field(
         default=None, compare=False, repr=False
     )
+    #: the child tables dlt lands the models' list fields in (`core.naming.nested_tables`)
+    nested: tuple[ExpectedTable, ...] = ()
 
     @property
     def obj(self) -> Any:
@@ -141,7 +143,8 @@ class BuiltSource:
             for r in self.resources
         ]
         merged, _ = _merge_shared_tables(tables)
-        return replace(self, naming=naming, tables=merged, codes=None)
+        return replace(self, naming=naming, tables=merged, codes=None,
+                       nested=_nested(merged, self.models, naming))
 
 
 def declared_code_sets(built: BuiltSource, expected: ExpectedTable) -> dict[str, tuple[str, ...]]:
@@ -380,6 +383,7 @@ def _build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
         modelled.append(spec)
     merged, merge_notes = _merge_shared_tables(tables)
     return BuiltSource(
+        nested=_nested(merged, models, schema.naming),
         name=name,
         schema_name=schema.name,
         naming=schema.naming,
@@ -390,6 +394,12 @@ def _build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
         standalone=isinstance(built, DltResource),
         source_obj=built,
     )
+
+
+def _nested(
+    tables: tuple[ExpectedTable, ...], models: Mapping[str, type[Any]], naming: Any
+) -> tuple[ExpectedTable, ...]:
+    return tuple(n for t in tables for n in nested_tables(t, models[t.resource], naming))
 
 
 def _merge_shared_tables(

@@ -11,6 +11,9 @@ from sqlglot import exp
 from dlt_contract_ops.core.columns import TimeAxis
 from dlt_contract_ops.destinations.sql import any_not_null, col
 
+#: where a per-table query reads its rows: the table, or a child table's `nested_rows`
+Rows = exp.Table | exp.Subquery
+
 SAMPLES_PER_COLUMN = 5
 """Sample values a finding carries per drifted column."""
 
@@ -39,7 +42,7 @@ def _free(name: str, taken: set[str]) -> str:
 
 
 def sample_query(
-    table: exp.Table,
+    table: Rows,
     columns: Sequence[str],
     axis: TimeAxis | None,
     per_column: int = SAMPLES_PER_COLUMN,
@@ -176,12 +179,13 @@ def axis_bound(moment: datetime, axis: TimeAxis) -> Any:
 RECENT_FLAG = "_co_recent"
 
 
-def coverage_query(table: exp.Table, columns: Sequence[str], axis: TimeAxis) -> exp.Select:
+def coverage_query(table: Rows, columns: Sequence[str], axis: TimeAxis) -> exp.Select:
     """ONE aggregate over a table: rows and non-NULL counts per column, one row per window.
 
     Parameters, in order: start of the recent window, start of the baseline window. The
     lower bound on the axis lets partitioned destinations prune. Result rows (a window with
-    no rows has no row): `window flag (1 recent, 0 baseline), rows, non-NULL count per column`.
+    no rows has no row): `window flag (1 recent, 0 baseline), rows, non-NULL count per column,
+    oldest axis value`.
     Grouping once by the window flag keeps the query small (one `COUNT` per column) and lets
     the warehouse aggregate in a single pass.
     """
@@ -194,7 +198,8 @@ def coverage_query(table: exp.Table, columns: Sequence[str], axis: TimeAxis) -> 
         exp.alias_(flag, RECENT_FLAG, quoted=True),
         exp.Count(this=exp.Star()),
         *[exp.Count(this=col(c)) for c in columns],
-    ]
+        exp.Min(this=col(axis.column)),  # the window's oldest row: when a young table's
+    ]  # first rows leave the recent window (a baseline exists from then on)
     return (
         exp.select(*select, copy=False)
         .from_(table.copy(), copy=False)
@@ -204,7 +209,7 @@ def coverage_query(table: exp.Table, columns: Sequence[str], axis: TimeAxis) -> 
 
 
 def reproduce_coverage_query(
-    table: exp.Table, columns: Sequence[str], axis: TimeAxis
+    table: Rows, columns: Sequence[str], axis: TimeAxis
 ) -> exp.Select:
     """A readable coverage breakdown per window, for a user's SQL console.
 
@@ -260,3 +265,24 @@ def stored_schema_query(version_table: exp.Table) -> exp.Select:
         .order_by(exp.Ordered(this=col("inserted_at"), desc=True))
         .limit(1)
     )
+
+
+NESTED_ALIAS, ROOT_ALIAS = "c", "r"
+
+
+def nested_rows(child: exp.Table, root: exp.Table, link: str, root_columns: Sequence[str]
+                ) -> exp.Subquery:
+    """A child table's rows with its root row's `root_columns` beside them (dlt's
+    `_dlt_load_id`, or the root's time column): a child table has no load id of its own, so
+    it is windowed through `link` (`_dlt_root_id`, or `_dlt_parent_id` one level down) to the
+    root row's `_dlt_id`. Read like a table by every per-table query (coverage, samples).
+    """
+    columns: list[exp.Expr] = [exp.Column(this=exp.Star(), table=exp.to_identifier(NESTED_ALIAS))]
+    columns += [exp.alias_(col(c, ROOT_ALIAS), c, quoted=True) for c in root_columns]
+    joined = (
+        exp.select(*columns, copy=False)
+        .from_(exp.alias_(child.copy(), NESTED_ALIAS), copy=False)
+        .join(exp.alias_(root.copy(), ROOT_ALIAS), copy=False, on=exp.EQ(
+            this=col(link, NESTED_ALIAS), expression=col("_dlt_id", ROOT_ALIAS)))
+    )
+    return joined.subquery("t", copy=False)

@@ -59,7 +59,7 @@ from dlt_contract_ops.settings.project import DEFAULT_SOURCE_BUILD_TIMEOUT
 log = logging.getLogger("dlt_contract_ops")
 
 #: bumped whenever what an entry holds, or how it is read, changes
-FORMAT = 3  # 3: model-declared max_length, max_digits, decimal_places
+FORMAT = 4  # 3: model-declared max_length, max_digits, decimal_places; 4: nested tables
 #: the only naming conventions an entry may name: dlt's own, whose state is `max_length`
 _NAMING_PACKAGE = "dlt.common.normalizers.naming."
 _READ_CHUNK = 1 << 20
@@ -258,6 +258,8 @@ def _table_doc(t: ExpectedTable) -> dict[str, Any]:
         "table": t.table,
         "write_disposition": t.write_disposition,
         "model_name": t.model_name,
+        "parent": t.parent,
+        "root": t.root,
         "columns": [[c.name, c.data_type, c.nullable, c.field, c.precision, c.scale]
                     for c in t.columns],
     }
@@ -283,6 +285,8 @@ def _table(doc: dict[str, Any], seen: dict[tuple[Any, ...], ExpectedColumn]) -> 
         columns=tuple(columns),
         write_disposition=str(doc["write_disposition"]),
         model_name=str(doc["model_name"]),
+        parent=str(doc["parent"]),
+        root=str(doc["root"]),
     )
 
 
@@ -296,6 +300,7 @@ def source_doc(built: BuiltSource) -> dict[str, Any] | None:
         "schema_name": built.schema_name,
         "naming": naming,
         "tables": [_table_doc(t) for t in built.tables],
+        "nested": [_table_doc(t) for t in built.nested],
         "models": sorted(built.models),
         "notes": list(built.notes),
         "resources": [[r.resource, r.table_name, r.write_disposition] for r in built.resources],
@@ -312,6 +317,7 @@ def cached_built(doc: dict[str, Any], real: Deferred) -> BuiltSource:
         schema_name=str(doc["schema_name"]),
         naming=_naming(doc["naming"]),
         tables=tuple(_table(t, seen) for t in doc["tables"]),
+        nested=tuple(_table(t, seen) for t in doc["nested"]),
         models=DeferredModels([str(m) for m in doc["models"]], real),
         notes=tuple(str(n) for n in doc["notes"]),
         resources=tuple(ModelledResource(str(a), str(b), str(c)) for a, b, c in doc["resources"]),

@@ -27,6 +27,10 @@ class ExpectedTable:
     columns: tuple[ExpectedColumn, ...]
     write_disposition: str = "append"
     model_name: str = ""
+    #: a nested (child) table: the table it is nested under, and the root table of the
+    #: resource ("" for a root table). dlt's `_dlt_*` link columns are never drift.
+    parent: str = ""
+    root: str = ""
 
     @property
     def names(self) -> frozenset[str]:

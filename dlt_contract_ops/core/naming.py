@@ -12,6 +12,7 @@ expected too, with no declared type.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from dlt_contract_ops.core.columns import ExpectedColumn, ExpectedTable
@@ -139,3 +140,94 @@ def expected_table(
         write_disposition=write_disposition,
         model_name=getattr(model, "__name__", str(model)),
     )
+
+
+def _skips_nested(model: type[Any]) -> bool:
+    config = getattr(model, "dlt_config", None) or {}
+    return bool(config.get("skip_nested_types", config.get("skip_complex_types", False)))
+
+
+def _list_item(info: Any) -> Any | None:
+    """The item type of a `list[...]` field (read as dlt reads field types), else None."""
+    from typing import get_args
+
+    from dlt.common.typing import extract_inner_type, is_list_generic_type, is_union_type
+
+    annotation = getattr(info.annotation, "inner_type", None) or info.annotation
+    inner = extract_inner_type(annotation)
+    if is_union_type(inner):
+        inner = extract_inner_type(get_args(inner)[0])
+    if not is_list_generic_type(inner):
+        return None
+    args = get_args(inner)
+    return extract_inner_type(args[0]) if args else None
+
+
+def _as_rows(model: type[Any]) -> type[Any]:
+    """`model` as dlt's normalizer lands its items in a child table: nested models flattened
+    into `a__b` columns and lists into tables of their own (what `skip_nested_types` says; a
+    child table takes no column hints from the model, so it is unnested whatever the model's
+    own `dlt_config`)."""
+    from typing import ClassVar
+
+    if _skips_nested(model):
+        return model
+    config = {**(getattr(model, "dlt_config", None) or {}), "skip_nested_types": True}
+    namespace = {"__annotations__": {"dlt_config": ClassVar[dict[str, Any]]},
+                 "dlt_config": config, "__module__": model.__module__}
+    return type(model.__name__, (model,), namespace)
+
+
+def nested_tables(
+    root: ExpectedTable, model: type[Any], naming: Any, *,
+    _parent: tuple[ExpectedTable, tuple[str, ...]] | None = None,
+) -> list[ExpectedTable]:
+    """The child tables dlt lands a model's `list[...]` fields in when the model sets
+    `dlt_config = {"skip_nested_types": True}` (else a list is one json column of its table):
+    `list[Label]` -> `users__labels` with `Label`'s columns, `list[str]` -> a `value` column;
+    a list inside an item model -> a grandchild table. dlt's `_dlt_*` link columns are not
+    listed (never drift).
+
+    >>> from typing import ClassVar
+    >>> from pydantic import BaseModel
+    >>> from dlt.common.normalizers.naming.snake_case import NamingConvention
+    >>> class User(BaseModel):
+    ...     dlt_config: ClassVar[dict[str, bool]] = {"skip_nested_types": True}
+    ...     id: int
+    ...     fanTags: list[str] = []
+    >>> n = NamingConvention()
+    >>> [(t.table, sorted(t.names)) for t in nested_tables(expected_table("u", "users", User, n),
+    ...                                                    User, n)]
+    [('users__fan_tags', ['value'])]
+    """
+    from dlt.common.data_types import py_type_to_sc_type
+    from dlt.common.typing import is_subclass
+    from pydantic import BaseModel
+
+    # dlt names a child table by the whole path of normalized names, shortened once: a
+    # grandchild's name is not built from its parent's shortened one
+    parent, path = _parent or (root, (root.table,))
+    if _parent is None and not _skips_nested(model):
+        return []
+    out: list[ExpectedTable] = []
+    for name, info in getattr(model, "model_fields", {}).items():
+        item = _list_item(info)
+        if item is None:
+            continue
+        child_path = (*path, naming.normalize_identifier(info.alias or name))
+        table = naming.shorten_fragments(*child_path)
+        if is_subclass(item, BaseModel):
+            rows = _as_rows(item)
+            child = expected_table(root.resource, table, rows, naming, root.write_disposition)
+            child = replace(child, table=table, parent=parent.table, root=root.table)
+            out.append(child)
+            out.extend(nested_tables(root, rows, naming, _parent=(child, child_path)))
+            continue
+        try:
+            data_type: str | None = py_type_to_sc_type(item)
+        except TypeError:  # a type dlt infers from the data
+            data_type = None
+        column = ExpectedColumn(naming.normalize_identifier("value"), data_type, field=name)
+        out.append(ExpectedTable(root.resource, table, (column,), root.write_disposition,
+                                 getattr(item, "__name__", str(item)), parent.table, root.table))
+    return out

@@ -41,18 +41,18 @@ def run_additive(
     ignored = ctx.ignored()
     plans: list[_Plan] = []
     for expected, live in ctx.present_tables():
-        nested = ctx.nested_tables(expected.table)
+        nested = ctx.unmodelled_nested(expected.table) if not expected.root else []
         if nested:
             notes.append(
                 f"nested table(s) {', '.join(f'`{t}`' for t in nested)} of resource "
-                f"`{expected.resource}`: not checked for additive drift (the model describes "
-                "the root table's columns only)"
+                f"`{expected.resource}`: not checked for additive drift (no list field of the "
+                "model with `skip_nested_types` describes them)"
             )
         drift = detect_additive(expected, live, ignored=ignored)
         if drift is None:
             continue
         axis = ctx.axis(expected.table)
-        table = ctx.adapter.table(expected.table)
+        table = ctx.rows(expected.table)
         tiebreak = "_dlt_id" if live.has("_dlt_id") else None
         # bounded: the scan never grows with the table (the newest n rows; on dlt's load ids
         # and partitions also only rows this recent, which lets warehouses prune). A

@@ -78,8 +78,8 @@ def run_contract(
 
     plans: list[_Table] = []
     for expected, live in ctx.present_tables():
-        if expected.resource not in ctx.built.models:
-            continue
+        if expected.resource not in ctx.built.models or expected.root:
+            continue  # a child table: the model's declarations describe its root table
         nested = ctx.nested_tables(expected.table)
         if nested:
             notes.append(

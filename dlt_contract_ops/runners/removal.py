@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 from sqlglot import exp
@@ -25,7 +25,18 @@ from dlt_contract_ops.destinations.sql import col
 from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
 from dlt_contract_ops.profiles.model import LoadProfile
 from dlt_contract_ops.profiles.query import LOAD_ID
-from dlt_contract_ops.queries import axis_bound, coverage_query, reproduce_coverage_query
+from dlt_contract_ops.queries import (
+    Rows,
+    axis_bound,
+    coverage_query,
+    reproduce_coverage_query,
+)
+from dlt_contract_ops.runners.young import (
+    oldest_profiled,
+    oldest_queried,
+    profiled_moment,
+    young_note,
+)
 from dlt_contract_ops.settings.project import SourceSettings
 from dlt_contract_ops.sinks.emitter import Emits
 
@@ -37,7 +48,7 @@ def window_counts(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> Wind
     WindowCounts(baseline_rows=20, recent_rows=10, baseline_non_null={'actor_login': 16}, \
 recent_non_null={'actor_login': 0})
     """
-    by_window = {int(row[0]): [int(v or 0) for v in row[1:]] for row in rows}
+    by_window = {int(row[0]): [int(v or 0) for v in row[1:2 + len(columns)]] for row in rows}
     empty = [0] * (1 + len(columns))
     recent = by_window.get(1, empty)
     base = by_window.get(0, empty)
@@ -60,7 +71,7 @@ class _Plan:
     expected: ExpectedTable
     live: LiveTable
     axis: TimeAxis
-    table: exp.Table
+    table: Rows
     columns: list[str]
     params: list[Any]
     #: counts summed from load profiles (None: every row comes from `query`)
@@ -68,6 +79,8 @@ class _Plan:
     #: the coverage aggregate still to run: the whole table, or only the loads that straddle a
     #: window's start (`summed` holds the rest); None when the profiles answered alone
     query: exp.Expression | ShapedQuery | None = None
+    #: the oldest moment the load profiles know in the windows (a young table's note)
+    oldest: datetime | None = None
 
 
 def _coverage_shape(axis: TimeAxis) -> Shape:
@@ -95,14 +108,20 @@ def run_removal(
     ignored = ctx.ignored()
     plans: list[_Plan] = []
     for expected, live in ctx.present_tables():
-        nested = ctx.nested_tables(expected.table)
+        nested = ctx.unmodelled_nested(expected.table) if not expected.root else []
         if nested:
             notes.append(
                 f"nested table(s) {', '.join(f'`{t}`' for t in nested)} of resource "
-                f"`{expected.resource}`: not windowed (no `_dlt_load_id`; the model describes "
-                "the root table only): skipped"
+                f"`{expected.resource}`: no list field of the model with `skip_nested_types` "
+                "describes them: skipped"
             )
         axis = ctx.axis(expected.table)
+        if axis is None and expected.root:
+            notes.append(
+                f"nested table `{expected.table}`: no `_dlt_root_id` or `_dlt_parent_id` ties "
+                f"its rows to a time axis of root table `{expected.root}`: removal skipped"
+            )
+            continue
         if axis is None:
             notes.append(
                 f"table `{expected.table}`: no time column (no `load_timestamp_column`, no "
@@ -122,11 +141,12 @@ def run_removal(
                 f"table `{expected.table}` is loaded with `replace`: every load drops the "
                 "baseline, so removal drift can only show within the latest load"
             )
-        table = ctx.adapter.table(expected.table)
+        table = ctx.rows(expected.table)
         params = [axis_bound(recent_start, axis), axis_bound(baseline_start, axis)]
-        plans.append(_Plan(expected, live, axis, table, columns, params,
-                           query=shaped(ctx.adapter, _coverage_shape(axis), expected.table,
-                                        (axis.column, *columns))))
+        # a child table's rows come joined to its root (not a table a template fills in)
+        query = coverage_query(table, columns, axis) if expected.root else shaped(
+            ctx.adapter, _coverage_shape(axis), expected.table, (axis.column, *columns))
+        plans.append(_Plan(expected, live, axis, table, columns, params, query=query))
 
     if options.from_profiles and any(p.live.has(LOAD_ID) for p in plans):
         _sum_from_profiles(ctx, settings, plans, recent_start, baseline_start, notes)
@@ -150,6 +170,12 @@ def run_removal(
         counts = window_counts(rows, columns)
         if plan.summed is not None:
             counts = counts.plus(plan.summed)
+        # (a `replace` table never has a baseline: its own note above says so)
+        young = expected.write_disposition != "replace"
+        if young and counts.baseline_rows == 0 and counts.recent_rows > 0:
+            oldest = min((m for m in (plan.oldest, oldest_queried(rows, axis)) if m),
+                         default=None)
+            notes.append(young_note(expected.table, oldest, options.recent_window))
         dark = detect_dark_columns(
             counts,
             baseline_threshold=options.baseline_threshold,
@@ -214,6 +240,7 @@ def _sum_from_profiles(
         if split is None:
             continue
         plan.summed, straddling = split
+        plan.oldest = oldest_profiled(t.history, plan.axis, baseline_start)
         if not straddling:
             plan.query = None
             continue
@@ -268,27 +295,6 @@ recent_non_null={'a': 0})
     return _counts(recent_counts, base_counts, columns), []
 
 
-#: a naive time is read as UTC by dlt, but a destination may compare it in its session's time
-#: zone: a naive load range must clear a window's start by more than any zone offset
-_NAIVE_MARGIN = timedelta(hours=26)
-
-
-def _moment(text: str | None, upper: bool) -> tuple[datetime, timedelta] | None:
-    """A profiled min or max as an aware moment and its uncertainty; None if unreadable."""
-    if text is None:
-        return None
-    try:
-        if len(text) == 10:  # a date: its whole day, in an unknown time zone
-            day = datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
-            return (day + timedelta(days=1) if upper else day), _NAIVE_MARGIN
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc), _NAIVE_MARGIN
-    return moment, timedelta(0)
-
-
 def by_axis_range(
     history: Sequence[LoadProfile], columns: Sequence[str], axis: str,
     recent: datetime, baseline: datetime,
@@ -306,7 +312,7 @@ def by_axis_range(
             return None
         if a.non_null == 0:
             continue  # every row has a NULL axis: in no window
-        low, high = _moment(a.min_value, False), _moment(a.max_value, True)
+        low, high = profiled_moment(a.min_value, False), profiled_moment(a.max_value, True)
         if low is None or high is None:
             return None  # a range it cannot read (not a time): the full coverage query
         (lo, lo_err), (hi, hi_err) = low, high

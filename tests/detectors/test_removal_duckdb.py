@@ -239,6 +239,10 @@ def test_nested_tables_and_replace_tables_get_notes(events_project: Project) -> 
     assert result.error is None
     assert any("`events__items`" in n and "skipped" in n for n in result.notes)
     assert any("`snapshot` is loaded with `replace`" in n for n in result.notes)
+    # one load, inside the recent window: no baseline yet, said once per table, except for
+    # the `replace` table (it never has one; its own note says so)
+    young = [n.split(":")[0] for n in result.notes if "no baseline yet" in n]
+    assert young == ["table `events`"]
 
 
 def test_cli_all_include_removal_json_and_exit_codes(events_project: Project) -> None:

@@ -5,8 +5,10 @@ One metadata query per (destination, dataset), and one read of dlt's stored sche
 removal, one profile query per table that has declared columns (counts only: its windows are
 summed from the profiles), or one coverage aggregate per table with `from_profiles` off; the
 distribution detector's profiles add one category query per table with categorical columns;
-one sample query per drifted table; each source built once per run. Three sources: `shop` and
-`crm` land in the same DuckDB dataset, `billing` in its own file.
+one sample query per drifted table; each source built once per run. A child table
+(`orders__lines`, no `_dlt_load_id` of its own, windowed through its root rows) is not profiled:
+removal reads it with one coverage aggregate. Three sources: `shop` and `crm` land in the same
+DuckDB dataset, `billing` in its own file.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ WITH_REMOVAL = selected({"removal"})
 
 SOURCES = """
 from datetime import datetime, timedelta, timezone
-from typing import Optional
+from typing import ClassVar, List, Optional
 
 import dlt
 from pydantic import BaseModel
@@ -35,10 +37,18 @@ from pydantic import BaseModel
 EVOLVE = {"columns": "evolve"}  # planted columns land although the models do not know them
 
 
+class Line(BaseModel):
+    sku: str
+    qty: Optional[int] = None
+
+
 class Order(BaseModel):
+    dlt_config: ClassVar[dict] = {"skip_nested_types": True}  # lines: child table
+
     id: int
     amount: Optional[float] = None
     loaded_at: datetime
+    lines: List[Line] = []
 
 
 class Customer(BaseModel):
@@ -75,9 +85,11 @@ def shop(recent=False, first=0):
     @dlt.resource(columns=Order, schema_contract=EVOLVE)
     def orders():
         for i in range(first, first + 20):
-            row = {"id": i, "amount": i * 1.5, "loaded_at": at}
+            line = {"sku": f"s{i}", "qty": 1}
+            row = {"id": i, "amount": i * 1.5, "loaded_at": at, "lines": [line]}
             if recent:
                 row["coupon_code"] = f"C{i}"  # additive drift
+                line["gift_wrap"] = True  # additive drift in the child table orders__lines
             yield row
 
     @dlt.resource(columns=Customer, schema_contract=EVOLVE)
@@ -183,22 +195,24 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Counted:
     return seen
 
 
-# detectors -> queries per kind: 2 datasets; 4 loaded modelled tables (orders, customers,
-# contacts, invoices), one with a categorical text column in a load (customers.email: 20
-# values); 2 drifted tables (orders, invoices). A first sweep: the profile store is empty.
+# detectors -> queries per kind: 2 datasets; 4 loaded modelled root tables (orders,
+# customers, contacts, invoices), one with a categorical text column in a load
+# (customers.email: 20 values), and 1 child table (orders__lines: one coverage aggregate);
+# 3 drifted tables (orders, orders__lines, invoices). A first sweep: the store is empty.
 # `refunds` is modelled but never loaded, and the test has no local pipeline state (a cron
 # container): one read of the stored schema in `_dlt_version` tells it from a dropped table.
 BUDGET: list[tuple[tuple[str, ...], dict[str, int]]] = [
-    (("additive",), {"metadata": 2, "schema": 1, "sample": 2}),
+    (("additive",), {"metadata": 2, "schema": 1, "sample": 3}),
     # counts only: no category query
-    (("removal",), {"metadata": 2, "schema": 1, "profile": 4}),
-    (("additive", "removal"), {"metadata": 2, "schema": 1, "profile": 4, "sample": 2}),
-    (DETECTORS, {"metadata": 2, "schema": 1, "sample": 2}),
-    (WITH_REMOVAL, {"metadata": 2, "schema": 1, "profile": 4, "sample": 2}),
+    (("removal",), {"metadata": 2, "schema": 1, "profile": 4, "coverage": 1}),
+    (("additive", "removal"),
+     {"metadata": 2, "schema": 1, "profile": 4, "coverage": 1, "sample": 3}),
+    (DETECTORS, {"metadata": 2, "schema": 1, "sample": 3}),
+    (WITH_REMOVAL, {"metadata": 2, "schema": 1, "profile": 4, "coverage": 1, "sample": 3}),
     # in detail: + 1 category query
     (("distribution",), {"metadata": 2, "schema": 1, "profile": 5}),
     # one profile sweep, shared
-    (("removal", "distribution"), {"metadata": 2, "schema": 1, "profile": 5}),
+    (("removal", "distribution"), {"metadata": 2, "schema": 1, "profile": 5, "coverage": 1}),
 ]
 
 
@@ -223,7 +237,7 @@ def test_without_profiles_removal_runs_one_coverage_aggregate_per_table(
     assert [(f.table, f.columns) for r in results for f in r.findings] == [
         ("customers", ["email"])]
     assert {k: v for k, v in counted.queries.items() if v} == {
-        "metadata": 2, "schema": 1, "coverage": 4}
+        "metadata": 2, "schema": 1, "coverage": 5}
 
 
 def test_a_repeat_sweep_without_new_loads_reads_no_load_again(
@@ -233,9 +247,10 @@ def test_a_repeat_sweep_without_new_loads_reads_no_load_again(
     counted.queries.clear()
     repeat = run(None, detectors=("removal",), dry_run=True, project_dir=loaded.root)
 
-    # one bounded profile query per table (no new load: no category query, no coverage)
+    # one bounded profile query per root table (no new load: no category query), and the
+    # child table's coverage aggregate
     assert {k: v for k, v in counted.queries.items() if v} == {
-        "metadata": 2, "schema": 1, "profile": 4}
+        "metadata": 2, "schema": 1, "profile": 4, "coverage": 1}
     assert [(f.table, f.columns, f.coverage) for r in repeat for f in r.findings] == [
         (f.table, f.columns, f.coverage) for r in first for f in r.findings]
 
@@ -250,6 +265,7 @@ def test_the_budget_workload_really_drifts(loaded: Project, counted: Counted) ->
     assert sorted(found["additive"]) == [
         ("invoices", ["tax_id", "tax_rate"]),
         ("orders", ["coupon_code"]),
+        ("orders__lines", ["gift_wrap"]),
     ]
     assert found["removal"] == [("customers", ["email"])]
 
