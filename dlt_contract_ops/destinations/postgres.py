@@ -194,11 +194,13 @@ def make_read_only(credentials: Any, timeouts: Timeouts = DEFAULT_TIMEOUTS) -> N
 
     Appended last, so they win over a `default_transaction_read_only` or `statement_timeout`
     a user put in `options` themselves: the reconciler's own are `query_timeout` and
-    `lock_timeout`.
+    `lock_timeout`. JIT is off: PostgreSQL does not check for a cancel while it compiles a
+    query (a 300-column sample query sat in LLVM for over an hour, deaf to
+    `statement_timeout` and `pg_terminate_backend`), and a read-only probe gains nothing from it.
     """
     ours = (
         f"{READ_ONLY_OPTION} -c statement_timeout={timeouts.query_ms} "
-        f"-c lock_timeout={timeouts.lock_ms}"
+        f"-c lock_timeout={timeouts.lock_ms} -c jit=off"
     )
     query = dict(credentials.query or {})
     options = str(query.get("options") or "")

@@ -150,7 +150,8 @@ def test_sqlalchemy_type_names_read_through_the_backend_dialect(
 
 
 #: the startup options every session gets, for Timeouts(query=5, lock=0.25)
-OURS = "-c default_transaction_read_only=on -c statement_timeout=5000 -c lock_timeout=250"
+OURS = ("-c default_transaction_read_only=on -c statement_timeout=5000 -c lock_timeout=250 "
+        "-c jit=off")
 
 # (credentials, connect_timeout after, options after)
 PG_CREDENTIALS = [

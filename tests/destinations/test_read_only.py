@@ -102,6 +102,10 @@ def test_postgres_stays_read_only_after_a_failed_query(project: Project) -> None
             assert adapter.run(setting, [], "sample") == [("on",)]
             with pytest.raises(Exception, match=READ_ONLY):
                 adapter.sql_client.execute_sql(f"DELETE FROM {backend.q(dataset, 'events')}")
+            # a JIT compile cannot be cancelled: every session of ours has it off
+            jit = exp.select(exp.Anonymous(this="current_setting",
+                                           expressions=[exp.Literal.string("jit")]))
+            assert adapter.run(jit, [], "sample") == [("off",)]
     finally:
         backend.drop_dataset(dataset)
 
