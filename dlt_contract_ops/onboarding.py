@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dlt_contract_ops.errors import ConfigError, ContractOpsError
+from dlt_contract_ops.errors import ConfigError, ContractOpsError, NotLoadedError
 
 if TYPE_CHECKING:
     from dlt_contract_ops.discovery import BuiltSource
@@ -165,7 +165,7 @@ def pipeline_of(
             f"pipelines hold its schema `{schema}`: {', '.join(p.shown for p in found)}. {fix}."
         )
     seen = "; ".join(p.shown for p in pipelines) or "none"
-    raise ConfigError(
+    raise NotLoadedError(
         f"Source `{settings.name}`: `pipeline_name` is not set, no local pipeline is named "
         f"`{default}` and none holds its schema `{schema}`. Local pipelines in "
         f"`{pipelines_dir()}`: {seen}. {fix}, or run the pipeline on this machine once."

@@ -23,14 +23,20 @@ from dlt_contract_ops.core.removal import (
     DEFAULT_RECENT_WINDOW,
 )
 from dlt_contract_ops.detectors import DETECTORS, detector_names, get, selected
-from dlt_contract_ops.errors import ConfigError, ContractOpsError
-from dlt_contract_ops.findings import ReconcileResult
+from dlt_contract_ops.errors import (
+    ConfigError,
+    ContractOpsError,
+    NotLoadedError,
+    UnknownSourceError,
+)
+from dlt_contract_ops.findings import NOT_LOADED, ReconcileResult
 from dlt_contract_ops.settings.files import project_context
 from dlt_contract_ops.settings.problems import misplaced_sections
 from dlt_contract_ops.settings.project import (
     RemovalSettings,
     declared_sources,
     load_project_settings,
+    load_source_settings,
 )
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter, HeldDrift
@@ -80,9 +86,22 @@ class SweepInterrupted(BaseException):
 def _error_result(
     name: str, detector: str, exc: BaseException, emitter: Emitter, started: float
 ) -> ReconcileResult:
+    """The result of a source or detector that failed. Only a failure of a configured, valid
+    sweep is an alert: a configuration mistake (unknown key, missing credentials) is the
+    user's to fix (exit 2) and never reaches a sink; a source whose pipeline never ran here
+    is "not loaded yet", a note."""
     message = str(exc) if isinstance(exc, ContractOpsError) else f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, NotLoadedError):
+        return ReconcileResult(
+            source=name,
+            detector=detector,
+            notes=[f"not loaded yet: {message}"],
+            error_kind=NOT_LOADED,
+            duration_s=round(time.perf_counter() - started, 4),
+        )
     kind = "config" if isinstance(exc, ConfigError) else type(exc).__name__
-    emitter.error(ErrorEvent(source=name, message=message, detector=detector, exception=exc))
+    if kind != "config":
+        emitter.error(ErrorEvent(source=name, message=message, detector=detector, exception=exc))
     return ReconcileResult(
         source=name,
         detector=detector,
@@ -221,6 +240,15 @@ def run(
         for problem in misplaced_sections():
             log.warning("%s", problem)
         names = list(dict.fromkeys(sources)) if sources is not None else declared_sources()
+        for name in names if sources is not None else ():
+            # a mistyped name is the request's fault: refused before anything runs or alerts;
+            # any other mistake in a source's table is reported on that source
+            try:
+                load_source_settings(name, project, check_keys=False)
+            except UnknownSourceError:
+                raise
+            except ConfigError:
+                pass
         if not names:
             raise ConfigError(
                 "No source is declared, so there is nothing to reconcile: add a "

@@ -8,7 +8,7 @@ from typing import Any
 
 from dlt_contract_ops.core.escaping import visible
 from dlt_contract_ops.detectors import DETECTORS, get
-from dlt_contract_ops.findings import ReconcileResult, results_document
+from dlt_contract_ops.findings import NOT_LOADED, ReconcileResult, results_document
 
 
 def to_json(results: Sequence[ReconcileResult]) -> str:
@@ -48,7 +48,12 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
             f"Source: {label}  |  Findings: {len(r.findings)}  |  Duration: {r.duration_s:.2f}s"
         )
         if r.error:
-            lines.append(f"  ✗ Error: {_one_line(r.error)}")
+            # dlt's own multi-line text (the keys it tried) on its lines, indented
+            first, *more = r.error.strip().splitlines() or [""]
+            lines.append(f"  ✗ Error: {_one_line(first)}")
+            lines += [f"      {_one_line(line)}" for line in more if line.strip()]
+        elif r.error_kind == NOT_LOADED:
+            lines.append("  – Not loaded yet: nothing to check (see the note)")
         elif not r.findings:
             lines.append(f"  ✓ {get(r.detector).clean_text}")
         for f in r.findings:

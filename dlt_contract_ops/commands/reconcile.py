@@ -82,6 +82,8 @@ def finish(
     results: list[ReconcileResult], interrupted: int | None, *, fail_on_drift: bool = False
 ) -> None:
     """Exit with the code of the sweep's results (the table in docs/cli.md)."""
+    from dlt_contract_ops.findings import NOT_LOADED
+
     if interrupted is not None:
         click.echo(
             f"Interrupted: {len({r.source for r in results})} source(s) finished before the "
@@ -91,6 +93,8 @@ def finish(
         sys.exit(interrupted)
     if any(r.error_kind == "config" for r in results):
         sys.exit(EXIT_USAGE)
+    if results and all(r.error_kind == NOT_LOADED for r in results):
+        sys.exit(EXIT_USAGE)  # no source could run: nothing was checked
     if any(r.error for r in results):
         sys.exit(EXIT_SOURCE_ERROR)
     # an acknowledged finding is reported but does not fail the run (until its expiry)
