@@ -64,9 +64,13 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
                     f" [{state} until {str(f.ack.get('until', ''))[:10]} by "
                     f"{_one_line(str(f.ack.get('by')))}: {_one_line(str(f.ack.get('reason')))}]"
                 )
+            # the table is what the user finds in the warehouse; the resource too when the
+            # resource writes to a table of another name (`table_name="shop_orders"`)
+            shown = text_name(f.table)
+            if f.resource and f.resource != f.table:
+                shown += f" (resource {text_name(f.resource)})"
             lines.append(
-                f"  • {text_name(f.resource)}: {f.drift_type} drift ({len(f.columns)} "
-                f"column(s)){mark}  id {f.id}"
+                f"  • {shown}: {f.drift_type} drift ({len(f.columns)} column(s)){mark}  id {f.id}"
             )
             lines.append(f"      Columns: {', '.join(text_name(c) for c in f.columns)}")
             for doc in f.violations or []:

@@ -139,7 +139,9 @@ def test_alerts_are_emitted_unless_dry_run(shop_project: Project) -> None:
     assert ALERT not in quiet.stderr
     assert quiet.stdout.startswith("Dry-run: alert emission suppressed")
     # the findings are printed either way
-    assert "  • OrderItems: additive drift (4 column(s))" in quiet.stdout
+    assert "  • order_items (resource OrderItems): additive drift (4 column(s))" in (
+        quiet.stdout
+    )
 
 
 def test_project_dir_from_another_directory(shop_project: Project, tmp_path: Path) -> None:
