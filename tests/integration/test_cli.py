@@ -132,7 +132,7 @@ def test_alerts_are_emitted_unless_dry_run(shop_project: Project) -> None:
     assert emitted.returncode == 0, emitted.stderr
     alerts = [line for line in emitted.stderr.splitlines() if ALERT in line]
     assert len(alerts) == 2  # one per drifted resource, not one per column
-    assert any("shop.OrderItems" in a and '"Weird ""Name"""' in a for a in alerts)
+    assert any("shop.OrderItems" in a and '"Weird \\"Name\\""' in a for a in alerts)
 
     quiet = shop_project.cli("reconcile", "-s", "shop", "--dry-run")
     assert quiet.returncode == 0, quiet.stderr
