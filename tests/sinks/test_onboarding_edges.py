@@ -1,6 +1,7 @@
-"""Onboarding: a declared source whose pipeline never ran on this machine is "not loaded
-yet" (a note, neither green nor an alert); the other sources run, and the exit is 2 only
-when nothing could run. In process (CliRunner), a real loopback webhook as the sink."""
+"""Onboarding edges: a declared source whose pipeline never ran on this machine is "not
+loaded yet" (a note, neither green nor an alert; exit 2 only when nothing could run), and a
+project that names its load-time column for dlt-ops does not get it reported as drift. In
+process (CliRunner), a real loopback webhook as the sink."""
 
 from __future__ import annotations
 
@@ -67,3 +68,19 @@ def test_nothing_could_run_is_exit_2(app_project: Project) -> None:
         assert result.exit_code == EXIT_USAGE, result.output
         assert result.stdout.count("Not loaded yet") == 2
         assert hook.requests == []
+
+
+def test_dlt_ops_load_timestamp_column_is_not_drift(app_project: Project) -> None:
+    """A project that already names its load-time column for dlt-ops (`[dlt_ops]
+    load_timestamp_column`) does not get that column reported on every table."""
+    import duckdb
+
+    from tests.sinks.app_project import DATASET, DB_FILE
+
+    with duckdb.connect(str(app_project.root / DB_FILE)) as con:
+        con.execute(f"ALTER TABLE {DATASET}.events ADD COLUMN _loaded_at TIMESTAMPTZ")
+        con.execute(f"UPDATE {DATASET}.events SET _loaded_at = now()")
+    app_project.config(CONFIG + '[contract_ops]\nalert_sinks = []\n'
+                       '[dlt_ops]\nload_timestamp_column = "_loaded_at"\n')
+    doc = json.loads(_reconcile(app_project, "-s", "app", "--format", "json").stdout)
+    assert [f["columns"] for r in doc["results"] for f in r["findings"]] == [["payload size"]]
