@@ -53,7 +53,7 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
             lines.append(f"  ✗ Error: {_one_line(first)}")
             lines += [f"      {_one_line(line)}" for line in more if line.strip()]
         elif r.error_kind == NOT_LOADED:
-            lines.append("  – Not loaded yet: nothing to check (see the note)")
+            lines.append("  ○ Not loaded yet: nothing to check (see the note)")
         elif not r.findings:
             lines.append(f"  ✓ {get(r.detector).clean_text}")
         for f in r.findings:

@@ -263,7 +263,7 @@ def _peer_load_timestamp_column() -> str | None:
     own providers; None when unset."""
     import dlt
 
-    value = dlt.config.get(PEER_LOAD_TIMESTAMP_KEY)
+    value: Any = dlt.config.get(PEER_LOAD_TIMESTAMP_KEY)
     return as_text(value, PEER_LOAD_TIMESTAMP_KEY) if value is not None else None
 
 

@@ -46,7 +46,8 @@ def test_all_runs_the_loaded_sources_and_notes_the_others(app_project: Project) 
         blocks = text.stdout.split("\n\n")
         [fresh] = [b for b in blocks if b.startswith("Source: fresh ")]
         assert "Not loaded yet" in fresh
-        assert "✓" not in fresh and "✗" not in fresh
+        assert "✓" not in fresh
+        assert "✗" not in fresh
         assert "`fresh_pipeline` has no local state here" in fresh
         [unnamed] = [b for b in blocks if b.startswith("Source: unnamed ")]
         assert "Not loaded yet" in unnamed

@@ -97,7 +97,8 @@ def test_missing_postgres_credentials_are_lines_exit_2_and_no_alert(
         _plain(result.output)
         lines = result.output.splitlines()
         first = next(line for line in lines if "Credentials" in line)
-        assert "`postgres`" in first and "`pg_pipeline`" in first
+        assert "`postgres`" in first
+        assert "`pg_pipeline`" in first
         assert "`password`" in first
         assert max(len(line) for line in lines) < 400  # dlt's message, one line per line
         assert hook.requests == []

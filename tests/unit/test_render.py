@@ -142,7 +142,7 @@ def test_text_error_keeps_its_lines_and_not_loaded_is_a_note() -> None:
         "        tried: x",
     ]
     assert blocks[1].splitlines()[1:] == [
-        "  – Not loaded yet: nothing to check (see the note)",
+        "  ○ Not loaded yet: nothing to check (see the note)",
         "  ! not loaded yet: pipeline `fresh` has no local state here",
     ]
 
