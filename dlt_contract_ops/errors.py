@@ -81,6 +81,11 @@ class CredentialsMissingError(DestinationError, ConfigError):
     alert), unlike a destination that is configured and fails."""
 
 
+class CredentialsRejectedError(DestinationError, ConfigError):
+    """The server refused the configured credentials (a wrong password, an unknown role):
+    the user's to fix (exit 2, no alert)."""
+
+
 class NotLoadedError(ConfigError):
     """The source's pipeline has never run on this machine and nothing says where its data
     is: reported as "not loaded yet", neither drift nor an alert."""
