@@ -23,12 +23,7 @@ from dlt_contract_ops.core.removal import (
     DEFAULT_RECENT_WINDOW,
 )
 from dlt_contract_ops.detectors import DETECTORS, detector_names, get, selected
-from dlt_contract_ops.errors import (
-    ConfigError,
-    ContractOpsError,
-    NotLoadedError,
-    UnknownSourceError,
-)
+from dlt_contract_ops.errors import ConfigError, ContractOpsError, NotLoadedError
 from dlt_contract_ops.findings import NOT_LOADED, ReconcileResult
 from dlt_contract_ops.settings.files import project_context
 from dlt_contract_ops.settings.problems import misplaced_sections
@@ -36,7 +31,6 @@ from dlt_contract_ops.settings.project import (
     RemovalSettings,
     declared_sources,
     load_project_settings,
-    load_source_settings,
 )
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter, HeldDrift
@@ -208,6 +202,27 @@ def _with_delivery(
     return out
 
 
+def check_source_names(
+    sources: Sequence[str], project_dir: str | os.PathLike[str] | None = None
+) -> None:
+    """UnknownSourceError (with a did-you-mean) for the first name no
+    `[sources.<name>.contract_ops]` declares: for a caller (the CLI) that refuses a mistyped
+    request before anything runs or alerts. `run` itself reports an unknown name on that
+    source's result, so the others are still reconciled."""
+    from dlt_contract_ops.errors import UnknownSourceError
+    from dlt_contract_ops.settings.project import load_source_settings
+
+    with project_context(project_dir):
+        project = load_project_settings()
+        for name in sources:
+            try:
+                load_source_settings(name, project, check_keys=False)
+            except UnknownSourceError:
+                raise
+            except ConfigError:
+                pass  # any other mistake in a source's table is reported on that source
+
+
 def run(
     sources: Sequence[str] | None = None,
     *,
@@ -240,15 +255,6 @@ def run(
         for problem in misplaced_sections():
             log.warning("%s", problem)
         names = list(dict.fromkeys(sources)) if sources is not None else declared_sources()
-        for name in names if sources is not None else ():
-            # a mistyped name is the request's fault: refused before anything runs or alerts;
-            # any other mistake in a source's table is reported on that source
-            try:
-                load_source_settings(name, project, check_keys=False)
-            except UnknownSourceError:
-                raise
-            except ConfigError:
-                pass
         if not names:
             raise ConfigError(
                 "No source is declared, so there is nothing to reconcile: add a "

@@ -174,7 +174,7 @@ def reconcile(
     from dlt_contract_ops.detectors import selected
     from dlt_contract_ops.errors import ConfigError
     from dlt_contract_ops.formats import render
-    from dlt_contract_ops.reconcile import removal_overrides, run
+    from dlt_contract_ops.reconcile import check_source_names, removal_overrides, run
 
     include = {k.removeprefix("include_") for k, v in options.items()
                if k.startswith("include_") and v}
@@ -184,6 +184,11 @@ def reconcile(
         removal_overrides(removal, lambda key: f"`{REMOVAL_FLAGS[key]}`")
     except ConfigError as exc:
         raise click.BadParameter(str(exc)) from None
+    try:
+        # a mistyped `-s` is the request's fault: one line, exit 2, before anything runs
+        check_source_names(sources, project_dir)
+    except ConfigError as exc:
+        usage_error(exc)
     results, interrupted = sweep(
         lambda: run(
             list(sources) or None,
