@@ -23,7 +23,7 @@ project_dir_option = click.option(
 
 
 def error_lines(message: str) -> str:
-    """`message` as printed: each of its lines with any name's controls escaped, the lines
+    r"""`message` as printed: each of its lines with any name's controls escaped, the lines
     after the first indented (dlt's own multi-line text, such as the keys it tried, stays
     readable and cannot pass for a line of ours).
 
