@@ -216,55 +216,10 @@ def _import_module(module_name: str, project_dir: str) -> Any:
     return importlib.import_module(module_name)
 
 
-def _missing_keys(
-    traces: Any, secret_fields: set[str], inherited_secret: bool = False
-) -> list[tuple[str, bool]]:
-    """(dotted TOML key, is it a secret) of every unresolved field in dlt's lookup traces.
-
-    A trace's own `key` is provider-specific (the environment provider reports
-    `SOURCES__X__API_TOKEN`), so the key is rebuilt from the trace's sections and the field.
-    Embedded configurations (credentials) carry nested traces; their fields belong where
-    the embedding field does (a secret's parts go to secrets.toml).
-    """
-    from dlt.common.configuration.exceptions import LookupTraces
-
-    keys: list[tuple[str, bool]] = []
-    for field_name, field_traces in traces.items():
-        first = field_traces[0] if field_traces else None
-        secret = inherited_secret or field_name in secret_fields
-        if isinstance(first, LookupTraces):
-            keys += _missing_keys(first.traces, set(), secret)
-            continue
-        sections = [s for s in (getattr(first, "sections", None) or []) if s]
-        keys.append((".".join([*sections, field_name]), secret))
-    return keys
-
-
-def _secret_fields(exc: Exception) -> set[str]:
-    from dlt.common.configuration.specs.base_configuration import is_secret_hint
-
-    config = getattr(exc, "config", None)
-    if config is None:
-        return set()
-    fields = type(config).get_resolvable_fields()
-    return {name for name, hint in fields.items() if is_secret_hint(hint)}
-
-
 def _missing_config_message(source: str, exc: Exception) -> str:
-    from dlt_contract_ops.settings.files import env_name
+    from dlt_contract_ops.settings.missing import missing_config_message
 
-    keys = _missing_keys(getattr(exc, "traces", {}) or {}, _secret_fields(exc))
-    if not keys:
-        return f"Source `{source}` needs configuration that is not set: {exc}"
-    shown = ", ".join(f"`{k}`" for k, _ in keys)
-    first, secret = keys[0]
-    section, _, key = first.rpartition(".")
-    toml = "secrets.toml" if secret else "config.toml"
-    env = env_name(first)
-    return (
-        f"Source `{source}` cannot be built: missing configuration {shown}. Set `{key}` in "
-        f"the `[{section}]` table of .dlt/{toml}, or the environment variable `{env}`."
-    )
+    return missing_config_message(f"Source `{source}` cannot be built", exc)
 
 
 def _build(obj: Any, source: str, ref: str) -> Any:

@@ -46,7 +46,7 @@ class GateBusyError(ContractOpsError):
     """Another gate holds the pipeline's gate lock for longer than the wait allows."""
 
 
-class UnknownSourceError(ContractOpsError):
+class UnknownSourceError(ConfigError):
     """A source name has no `[sources.<name>.contract_ops]` table."""
 
     def __init__(self, name: str, known: list[str]) -> None:
@@ -67,8 +67,9 @@ class SourceImportError(ContractOpsError):
     """The source's `ref` cannot be imported or built."""
 
 
-class SourceConfigMissingError(SourceImportError):
-    """The source's own configuration (an API token, say) cannot be resolved."""
+class SourceConfigMissingError(SourceImportError, ConfigError):
+    """The source's own configuration (an API token, say) cannot be resolved: the user's to
+    set, so a usage error (exit 2), never an alert."""
 
 
 class SourceBuildTimeoutError(SourceImportError):
@@ -77,6 +78,21 @@ class SourceBuildTimeoutError(SourceImportError):
 
 class DestinationError(ContractOpsError):
     """The destination cannot be reached or queried."""
+
+
+class CredentialsMissingError(DestinationError, ConfigError):
+    """The destination's credentials are not configured: the user's to set (exit 2, no
+    alert), unlike a destination that is configured and fails."""
+
+
+class CredentialsRejectedError(DestinationError, ConfigError):
+    """The server refused the configured credentials (a wrong password, an unknown role):
+    the user's to fix (exit 2, no alert)."""
+
+
+class NotLoadedError(ConfigError):
+    """The source's pipeline has never run on this machine and nothing says where its data
+    is: reported as "not loaded yet", neither drift nor an alert."""
 
 
 class UnsupportedDestinationError(DestinationError):

@@ -97,6 +97,11 @@ class DriftFinding(BaseModel):
         return (self.source, self.resource, self.drift_type, tuple(self.columns))
 
 
+#: `error_kind` of a source whose pipeline never ran on this machine: a note ("not loaded
+#: yet"), neither an error nor an alert
+NOT_LOADED = "not_loaded"
+
+
 class ReconcileResult(BaseModel):
     """What one detector found for one source."""
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dlt_contract_ops.errors import ConfigError, ContractOpsError
+from dlt_contract_ops.errors import ConfigError, ContractOpsError, NotLoadedError
 
 if TYPE_CHECKING:
     from dlt_contract_ops.discovery import BuiltSource
@@ -165,7 +165,7 @@ def pipeline_of(
             f"pipelines hold its schema `{schema}`: {', '.join(p.shown for p in found)}. {fix}."
         )
     seen = "; ".join(p.shown for p in pipelines) or "none"
-    raise ConfigError(
+    raise NotLoadedError(
         f"Source `{settings.name}`: `pipeline_name` is not set, no local pipeline is named "
         f"`{default}` and none holds its schema `{schema}`. Local pipelines in "
         f"`{pipelines_dir()}`: {seen}. {fix}, or run the pipeline on this machine once."
@@ -362,12 +362,23 @@ def scan_project(project_dir: str) -> tuple[list[tuple[str, BuiltSource]], list[
     candidates, import_notes = _candidates(modules, project_dir)
     notes += import_notes
     found: list[tuple[str, BuiltSource]] = []
+    standalone: dict[str, str] = {}  # dlt name of a standalone resource declared -> its ref
     for ref, obj in candidates:
         if isinstance(obj, SourceFactory) and (required := _required_args(obj)):
             notes.append(f"`{ref}` needs arguments ({', '.join(required)}): skipped; declare "
                          "it by hand with a `ref` to a function that passes them")
             continue
         name = str(getattr(obj, "name", ref.rpartition(":")[2]))
+        if isinstance(obj, DltResource) and obj.name in standalone:
+            # another resource of the same dlt name: one `[sources.<name>.contract_ops]`
+            # table and one schema name cannot hold both, so say so rather than drop it
+            notes.append(
+                f"`{ref}`: resource `{obj.name}` has the dlt name of `{standalone[obj.name]}`, "
+                f"declared as source `{obj.name}`: not declared; declare it by hand under "
+                f'another name (`[sources.<name>.contract_ops]` with `ref = "{ref}"`) or give '
+                "it its own `name=`"
+            )
+            continue
         if isinstance(obj, DltResource) and any(
             obj.name in {r.resource for r in b.resources} for _, b in found
         ):
@@ -384,6 +395,8 @@ def scan_project(project_dir: str) -> tuple[list[tuple[str, BuiltSource]], list[
             notes.append(f"`{ref}`: source `{built.schema_name}` was found already: skipped")
             continue
         found.append((ref, built))
+        if isinstance(obj, DltResource):
+            standalone[obj.name] = ref
     return found, notes
 
 

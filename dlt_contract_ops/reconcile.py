@@ -23,8 +23,8 @@ from dlt_contract_ops.core.removal import (
     DEFAULT_RECENT_WINDOW,
 )
 from dlt_contract_ops.detectors import DETECTORS, detector_names, get, selected
-from dlt_contract_ops.errors import ConfigError, ContractOpsError
-from dlt_contract_ops.findings import ReconcileResult
+from dlt_contract_ops.errors import ConfigError, ContractOpsError, NotLoadedError
+from dlt_contract_ops.findings import NOT_LOADED, ReconcileResult
 from dlt_contract_ops.settings.files import project_context
 from dlt_contract_ops.settings.problems import misplaced_sections, no_source_message
 from dlt_contract_ops.settings.project import (
@@ -80,9 +80,22 @@ class SweepInterrupted(BaseException):
 def _error_result(
     name: str, detector: str, exc: BaseException, emitter: Emitter, started: float
 ) -> ReconcileResult:
+    """The result of a source or detector that failed. Only a failure of a configured, valid
+    sweep is an alert: a configuration mistake (unknown key, missing credentials) is the
+    user's to fix (exit 2) and never reaches a sink; a source whose pipeline never ran here
+    is "not loaded yet", a note."""
     message = str(exc) if isinstance(exc, ContractOpsError) else f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, NotLoadedError):
+        return ReconcileResult(
+            source=name,
+            detector=detector,
+            notes=[f"not loaded yet: {message}"],
+            error_kind=NOT_LOADED,
+            duration_s=round(time.perf_counter() - started, 4),
+        )
     kind = "config" if isinstance(exc, ConfigError) else type(exc).__name__
-    emitter.error(ErrorEvent(source=name, message=message, detector=detector, exception=exc))
+    if kind != "config":
+        emitter.error(ErrorEvent(source=name, message=message, detector=detector, exception=exc))
     return ReconcileResult(
         source=name,
         detector=detector,
@@ -193,6 +206,27 @@ def _with_delivery(
             changes["error_kind"] = kind
         out.append(r.model_copy(update=changes))
     return out
+
+
+def check_source_names(
+    sources: Sequence[str], project_dir: str | os.PathLike[str] | None = None
+) -> None:
+    """UnknownSourceError (with a did-you-mean) for the first name no
+    `[sources.<name>.contract_ops]` declares: for a caller (the CLI) that refuses a mistyped
+    request before anything runs or alerts. `run` itself reports an unknown name on that
+    source's result, so the others are still reconciled."""
+    from dlt_contract_ops.errors import UnknownSourceError
+    from dlt_contract_ops.settings.project import load_source_settings
+
+    with project_context(project_dir):
+        project = load_project_settings()
+        for name in sources:
+            try:
+                load_source_settings(name, project, check_keys=False)
+            except UnknownSourceError:
+                raise
+            except ConfigError:
+                pass  # any other mistake in a source's table is reported on that source
 
 
 def run(

@@ -8,7 +8,12 @@ from typing import Any
 
 from dlt_contract_ops.core.escaping import visible
 from dlt_contract_ops.detectors import DETECTORS, get
-from dlt_contract_ops.findings import NOTHING_CHECKED, ReconcileResult, results_document
+from dlt_contract_ops.findings import (
+    NOT_LOADED,
+    NOTHING_CHECKED,
+    ReconcileResult,
+    results_document,
+)
 
 
 def to_json(results: Sequence[ReconcileResult]) -> str:
@@ -48,7 +53,12 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
             f"Source: {label}  |  Findings: {len(r.findings)}  |  Duration: {r.duration_s:.2f}s"
         )
         if r.error:
-            lines.append(f"  ✗ Error: {_one_line(r.error)}")
+            # dlt's own multi-line text (the keys it tried) on its lines, indented
+            first, *more = r.error.strip().splitlines() or [""]
+            lines.append(f"  ✗ Error: {_one_line(first)}")
+            lines += [f"      {_one_line(line)}" for line in more if line.strip()]
+        elif r.error_kind == NOT_LOADED:
+            lines.append("  ○ Not loaded yet: nothing to check (see the note)")
         elif any(n.startswith(NOTHING_CHECKED) for n in r.notes):
             lines.append("  ! Nothing checked (see the note below)")
         elif not r.findings:
@@ -61,9 +71,13 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
                     f" [{state} until {str(f.ack.get('until', ''))[:10]} by "
                     f"{_one_line(str(f.ack.get('by')))}: {_one_line(str(f.ack.get('reason')))}]"
                 )
+            # the table is what the user finds in the warehouse; the resource too when the
+            # resource writes to a table of another name (`table_name="shop_orders"`)
+            shown = text_name(f.table)
+            if f.resource and f.resource != f.table:
+                shown += f" (resource {text_name(f.resource)})"
             lines.append(
-                f"  • {text_name(f.resource)}: {f.drift_type} drift ({len(f.columns)} "
-                f"column(s)){mark}  id {f.id}"
+                f"  • {shown}: {f.drift_type} drift ({len(f.columns)} column(s)){mark}  id {f.id}"
             )
             lines.append(f"      Columns: {', '.join(text_name(c) for c in f.columns)}")
             for doc in f.violations or []:

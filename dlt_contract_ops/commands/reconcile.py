@@ -82,6 +82,8 @@ def finish(
     results: list[ReconcileResult], interrupted: int | None, *, fail_on_drift: bool = False
 ) -> None:
     """Exit with the code of the sweep's results (the table in docs/cli.md)."""
+    from dlt_contract_ops.findings import NOT_LOADED
+
     if interrupted is not None:
         click.echo(
             f"Interrupted: {len({r.source for r in results})} source(s) finished before the "
@@ -91,6 +93,8 @@ def finish(
         sys.exit(interrupted)
     if any(r.error_kind == "config" for r in results):
         sys.exit(EXIT_USAGE)
+    if results and all(r.error_kind == NOT_LOADED for r in results):
+        sys.exit(EXIT_USAGE)  # no source could run: nothing was checked
     if any(r.error for r in results):
         sys.exit(EXIT_SOURCE_ERROR)
     # an acknowledged finding is reported but does not fail the run (until its expiry)
@@ -170,7 +174,7 @@ def reconcile(
     from dlt_contract_ops.detectors import selected
     from dlt_contract_ops.errors import ConfigError
     from dlt_contract_ops.formats import render
-    from dlt_contract_ops.reconcile import removal_overrides, run
+    from dlt_contract_ops.reconcile import check_source_names, removal_overrides, run
 
     include = {k.removeprefix("include_") for k, v in options.items()
                if k.startswith("include_") and v}
@@ -180,6 +184,11 @@ def reconcile(
         removal_overrides(removal, lambda key: f"`{REMOVAL_FLAGS[key]}`")
     except ConfigError as exc:
         raise click.BadParameter(str(exc)) from None
+    try:
+        # a mistyped `-s` is the request's fault: one line, exit 2, before anything runs
+        check_source_names(sources, project_dir)
+    except ConfigError as exc:
+        usage_error(exc)
     results, interrupted = sweep(
         lambda: run(
             list(sources) or None,

@@ -28,11 +28,14 @@ def report(
     from datetime import datetime, timezone
 
     from dlt_contract_ops.detectors import selected
+    from dlt_contract_ops.findings import ReconcileResult
     from dlt_contract_ops.formats.html import to_html
-    from dlt_contract_ops.reconcile import run
+    from dlt_contract_ops.reconcile import check_source_names, run
 
-    results, interrupted = sweep(
-        lambda: run(
+    def call() -> list[ReconcileResult]:
+        # a mistyped `-s` is a usage error (exit 2, one line), as for `reconcile`
+        check_source_names(sources, project_dir)
+        return run(
             list(sources) or None,
             detectors=selected({"removal"}),
             dry_run=True,
@@ -40,7 +43,8 @@ def report(
             project_dir=project_dir,
             progress=progress_printer(),
         )
-    )
+
+    results, interrupted = sweep(call)
     generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
     write_document(to_html(results, generated=generated), html_file)
     click.echo(

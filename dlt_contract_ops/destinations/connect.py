@@ -13,7 +13,13 @@ from dlt_contract_ops.destinations.timeouts import (
     DEFAULT_QUERY_TIMEOUT,
     Timeouts,
 )
-from dlt_contract_ops.errors import ConfigError, DestinationError, UnsupportedDestinationError
+from dlt_contract_ops.errors import (
+    ConfigError,
+    CredentialsMissingError,
+    DestinationError,
+    NotLoadedError,
+    UnsupportedDestinationError,
+)
 from dlt_contract_ops.registry import (
     DESTINATION_GROUP,
     closest,
@@ -68,7 +74,7 @@ def resolve_target(
             f"`{k}`" for k, v in (("destination", destination), ("dataset_name", dataset_name))
             if not v
         )
-        raise ConfigError(
+        raise NotLoadedError(
             f"Source `{source}`: {missing} not configured and pipeline `{pipeline_name}` has no "
             f"local state here. Set {missing} in `[sources.{source}.contract_ops]` or run the "
             "pipeline on this machine once."
@@ -165,10 +171,15 @@ def open_adapter(
                 schema, destination=target.destination, destination_dataset_name=target.dataset_name
             )
     except ConfigFieldMissingException as exc:
-        raise DestinationError(
+        from dlt_contract_ops.settings.missing import missing_config_message
+
+        # the user's to set: a usage error (exit 2), never an alert. dlt's own text (every
+        # key and file it tried) follows on its own lines
+        summary = missing_config_message(
             f"Credentials for destination `{target.destination_type}` (pipeline "
-            f"`{target.pipeline_name}`) are not configured: {exc}"
-        ) from exc
+            f"`{target.pipeline_name}`) are not configured", exc
+        )
+        raise CredentialsMissingError(f"{summary}\n{str(exc).strip()}") from exc
     except MissingDependencyException as exc:
         raise DestinationError(
             f"Destination `{target.destination_type}` (pipeline `{target.pipeline_name}`) "

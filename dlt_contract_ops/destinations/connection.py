@@ -16,13 +16,38 @@ from concurrent.futures import Future
 from typing import Any, ClassVar, TypeVar
 
 from dlt_contract_ops.destinations.session import SessionThread, settle, wait_for
-from dlt_contract_ops.errors import DestinationError
+from dlt_contract_ops.errors import CredentialsRejectedError, DestinationError
 
 __all__ = ["CANCEL_GRACE", "ClientSession"]
 
 log = logging.getLogger("dlt_contract_ops")
 
 _T = TypeVar("_T")
+
+#: what servers say when they refuse a login: PostgreSQL (SQLSTATE 28P01 / 28000), MySQL and
+#: MariaDB (1045), Snowflake, SQL Server; matched on the root cause's text, since drivers and
+#: dlt wrap it differently
+_REJECTED_LOGIN = (
+    "password authentication failed",
+    "access denied for user",
+    "incorrect username or password",
+    "login failed for user",
+)
+
+
+def _credentials_rejected(exc: BaseException) -> bool:
+    """The server refused the credentials (wrong password, unknown role), as opposed to an
+    unreachable or failing server."""
+    root: BaseException | None = exc
+    seen = 0
+    while root is not None and seen < 10:  # the cause chain, bounded against cycles
+        text = str(root).lower()
+        if any(m in text for m in _REJECTED_LOGIN) or (
+            "role \"" in text and "does not exist" in text
+        ) or getattr(root, "pgcode", None) in ("28P01", "28000"):
+            return True
+        root, seen = root.__cause__, seen + 1
+    return False
 #: seconds a cancelled call gets to come back before its session is abandoned
 CANCEL_GRACE = 10.0
 
@@ -76,6 +101,10 @@ class ClientSession:
             raise
         except Exception as exc:
             self._close_on_session()
+            if _credentials_rejected(exc):
+                # the server answered and refused the user or password: the user's to fix
+                # (exit 2), not a failure to page anyone about
+                raise CredentialsRejectedError(self._connect_message(exc)) from exc
             raise DestinationError(self._connect_message(exc)) from exc
 
     def _open(self) -> None:

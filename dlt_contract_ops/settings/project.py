@@ -262,6 +262,20 @@ def _resolve(spec: _Spec, sections: tuple[str, ...]) -> _Spec:
         raise ConfigError(f"Cannot read {where(dotted)}: {exc}") from None
 
 
+#: dlt-ops names its load-time column here; a project that set it has that column in every
+#: table, so it is read when ours (`[contract_ops] load_timestamp_column`) is not set
+PEER_LOAD_TIMESTAMP_KEY = "dlt_ops.load_timestamp_column"
+
+
+def _peer_load_timestamp_column() -> str | None:
+    """`[dlt_ops] load_timestamp_column` (or `DLT_OPS__LOAD_TIMESTAMP_COLUMN`), through dlt's
+    own providers; None when unset."""
+    import dlt
+
+    value: Any = dlt.config.get(PEER_LOAD_TIMESTAMP_KEY)
+    return as_text(value, PEER_LOAD_TIMESTAMP_KEY) if value is not None else None
+
+
 def _removal(spec: RemovalSpec, base: RemovalSettings, section: str) -> RemovalSettings:
     return base.overridden(dict(spec), lambda key: where(f"{section}.{key}"))
 
@@ -296,7 +310,10 @@ def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
     return ProjectSettings(
         alert_sinks=sinks,
         injected_columns=as_names(spec.injected_columns, f"{p}.injected_columns"),
-        load_timestamp_column=as_text(spec.load_timestamp_column, f"{p}.load_timestamp_column"),
+        load_timestamp_column=(
+            as_text(spec.load_timestamp_column, f"{p}.load_timestamp_column")
+            or _peer_load_timestamp_column()
+        ),
         removal=_removal(spec.removal, RemovalSettings(), f"{p}.removal"),
         dedup=DedupSettings(
             enabled=True if d.enabled is None else bool(d.enabled),

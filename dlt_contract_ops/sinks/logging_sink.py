@@ -2,7 +2,7 @@
 
 Drift, at WARNING on the `dlt_contract_ops.alerts` logger::
 
-    schema drift kind=additive at=gh.gh_api.events columns=["size"] | reproduce: SELECT …
+    schema drift kind=additive at=gh.gh_api.events table=events columns=["size"] id=… | …
 
 A reconciler error, at ERROR with the traceback::
 
@@ -10,7 +10,8 @@ A reconciler error, at ERROR with the traceback::
 
 `at` is pipeline.source.resource; a part that is not a plain token (a space, a dot, a quote)
 is JSON-quoted, and columns are a JSON list, so odd identifiers stay unambiguous. The
-reproduce SELECT comes last and unquoted so it can be copied straight into a SQL console.
+reproduce SELECT is not in the line (it runs to ~900 characters): the line says where it is
+(`--format json`, the report), under the finding's `id`.
 Every line is written with its unprintable characters escaped (`core.escaping.visible`): a
 column name holding ESC, BEL or a bidi override (U+202E) shows as `\u001b`, `\u0007`,
 `\u202e`, never as a control that reaches the terminal.
@@ -46,15 +47,22 @@ def one_line(text: str) -> str:
     return text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ")
 
 
+#: where a finding's reproduce SELECT is, said instead of the SELECT itself
+REPRODUCE_HINT = "reproduce SELECT: `reconcile --format json` or the report"
+
+
 def drift_line(finding: DriftFinding) -> str:
-    """The one line the logging sink writes for a drift finding."""
+    """The one line the logging sink writes for a drift finding: where, the table, the
+    columns and the finding id. The reproduce SELECT (often ~900 characters) is not on it:
+    it is in the JSON output and the report, under the same id."""
     line = (
         f"schema drift kind={finding.drift_type} "
         f"at={where(finding.pipeline, finding.source, finding.resource)} "
-        f"columns={json.dumps(list(finding.columns), ensure_ascii=False)}"
+        f"table={token(finding.table)} "
+        f"columns={json.dumps(list(finding.columns), ensure_ascii=False)} id={finding.id}"
     )
     if finding.reproduce:
-        line += f" | reproduce: {one_line(finding.reproduce)}"
+        line += f" | {REPRODUCE_HINT}"
     return visible(line)
 
 

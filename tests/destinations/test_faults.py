@@ -54,9 +54,12 @@ def _sweep(project: Project) -> tuple[int, dict[str, object], str, float]:
     return code, doc, stderr, time.monotonic() - started
 
 
-def _assert_isolated(code: int, doc: dict[str, object], stderr: str) -> str:
-    """Exit 1; `down` has one source error; `local` still has its findings. Returns the error."""
-    assert code == 1, stderr
+def _assert_isolated(
+    code: int, doc: dict[str, object], stderr: str, *, exit_code: int = 1
+) -> str:
+    """Exit 1 (2 for refused credentials); `down` has one source error; `local` still has its
+    findings. Returns the error."""
+    assert code == exit_code, stderr
     results = doc["results"]
     assert isinstance(results, list)
     down = [r for r in results if r["source"] == "down"]
@@ -82,10 +85,12 @@ def test_wrong_port(project: Project, healthy: Backend) -> None:
 def test_bad_password_is_reported_without_the_password(
     project: Project, healthy: Backend, tmp_path: Path
 ) -> None:
+    """Refused credentials are a configuration mistake: exit 2 (the others still reported),
+    and never an alert."""
     maria = make("mariadb", tmp_path)
     _add_broken(project, maria, "mysql+pymysql://root:s3cr3t-pw@127.0.0.1:3306/test")
     code, doc, stderr, _elapsed = _sweep(project)
-    error = _assert_isolated(code, doc, stderr)
+    error = _assert_isolated(code, doc, stderr, exit_code=2)
     assert "Access denied" in error
     assert "s3cr3t-pw" not in json.dumps(doc) + stderr
 
@@ -95,7 +100,7 @@ def test_unknown_role(project: Project, healthy: Backend) -> None:
     pg.require()
     _add_broken(project, pg, "postgresql://no_such_role_co:x@127.0.0.1:5432/test")
     code, doc, stderr, _elapsed = _sweep(project)
-    error = _assert_isolated(code, doc, stderr)
+    error = _assert_isolated(code, doc, stderr, exit_code=2)
     assert 'role "no_such_role_co" does not exist' in error
 
 

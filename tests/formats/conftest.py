@@ -48,5 +48,12 @@ def results(drifted: Project) -> list[ReconcileResult]:
     )
 
 
+def declare_broken(project: Project) -> None:
+    """Declare `nope` with a `ref` that cannot be imported: a source that errors (exit 1),
+    where an undeclared name is a usage error (exit 2) refused before anything runs."""
+    config = project.root / ".dlt" / "config.toml"
+    config.write_text(config.read_text() + '\n[sources.nope.contract_ops]\nref = "nope_mod:src"\n')
+
+
 def finding_count(results: list[ReconcileResult]) -> int:
     return sum(len(r.findings) for r in results)

@@ -130,7 +130,7 @@ def test_report_cli_writes_the_page_with_exit_codes_like_reconcile(drifted: Proj
     assert spark == ["actor_login: baseline 100% → recent 0%"]
 
 
-@pytest.mark.parametrize(("args", "code"), [(("-s", "shop", "--all"), 2), (("-s", "nope"), 1)])
+@pytest.mark.parametrize(("args", "code"), [(("-s", "shop", "--all"), 2), (("-s", "nope"), 2)])
 def test_report_usage_and_source_errors(drifted: Project, args: tuple[str, ...],
                                         code: int) -> None:
     proc = drifted.cli("report", "--html", str(drifted.root / "r.html"), *args)

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.formats.junit import to_junit
 from dlt_contract_ops.render import text_name
-from tests.formats.conftest import finding_count
+from tests.formats.conftest import declare_broken, finding_count
 from tests.projects import Project
 
 
@@ -68,6 +68,7 @@ def test_characters_xml_cannot_carry_are_escaped() -> None:
 
 def test_cli_writes_junit_to_output_with_the_usual_exit_code(drifted: Project) -> None:
     out = drifted.root / "drift.xml"
+    declare_broken(drifted)
     proc = drifted.cli("reconcile", "-s", "shop", "-s", "nope", "--dry-run",
                        "--format", "junit", "--output", str(out))
     assert proc.returncode == 1, proc.stderr  # a source errored

@@ -9,6 +9,7 @@ import sys
 import threading
 
 from dlt_contract_ops.reconcile import run
+from tests.formats.conftest import declare_broken
 from tests.projects import Project
 
 ARGS = ("reconcile", "-s", "shop", "-s", "nope", "-s", "shop_extra", "--dry-run",
@@ -45,6 +46,7 @@ def _cli_with_terminal_stderr(project: Project, *args: str) -> tuple[int, str, s
 
 
 def test_progress_on_a_terminal(drifted: Project) -> None:
+    declare_broken(drifted)
     code, stdout, terminal = _cli_with_terminal_stderr(drifted, *ARGS)
     assert code == 1  # `nope` errored
     lines = [line for line in terminal.splitlines() if line.startswith("[")]
@@ -57,6 +59,7 @@ def test_progress_on_a_terminal(drifted: Project) -> None:
 
 
 def test_no_progress_on_a_pipe(drifted: Project) -> None:
+    declare_broken(drifted)
     proc = drifted.cli(*ARGS)
     assert proc.returncode == 1
     assert "reconciling" not in proc.stderr

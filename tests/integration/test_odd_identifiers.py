@@ -199,7 +199,7 @@ def test_cli_text_lists_the_odd_columns(shop_project: Project) -> None:
     lines = proc.stdout.splitlines()
     assert lines[0] == "Dry-run: alert emission suppressed"
     assert any(line.startswith("Source: shop  |  Findings: 2  |  Duration: ") for line in lines)
-    assert "  • OrderItems: additive drift (4 column(s))" in proc.stdout
+    assert "  • order_items (resource OrderItems): additive drift (4 column(s))" in proc.stdout
     assert '      Columns: Weird "Name", größe, ip-address, userId' in lines
-    assert "  • plain: additive drift (1 column(s))" in proc.stdout
+    assert "  • plain_tbl (resource plain): additive drift (1 column(s))" in proc.stdout
     assert "      Columns: extra_col" in lines

@@ -144,3 +144,34 @@ def test_runs_on_import(code: str, call: str | None) -> None:
     from dlt_contract_ops.onboarding import runs_on_import
 
     assert runs_on_import(code) == call
+
+
+def test_two_resources_sharing_a_name_are_not_dropped_silently(tmp_path: Any) -> None:
+    """Two standalone resources with one dlt `name` (two modules' `orders`): the first is
+    declared, and the other is named with why it was not and what to do."""
+    from dlt_contract_ops.onboarding import init_project
+    from tests.projects import Project
+
+    project = Project(tmp_path / "twins")
+    code = '''
+    import dlt
+    from pydantic import BaseModel
+
+
+    class Order(BaseModel):
+        id: int
+
+
+    @dlt.resource(name="orders", table_name="{table}", columns=Order)
+    def orders():
+        yield {{"id": 1}}
+    '''
+    project.module("pipelines.eu", code.format(table="eu_orders"))
+    project.module("pipelines.us", code.format(table="us_orders"))
+    project.config("[runtime]\ndlthub_telemetry = false\n")
+    report = init_project(str(project.root), dry_run=True)
+    assert [s.ref for s in report.sources] == ["pipelines.eu:orders"]
+    [note] = [n for n in report.notes if "pipelines.us:orders" in n]
+    assert "`pipelines.eu:orders`" in note
+    assert "`orders`" in note
+    assert "by hand" in note

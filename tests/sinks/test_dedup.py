@@ -29,6 +29,7 @@ from dlt_contract_ops.sinks.dedup import (
     overall,
 )
 from dlt_contract_ops.sinks.emitter import Emitter
+from dlt_contract_ops.sinks.logging_sink import drift_line
 from tests.projects import Project
 from tests.sinks.conftest import make_finding
 from tests.sinks.test_emitter import Recording
@@ -553,8 +554,7 @@ def test_no_dedup_sends_every_time_and_marks_nothing(
             ledgers.append(dict(emitter.report.ledger))
     sent = [r.getMessage() for r in caplog.records if r.name == "dlt_contract_ops.alerts"]
     assert sent == [
-        'schema drift kind=additive at=shop_pipeline.shop."Order Items" '
-        'columns=["payload_size", "Straße-Nr"] | reproduce: ' + make_finding().reproduce
+        drift_line(make_finding())
     ] * 2
     assert ledgers == [{}, {}]
     assert not (tmp_path / "_dlt_data" / "contract_ops").exists()

@@ -54,7 +54,6 @@ def test_option_tables_match_the_constructors(heading: str, cls: type) -> None:
 def test_logging_example_is_what_the_sink_writes() -> None:
     [example] = _blocks(_section(SINKS, "`logging`"), "text")[:1]
     line = example.strip()
-    reproduce = line.split(" | reproduce: ", 1)[1]
     finding = DriftFinding(
         drift_type="additive",
         pipeline="app_pipeline",
@@ -62,7 +61,7 @@ def test_logging_example_is_what_the_sink_writes() -> None:
         resource="events",
         table="events",
         columns=["payload size"],
-        reproduce=reproduce,
+        reproduce='SELECT "payload size" FROM "app_raw"."events" LIMIT 5',
     )
     assert line == drift_line(finding)
 

@@ -36,25 +36,31 @@ def test_where(parts: tuple[str | None, str | None, str | None], expected: str) 
     assert where(*parts) == expected
 
 
+HINT = " | reproduce SELECT: `reconcile --format json` or the report"
+ID = make_finding().id
+
+
 @pytest.mark.parametrize(
     ("overrides", "expected"),
     [
         (
+            # the reproduce SELECT (often ~900 characters) stays in JSON and the report; the
+            # line names the table and the finding id to find it by
             {},
-            'schema drift kind=additive at=shop_pipeline.shop."Order Items" '
-            'columns=["payload_size", "Straße-Nr"] | reproduce: SELECT "payload_size", '
-            '"Straße-Nr" FROM "shop_raw"."order_items" LIMIT 5',
+            'schema drift kind=additive at=shop_pipeline.shop."Order Items" table=order_items '
+            f'columns=["payload_size", "Straße-Nr"] id={ID}' + HINT,
         ),
         (
-            {"drift_type": "removal", "pipeline": None, "resource": "events", "reproduce": None,
-             "columns": ["actor_login"]},
-            'schema drift kind=removal at=shop.events columns=["actor_login"]',
+            {"drift_type": "removal", "pipeline": None, "resource": "events", "table": "events",
+             "reproduce": None, "columns": ["actor_login"]},
+            "schema drift kind=removal at=shop.events table=events columns=[\"actor_login\"] "
+            f"id={make_finding(drift_type='removal', table='events', columns=['actor_login']).id}",
         ),
         (
-            # a multi-line reproduce stays one log line
-            {"resource": "events", "columns": ["a"], "reproduce": "SELECT a\nFROM t\r\nLIMIT 5"},
-            'schema drift kind=additive at=shop_pipeline.shop.events columns=["a"] '
-            "| reproduce: SELECT a FROM t LIMIT 5",
+            {"resource": "orders", "table": "shop orders", "columns": ["a"],
+             "reproduce": "SELECT a\nFROM t\r\nLIMIT 5"},
+            'schema drift kind=additive at=shop_pipeline.shop.orders table="shop orders" '
+            f'columns=["a"] id={make_finding(table="shop orders", columns=["a"]).id}' + HINT,
         ),
     ],
 )

@@ -126,8 +126,10 @@ def test_default_logging_sink_line(app_project: Project) -> None:
     assert proc.returncode == 0, proc.stderr
     [line] = [ln for ln in proc.stderr.splitlines() if "dlt_contract_ops.alerts" in ln]
     assert ALERT_LINE in line
-    assert line.endswith('columns=["payload size"] | reproduce: ' + line.split("reproduce: ")[1])
-    assert 'SELECT "payload size"' in line
+    assert 'table=events columns=["payload size"] id=' in line
+    # the reproduce SELECT stays in JSON and the report: the line says where
+    assert line.endswith(" | reproduce SELECT: `reconcile --format json` or the report")
+    assert "SELECT \"" not in line
 
 
 def test_an_unreachable_webhook_is_paged_on_the_next_run_not_covered_by_the_log(

@@ -114,10 +114,36 @@ def test_text_block_with_a_finding() -> None:
     text = to_text([_result()])
     assert text.splitlines() == [
         "Source: shop  |  Findings: 1  |  Duration: 0.12s",
-        f"  • OrderItems: additive drift (2 column(s))  id {_finding().id}",
+        # the table, where the user looks; the resource as well when it differs
+        f"  • order_items (resource OrderItems): additive drift (2 column(s))  id "
+        f"{_finding().id}",
         '      Columns: Weird "Name", größe',
         "      First seen: 2026-11-01T00:00:00+00:00",
         "  ! resource `no_model` has no Pydantic model: skipped",
+    ]
+
+
+def test_text_names_the_table_alone_when_it_is_the_resource() -> None:
+    same = _result(findings=[_finding(resource="orders", table="orders")])
+    shop = _result(findings=[_finding(resource="orders", table="shop_orders")])
+    assert "  • orders: additive drift" in to_text([same])
+    assert "  • shop_orders (resource orders): additive drift" in to_text([shop])
+
+
+def test_text_error_keeps_its_lines_and_not_loaded_is_a_note() -> None:
+    dlt_text = "Credentials are not configured: missing `password`.\nMissing 1 field(s)\n  tried: x"
+    broken = ReconcileResult(source="pg", error=dlt_text, error_kind="config")
+    fresh = ReconcileResult(source="fresh", error_kind="not_loaded",
+                            notes=["not loaded yet: pipeline `fresh` has no local state here"])
+    blocks = to_text([broken, fresh]).split("\n\n")
+    assert blocks[0].splitlines()[1:] == [
+        "  ✗ Error: Credentials are not configured: missing `password`.",
+        "      Missing 1 field(s)",
+        "        tried: x",
+    ]
+    assert blocks[1].splitlines()[1:] == [
+        "  ○ Not loaded yet: nothing to check (see the note)",
+        "  ! not loaded yet: pipeline `fresh` has no local state here",
     ]
 
 
