@@ -16,7 +16,7 @@ Pure: no I/O; `refresh(stored, fresh, covers)` is the whole merge.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from dlt_contract_ops.profiles.model import LoadProfile
@@ -77,8 +77,9 @@ def refresh(
     """Merge the loads a sweep read (`fresh`) into the `stored` ones whose ids `covers` (None:
     every stored load). A counts-only read that finds what a detailed stored profile counted
     keeps the stored one (its distinct counts and categories); any other read load replaces
-    it. A stored load the read covers but did not find is dropped; one that lost rows is
-    `shrunk` (an upsert, a delete or a re-stamp moved them away).
+    it, without the columns the stored one lacked. A stored load the read covers but did not
+    find is dropped; one that lost rows is `shrunk` (an upsert, a delete or a re-stamp moved
+    them away).
 
     >>> old = [LoadProfile("1", 10), LoadProfile("2", 10), LoadProfile("3", 10)]
     >>> r = refresh(old, [LoadProfile("3", 4), LoadProfile("4", 5)], Reread("since", "2"))
@@ -94,6 +95,11 @@ def refresh(
     changed: list[LoadProfile] = []
     for p in fresh:
         old = by_id.get(p.load_id)
+        if old is not None and set(p.columns) - set(old.columns):
+            # a column the model gained after the load was profiled stays unprofiled there,
+            # as in a sweep that does not read the load again (`profiles.compare` and removal
+            # know a load without the column)
+            p = replace(p, columns={k: v for k, v in p.columns.items() if k in old.columns})
         if old is not None and old.detailed and not p.detailed and same_counts(old, p):
             history.append(old)
             continue
