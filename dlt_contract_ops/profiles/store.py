@@ -107,12 +107,14 @@ class Scope:
 @dataclass(frozen=True)
 class TableUpdate:
     """A table's new loads from one sweep; `full`: they replace every stored load of it;
-    `total`: the table's whole row count the sweep saw (None: keep the stored one)."""
+    `total`: the table's whole row count the sweep saw (None: keep the stored one);
+    `dropped`: ids of stored loads the sweep found gone (every row re-stamped or deleted)."""
 
     table: str
     loads: Sequence[LoadProfile] = field(default_factory=tuple)
     full: bool = False
     total: int | None = None
+    dropped: Sequence[str] = ()
 
 
 @dataclass
@@ -249,6 +251,7 @@ class ProfileStore:
                 if update.total is not None:
                     totals.append([*key, source, update.total])
                 doomed += [[*key, p.load_id] for p in update.loads]
+                doomed += [[*key, load_id] for load_id in update.dropped]
                 for profile in update.loads:
                     if prune_before is None or profile.load_time >= prune_before:
                         _rows_of(key, source, profile, rows)

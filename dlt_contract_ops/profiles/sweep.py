@@ -1,6 +1,7 @@
-"""Profile a source's root tables: new loads since the last sweep, rewrites re-profiled.
+"""Profile a source's root tables: new loads and the recent window's, rewrites re-profiled.
 
-Per table: ONE profile query (new loads, plus the whole table's row count), ONE category
+Per table: ONE profile query (the loads of the recent window and the new ones, read again on
+every sweep (`profiles.refresh`), plus the whole table's row count), ONE category
 query when it has categorical columns, and, only for a table whose earlier loads were
 rewritten (merge, replace, refresh, a delete), ONE profile query of every load within
 retention (+ its category query). Every table's new loads and row total are stored in one
@@ -35,6 +36,7 @@ from dlt_contract_ops.profiles.query import (
     read_categories,
     read_profiles,
 )
+from dlt_contract_ops.profiles.refresh import Reread, covered_rows, refresh, reread
 from dlt_contract_ops.profiles.store import ProfileStore, Scope, TableUpdate, default_store
 
 if TYPE_CHECKING:
@@ -61,6 +63,12 @@ class TableProfiles:
     new_loads: int = 0
     rewritten: bool = False
     error: Exception | None = None
+    #: the loads this sweep read from the warehouse (the others are the store's); None
+    #: before a sweep
+    read: Reread | None = None
+    #: stored loads that lost rows since the last sweep (load id -> rows gone): a merge's
+    #: upserts, a delete or a re-stamp moved them (`profiles.refresh`)
+    shrunk: dict[str, int] = field(default_factory=dict)
 
     @property
     def codes(self) -> dict[str, tuple[str, ...]]:
@@ -157,8 +165,9 @@ def profile_source(
 
     The first sweep of a table profiles the loads within `profile_retention`, and so does a
     sweep of a table whose row total the store lacks (a store of an older version); later
-    sweeps only the loads after the last profiled one, plus the table's row count, which
-    shows a rewrite: the count less the new loads' rows differs from the stored total.
+    sweeps the loads of removal's recent window and the new ones (`profiles.refresh`), plus
+    the table's row count, which shows a rewrite: the count less the loads read differs from
+    the stored total less their stored rows.
 
     Not `detailed`: counts only (what removal sums); `detailed` (the distribution detector):
     distinct counts, ranges and categories too, and loads an earlier counts-only sweep stored
@@ -169,6 +178,7 @@ def profile_source(
     now = ctx.now.timestamp() if ctx.now else time.time()
     cutoff = now - settings.profile_retention
     since = load_id_text(cutoff)
+    fresh_from = max(since, load_id_text(now - settings.removal.recent_window.total_seconds()))
     tables: list[TableProfiles] = []
     for expected, live in ctx.present_tables():
         if not live.has(LOAD_ID):
@@ -183,30 +193,36 @@ def profile_source(
     def incremental(t: TableProfiles) -> bool:
         return bool(t.history) and t.total is not None
 
+    def bounds(t: TableProfiles) -> Reread:
+        return reread(t.history, fresh_from) if incremental(t) else Reread("since", since)
+
     def query_of(
-        t: TableProfiles, bound: Bound
+        t: TableProfiles, read: Reread
     ) -> tuple[exp.Expression | ShapedQuery, list[Any]]:
         # every table is counted, append too: the disposition a run used is not in the model
         # (dlt takes it from `run(write_disposition=...)` as well), a refresh may drop loads
-        query = _profile(ctx, t, bound=bound, detailed=detailed, count_row=True)
-        return query, [since if bound == "since" else t.history[-1].load_id]
+        query = _profile(ctx, t, bound=read.bound, detailed=detailed, count_row=True)
+        return query, [read.param]
 
     # every query is built for this run alone: handed over, rendered in place. A shaped
     # query goes only to an adapter that renders shapes (`_profile`)
     outcomes = ctx.adapter.run_all(
-        [query_of(t, "after" if incremental(t) else "since") for t in tables],  # type: ignore[misc]
-        "profile", owned=True)
+        [query_of(t, bounds(t)) for t in tables], "profile", owned=True)  # type: ignore[misc]
     updates: dict[str, TableUpdate] = {}
     for t, rows in zip(tables, outcomes, strict=True):
+        read = bounds(t)
         full = not incremental(t) and bool(t.history)  # stored loads but no total: afresh
         try:
             if isinstance(rows, Exception):
                 raise rows
             loads, total = read_profiles(rows, t.columns, detailed)
-            if incremental(t) and total != (t.total or 0) + sum(p.rows for p in loads):
-                # rows of earlier loads changed (merge, replace, refresh, delete): afresh
+            before = (t.total or 0) - covered_rows(t.history, read)
+            if incremental(t) and (total or 0) - sum(p.rows for p in loads) != before:
+                # rows of loads before those read changed (merge, replace, refresh, delete,
+                # re-stamp): afresh
                 t.rewritten = full = True
-                query, params = query_of(t, "since")
+                read = Reread("since", since)
+                query, params = query_of(t, read)
                 rerun = ctx.adapter.run(query, params, "profile", owned=True)  # type: ignore[arg-type]
                 loads, total = read_profiles(rerun, t.columns, detailed)
             if detailed:
@@ -214,10 +230,16 @@ def profile_source(
         except Exception as exc:  # this table only: the others are profiled
             t.error = exc
             continue
-        t.new_loads = len(loads)
-        t.history = loads if full else t.history + loads
-        if loads or full or total != t.total:
-            updates[t.expected.table] = TableUpdate(t.expected.table, loads, full, total)
+        known = {p.load_id for p in t.history}
+        t.new_loads = sum(p.load_id not in known for p in loads)
+        merged = refresh(t.history, loads, read)
+        t.read, t.shrunk, t.history = read, merged.shrunk, merged.history
+        # afresh: every load within retention is written again (the stored ones are deleted)
+        written = [p for p in merged.history if read.covers(p.load_id)] if full \
+            else merged.changed
+        if written or merged.dropped or full or total != t.total:
+            updates[t.expected.table] = TableUpdate(t.expected.table, written, full, total,
+                                                    merged.dropped)
         t.total = total
     if detailed:
         _detail(ctx, settings, tables, updates)

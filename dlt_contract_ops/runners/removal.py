@@ -9,7 +9,7 @@ coverage aggregate per table counts both windows.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -231,12 +231,15 @@ def _sum_from_profiles(
         t = profiled.get(plan.expected.table)
         if t is None or t.error is not None:
             continue  # no load ids, or its profile query failed: the full coverage query
+        if t.shrunk and plan.expected.write_disposition != "replace":
+            notes.append(overwritten_note(plan.expected, t.shrunk))
         if plan.axis.kind == "load_id":
             split = by_load_id(t.history, plan.columns, load_id_text(recent_start.timestamp()),
                                load_id_text(baseline_start.timestamp()))
         else:
             split = by_axis_range(t.history, plan.columns, plan.axis.column,
-                                  recent_start, baseline_start)
+                                  recent_start, baseline_start,
+                                  None if t.read is None else t.read.covers)
         if split is None:
             continue
         plan.summed, straddling = split
@@ -252,6 +255,25 @@ def _sum_from_profiles(
             copy=True,
         )
         plan.params = [*plan.params, *straddling]
+
+
+def overwritten_note(expected: ExpectedTable, shrunk: Mapping[str, int]) -> str:
+    """What rows of earlier loads gone since the last sweep mean for removal (`shrunk`: load
+    id -> rows lost)."""
+    lost = f"{len(shrunk)} earlier load(s) lost {sum(shrunk.values())} row(s) since the last sweep"
+    if expected.write_disposition == "merge":
+        return (
+            f"table `{expected.table}` (merge): {lost}, overwritten by upserts of the same keys "
+            "(each row is kept under the load that wrote it last): removal compares only the "
+            "rows that remain, so the baseline holds only keys not loaded since, and a column "
+            "that went dark in overwritten rows is not seen"
+        )
+    # the disposition a run used is not in the model (`run(write_disposition=...)`)
+    return (
+        f"table `{expected.table}`: {lost} (a merge's upserts overwrote the same keys, or rows "
+        "were deleted or re-stamped outside dlt): removal compares only the rows that remain, "
+        "so a column that went dark in the rows that are gone is not seen"
+    )
 
 
 def _add(counts: dict[str, int], load: LoadProfile, columns: Sequence[str]) -> None:
@@ -297,12 +319,14 @@ recent_non_null={'a': 0})
 
 def by_axis_range(
     history: Sequence[LoadProfile], columns: Sequence[str], axis: str,
-    recent: datetime, baseline: datetime,
+    recent: datetime, baseline: datetime, fresh: Callable[[str], bool] | None = None,
 ) -> tuple[WindowCounts, list[str]] | None:
     """Windows on a time column of the table's own, summed from the loads whose whole range
     (the axis' profiled min and max, no NULL axis) falls on one side of each window start; the
-    others are returned to be counted by the coverage query. None when a load was profiled
-    without the axis, its range, or one of `columns`."""
+    others are returned to be counted by the coverage query, and so is a load wholly in the
+    recent window that the sweep did not read again (`fresh`: whether it did; its stored
+    counts may be stale). None when a load was profiled without the axis, its range, or one
+    of `columns`."""
     recent_counts: dict[str, int] = {}
     base_counts: dict[str, int] = {}
     straddling: list[str] = []
@@ -321,7 +345,7 @@ def by_axis_range(
         if any(c not in load.columns for c in columns):
             return None
         whole = a.non_null == load.rows
-        if whole and lo - lo_err >= recent:
+        if whole and lo - lo_err >= recent and (fresh is None or fresh(load.load_id)):
             _add(recent_counts, load, columns)
         elif whole and lo - lo_err >= baseline and hi + hi_err < recent:
             _add(base_counts, load, columns)
