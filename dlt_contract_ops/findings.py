@@ -124,6 +124,13 @@ class ReconcileResult(BaseModel):
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def failing_findings(self) -> list[DriftFinding]:
+        """The findings that fail a run: every one not covered by an unexpired
+        acknowledgement. The one rule the CLI's exit code, the orchestrator checks and the
+        CI formats (JUnit, GitHub, SARIF, HTML) all read."""
+        return [f for f in self.findings if not f.acknowledged]
+
 
 #: the note that opens a source's result when none of its tables could be checked (never
 #: loaded): the text output then says so instead of a clean line

@@ -98,7 +98,7 @@ def finish(
     if any(r.error for r in results):
         sys.exit(EXIT_SOURCE_ERROR)
     # an acknowledged finding is reported but does not fail the run (until its expiry)
-    if fail_on_drift and any(not f.acknowledged for r in results for f in r.findings):
+    if fail_on_drift and any(r.failing_findings for r in results):
         sys.exit(EXIT_DRIFT)
     sys.exit(EXIT_OK)
 

@@ -1,9 +1,10 @@
 """GitHub Actions workflow commands: one annotation per finding, one per error.
 
 A finding is a `::warning` titled with its drift type and table, its message naming the
-columns; an errored source or detector is an `::error`. Values are escaped by the workflow
-command rules, so a column name holding `%`, a line break, `:` or `,` cannot end a command
-early or forge another one.
+columns; an acknowledged one is a `::notice` whose title starts with "acknowledged" and whose
+message says by whom, why and until when; an errored source or detector is an `::error`.
+Values are escaped by the workflow command rules, so a column name holding `%`, a line
+break, `:` or `,` cannot end a command early or forge another one.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dlt_contract_ops.findings import ReconcileResult
-from dlt_contract_ops.formats.wording import summary
+from dlt_contract_ops.formats.wording import acknowledgement, summary
 from dlt_contract_ops.render import text_name
 
 
@@ -52,7 +53,11 @@ def to_github(results: Sequence[ReconcileResult]) -> str:
     for r in results:
         for f in r.findings:
             title = f"{f.drift_type} drift in {text_name(r.source)}.{text_name(f.table)}"
-            lines.append(command("warning", title, f"{r.source}: {summary(f)}"))
+            message = f"{r.source}: {summary(f)}"
+            if f.acknowledged:
+                title, message = f"acknowledged {title}", f"{message} ({acknowledgement(f)})"
+            level = "notice" if f.acknowledged else "warning"
+            lines.append(command(level, title, message))
         if r.error:
             title = f"{text_name(r.source)} ({r.detector}) errored"
             lines.append(command("error", title, r.error))

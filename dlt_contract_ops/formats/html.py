@@ -3,7 +3,8 @@
 One file with inline CSS and inline SVG and nothing else: no script, no font, no image to
 fetch (a Content-Security-Policy in the page forbids it), so it can be mailed, attached to a
 CI run or opened from disk. Per source and table it shows the findings with their reproduce
-SQL, and per declared column that drifted a coverage sparkline: the removal detector's
+SQL (an acknowledged finding with an "acknowledged" badge: by whom, why, until when), and
+per declared column that drifted a coverage sparkline: the removal detector's
 non-NULL share in the baseline window, then in the recent window. Per-load history for
 every declared column arrives with load profiles; `sparkline` already draws any number of
 points.
@@ -49,6 +50,7 @@ section.source h2 { margin: 0; font-size: 18px; }
 .badge.removal { background: #b91c1c; }
 .badge.missing { background: #7c3aed; }
 .badge.type { background: #0369a1; }
+.badge.acknowledged { background: #15803d; }
 code, pre { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace;
             font-size: 12.5px; }
 code.col { background: #eef0f4; border-radius: 3px; padding: 0 4px; }
@@ -148,6 +150,7 @@ def _finding(f: DriftFinding) -> str:
         f'<span class="badge {esc(f.drift_type)}">{esc(f.drift_type)}</span>'
         f"{len(f.columns)} column(s) of resource <code>{esc(f.resource)}</code>"
         + (f" · alert {esc(f.alert)}" if f.alert else ""),
+        *_acknowledged(f),
         f'<table class="kv">{"".join(rows)}</table>',
         f'<div class="muted">First seen: {esc(f.first_seen or "n/a")}</div>',
     ]
@@ -157,6 +160,23 @@ def _finding(f: DriftFinding) -> str:
         out.append(f"<div>Reproduce:</div><pre><code>{esc(f.reproduce)}</code></pre>")
     out.append("</div>")
     return "\n".join(out)
+
+
+def _acknowledged(f: DriftFinding) -> list[str]:
+    """The acknowledgement that keeps `f` from failing, as a badge line; none when expired."""
+    if not f.acknowledged:
+        return []
+    ack = f.ack or {}
+    return [
+        '<div><span class="badge acknowledged">acknowledged</span>'
+        f"until {esc(str(ack.get('until', ''))[:10])} by <code>{esc(ack.get('by'))}</code>: "
+        f"{esc(ack.get('reason'))}</div>"
+    ]
+
+
+def _acked_count(findings: Sequence[DriftFinding]) -> str:
+    acked = sum(1 for f in findings if f.acknowledged)
+    return f" ({acked} acknowledged)" if acked else ""
 
 
 def _coverage(findings: Sequence[DriftFinding]) -> str:
@@ -209,7 +229,8 @@ def _source(name: str, blocks: Sequence[ReconcileResult]) -> str:
     out = [
         '<section class="source">',
         f"<h2>{esc(name)}</h2>",
-        f'<p class="where">{where or "not reached"} · {len(findings)} finding(s)</p>',
+        f'<p class="where">{where or "not reached"} · {len(findings)} finding(s)'
+        f"{_acked_count(findings)}</p>",
     ]
     out += [
         f'<div class="error">{esc(r.detector)}: {esc(r.error)}</div>' for r in blocks if r.error
@@ -245,7 +266,8 @@ def to_html(results: Sequence[ReconcileResult], *, generated: str | None = None)
     by_source: dict[str, list[ReconcileResult]] = {}
     for r in results:
         by_source.setdefault(r.source, []).append(r)
-    findings = sum(len(r.findings) for r in results)
+    every = [f for r in results for f in r.findings]
+    findings = f"{len(every)} finding(s){_acked_count(every)}"
     errors = sum(1 for r in results if r.error)
     stamp = f" · generated {esc(generated)}" if generated else ""
     body = "\n".join(_source(name, blocks) for name, blocks in by_source.items())
@@ -262,7 +284,7 @@ def to_html(results: Sequence[ReconcileResult], *, generated: str | None = None)
 <body>
 <header>
 <h1>{esc(TITLE)}</h1>
-<p>{len(by_source)} source(s) · {findings} finding(s) · {errors} error(s){stamp}</p>
+<p>{len(by_source)} source(s) · {findings} · {errors} error(s){stamp}</p>
 </header>
 <main>
 {body}

@@ -2,7 +2,9 @@
 
 A test case is named `<source>.<detector>`; it fails (`<failure>`) when the detector found
 drift, naming the tables and columns, and errs (`<error>`) when the detector or the source
-errored. CI systems show the document as test results.
+errored. An acknowledged finding does not fail its case: it is listed in the case's
+`<system-out>` with who acknowledged it, why and until when. CI systems show the document
+as test results.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from dlt_contract_ops.findings import ReconcileResult
-from dlt_contract_ops.formats.wording import columns_phrase, summary
+from dlt_contract_ops.formats.wording import acknowledgement, columns_phrase, summary
 from dlt_contract_ops.render import text_name
 
 #: characters XML 1.0 cannot carry at all, escaped or not (a column name may hold them)
@@ -38,20 +40,21 @@ def _case(suite: ET.Element, r: ReconcileResult) -> None:
             "time": f"{r.duration_s:.4f}",
         },
     )
-    if r.findings:
+    failing = r.failing_findings
+    if failing:
         tables = "; ".join(
-            f"`{text_name(f.table)}`: {columns_phrase(f)}" for f in r.findings
+            f"`{text_name(f.table)}`: {columns_phrase(f)}" for f in failing
         )
         failure = ET.SubElement(
             case,
             "failure",
             {
                 "type": f"{r.detector} drift",
-                "message": xml_text(f"{len(r.findings)} drifted table(s): {tables}"),
+                "message": xml_text(f"{len(failing)} drifted table(s): {tables}"),
             },
         )
         lines = []
-        for f in r.findings:
+        for f in failing:
             lines.append(summary(f))
             if f.reproduce:
                 lines.append(f"  reproduce: {f.reproduce}")
@@ -61,8 +64,9 @@ def _case(suite: ET.Element, r: ReconcileResult) -> None:
             case, "error", {"type": r.error_kind or "error", "message": xml_text(r.error)}
         )
         error.text = xml_text(r.error)
-    if r.notes:
-        ET.SubElement(case, "system-out").text = xml_text("\n".join(r.notes))
+    out = [f"{acknowledgement(f)}: {summary(f)}" for f in r.findings if f.acknowledged]
+    if r.notes or out:
+        ET.SubElement(case, "system-out").text = xml_text("\n".join([*out, *r.notes]))
 
 
 def to_junit(results: Sequence[ReconcileResult]) -> str:
@@ -88,7 +92,7 @@ def to_junit(results: Sequence[ReconcileResult]) -> str:
 def _counts(results: Sequence[ReconcileResult]) -> dict[str, str]:
     return {
         "tests": str(len(results)),
-        "failures": str(sum(1 for r in results if r.findings)),
+        "failures": str(sum(1 for r in results if r.failing_findings)),
         "errors": str(sum(1 for r in results if r.error)),
         "skipped": "0",
         "time": f"{sum(r.duration_s for r in results):.4f}",

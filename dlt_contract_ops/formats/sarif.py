@@ -2,9 +2,11 @@
 
 A finding is a `warning`-level result whose `ruleId` is its drift type, located logically
 at its table (`source.dataset.table`); its columns, types and reproduce SQL ride in the
-result's property bag. Errors and notes are tool execution notifications (`error` / `note`),
-and `executionSuccessful` is false when anything errored. The log validates against the
-OASIS SARIF 2.1.0 schema (tests/formats/sarif-schema-2.1.0.json).
+result's property bag. An acknowledged finding is a `note`-level result with an accepted
+external suppression (`justification`: the reason; `properties`: `by`, `until`). Errors
+and notes are tool execution notifications (`error` / `note`), and `executionSuccessful` is
+false when anything errored. The log validates against the OASIS SARIF 2.1.0 schema
+(tests/formats/sarif-schema-2.1.0.json).
 """
 
 from __future__ import annotations
@@ -55,15 +57,24 @@ def _result(r: ReconcileResult, f: DriftFinding) -> dict[str, Any]:
     properties = finding_document(f)
     properties.update({"pipeline": r.pipeline, "destination": r.destination,
                        "dataset": r.dataset})
-    return {
+    result: dict[str, Any] = {
         "ruleId": f.drift_type,
         "ruleIndex": RULES.index(f.drift_type),
-        "level": "warning",
+        "level": "note" if f.acknowledged else "warning",
         "message": {"text": f"{r.source}: {summary(f)}"},
         "locations": [_location(r, f)],
         "partialFingerprints": {"driftKey/v1": _fingerprint(f)},
         "properties": {k: v for k, v in properties.items() if v is not None},
     }
+    if f.acknowledged:
+        ack = f.ack or {}
+        result["suppressions"] = [{
+            "kind": "external",  # recorded in .dlt/contract_ops_acks.toml, not in the data
+            "status": "accepted",
+            "justification": str(ack.get("reason")),
+            "properties": {"by": ack.get("by"), "until": ack.get("until")},
+        }]
+    return result
 
 
 def _notification(level: str, text: str, r: ReconcileResult) -> dict[str, Any]:

@@ -32,6 +32,24 @@ def details(finding: DriftFinding) -> str:
     return "; ".join(parts)
 
 
+def acknowledgement(finding: DriftFinding) -> str:
+    """`acknowledged until <day> by <who>: <why>` for a finding an unexpired acknowledgement
+    covers, else empty (an expired one fails again, as if never given).
+
+    >>> acknowledgement(DriftFinding(drift_type="additive", source="s", resource="r",
+    ...     table="t", columns=["c"], ack={"until": "2026-12-31T23:59:59+00:00",
+    ...                                    "by": "alice", "reason": "known"}))
+    'acknowledged until 2026-12-31 by alice: known'
+    """
+    if not finding.acknowledged:
+        return ""
+    ack = finding.ack or {}
+    return (
+        f"acknowledged until {str(ack.get('until', ''))[:10]} by {ack.get('by')}: "
+        f"{ack.get('reason')}"
+    )
+
+
 def summary(finding: DriftFinding) -> str:
     """One sentence naming the drift, its table and its columns.
 

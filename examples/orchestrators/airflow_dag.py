@@ -2,8 +2,9 @@
 
 Copy this file into your DAGs folder and set `CONTRACT_OPS_PROJECT_DIR` to the dlt project
 (the folder that holds `.dlt/`). A task fails when the reconciler could not check its source,
-and on drift when the run's `fail_on_drift` param is true; otherwise it returns the findings
-(the `--format json` document plus a summary) as its XCom.
+and on drift when the run's `fail_on_drift` param is true (a finding acknowledged with
+`dlt-contract-ops ack`, not expired, never fails it); otherwise it returns the findings (the
+`--format json` document plus a summary) as its XCom.
 
 The task bodies are plain functions (`declared_source_names`, `reconcile_task`), importable
 and testable without Airflow; the DAG object is built only when Airflow is installed.
@@ -67,11 +68,12 @@ def reconcile_task(
 ) -> dict[str, Any]:
     """Reconcile `sources` (every declared source when None); the JSON-safe document.
 
-    Raises ContractCheckFailed on a reconciler error, and on drift with `fail_on_drift`.
+    Raises ContractCheckFailed on a reconciler error, and on unacknowledged drift with
+    `fail_on_drift`.
 
     >>> reconcile_task("path/to/project", sources=["shop"])["summary"]  # doctest: +SKIP
-    {'findings': 2, 'by_detector': {'additive': 2}, 'tables': ['order_items', 'plain_tbl'],
-     'errors': []}
+    {'findings': 2, 'acknowledged': 0, 'by_detector': {'additive': 2},
+     'tables': ['order_items', 'plain_tbl'], 'errors': []}
     """
     try:
         results = run(
@@ -89,14 +91,12 @@ def reconcile_task(
     errors = document["summary"]["errors"]
     if errors:
         raise ContractCheckFailed("reconciler error: " + "; ".join(errors), document)
-    findings = document["summary"]["findings"]
-    if findings and fail_on_drift:
+    failing = [f for r in results for f in r.failing_findings]
+    if failing and fail_on_drift:
         drifted = ", ".join(
-            f"`{f.table}` ({f.drift_type}: {', '.join(f.columns)})"
-            for r in results
-            for f in r.findings
+            f"`{f.table}` ({f.drift_type}: {', '.join(f.columns)})" for f in failing
         )
-        raise ContractCheckFailed(f"{findings} drift finding(s): {drifted}", document)
+        raise ContractCheckFailed(f"{len(failing)} drift finding(s): {drifted}", document)
     return document
 
 
@@ -104,6 +104,7 @@ def _summary(results: Sequence[ReconcileResult]) -> dict[str, Any]:
     by_detector = Counter(f.drift_type for r in results for f in r.findings)
     return {
         "findings": sum(by_detector.values()),
+        "acknowledged": sum(1 for r in results for f in r.findings if f.acknowledged),
         "by_detector": dict(by_detector),
         "tables": sorted({f.table for r in results for f in r.findings}),
         "errors": [f"{r.source} ({r.detector}): {r.error}" for r in results if r.error],

@@ -3,8 +3,10 @@
 Every `[sources.<name>.contract_ops]` table of the project becomes an asset check named
 `contract_drift` on the asset `dlt/<name>` (pass `asset_key_for` to point it at your own
 assets, e.g. the ones `dagster-dlt` builds). A check fails (severity ERROR) when the reconciler
-could not check the source, and on drift when `fail_on_drift=True`; its metadata carries the
-findings: counts per detector, the drifted tables and columns, and a markdown report.
+could not check the source, and on drift when `fail_on_drift=True`; a finding acknowledged with
+`dlt-contract-ops ack` (and not expired) is reported but never fails it. Its metadata carries
+the findings: counts per detector, the acknowledged count, the drifted tables and columns, and
+a markdown report.
 
 Run it on its own (the tables become external assets, the checks run from the UI)::
 
@@ -31,6 +33,7 @@ import dagster as dg
 from dlt_contract_ops import ReconcileResult
 from dlt_contract_ops.detectors import selected
 from dlt_contract_ops.errors import ContractOpsError
+from dlt_contract_ops.formats.wording import acknowledgement
 from dlt_contract_ops.reconcile import run
 from dlt_contract_ops.settings import declared_sources, project_context
 
@@ -50,9 +53,11 @@ def check_result(
     with `fail_on_drift`), with the findings as metadata."""
     errors = [f"{r.detector}: {r.error}" for r in results if r.error]
     findings = [f for r in results for f in r.findings]
+    failing = [f for r in results for f in r.failing_findings]
     by_detector = Counter(r.detector for r in results for _ in r.findings)
     metadata: dict[str, Any] = {
         "findings": dg.MetadataValue.int(len(findings)),
+        "acknowledged": dg.MetadataValue.int(len(findings) - len(failing)),
         "findings_by_detector": dg.MetadataValue.json(
             {r.detector: by_detector[r.detector] for r in results}
         ),
@@ -79,8 +84,10 @@ def check_result(
         )
     summary = ", ".join(f"{d}: {n}" for d, n in by_detector.items())
     description = f"{len(findings)} drift finding(s) ({summary})" if findings else "no drift"
+    if len(failing) < len(findings):
+        description += f", {len(findings) - len(failing)} acknowledged"
     return dg.AssetCheckResult(
-        passed=not (findings and fail_on_drift),
+        passed=not (failing and fail_on_drift),
         severity=dg.AssetCheckSeverity.ERROR,
         metadata=metadata,
         description=description,
@@ -92,11 +99,14 @@ def _markdown(results: Sequence[ReconcileResult]) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
 
     rows = [
-        f"| {f.drift_type} | {cell(f.table)} | {cell(', '.join(f.columns))} |"
+        f"| {f.drift_type} | {cell(f.table)} | {cell(', '.join(f.columns))} "
+        f"| {cell(acknowledgement(f))} |"
         for r in results
         for f in r.findings
     ]
-    return "\n".join(["| detector | table | columns |", "|---|---|---|", *rows])
+    return "\n".join(
+        ["| detector | table | columns | acknowledged |", "|---|---|---|---|", *rows]
+    )
 
 
 def evaluate(

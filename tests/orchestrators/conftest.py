@@ -4,6 +4,7 @@ and the example modules, loaded from their files (examples/ is not a package).""
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -61,3 +62,32 @@ def project_dir(loaded_project: Path, tmp_path: Path) -> Path:
     root = tmp_path / "project"
     shutil.copytree(loaded_project, root)
     return root
+
+
+#: the reason and the name `acked_project` records its acknowledgement with
+ACK_REASON = "refunds.reason_code is expected: the producer ships it next sprint"
+ACK_BY = "alice"
+
+
+def cli(root: Path, *args: str) -> str:
+    """`dlt-contract-ops ARGS --project-dir ROOT` in process; its stdout."""
+    from click.testing import CliRunner
+
+    from dlt_contract_ops.cli import main
+
+    result = CliRunner().invoke(main, [*args, "--project-dir", str(root)])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+@pytest.fixture
+def acked_project(project_dir: Path) -> Path:
+    """`shop_extra`'s only finding (`refunds`: `reason_code`) acknowledged with the real
+    `ack` command, after a real `reconcile` showed its id."""
+    document = json.loads(cli(project_dir, "reconcile", "-s", "shop_extra", "--dry-run",
+                              "--format", "json"))
+    (finding,) = [f for r in document["results"] for f in r["findings"]]
+    assert (finding["table"], finding["columns"]) == ("refunds", ["reason_code"])
+    cli(project_dir, "ack", finding["id"], "--until", "14d", "--reason", ACK_REASON,
+        "--by", ACK_BY)
+    return project_dir

@@ -135,3 +135,13 @@ def test_dagster_dev_entry_point_reads_the_project_from_the_environment(
     assert isinstance(defs, dg.Definitions)
     keys = {k.asset_key.path[-1] for c in defs.asset_checks or [] for k in c.check_keys}
     assert keys == {GHOST, "shop", "shop_clean", "shop_extra"}
+
+
+def test_an_acknowledged_finding_passes_with_fail_on_drift(acked_project: Path) -> None:
+    defs = checks.build_definitions(acked_project, sources=["shop_extra"], fail_on_drift=True)
+    evaluation = _evaluations(defs)["shop_extra"]
+    assert evaluation.passed
+    assert _meta(evaluation, "findings") == 1
+    assert _meta(evaluation, "acknowledged") == 1
+    assert evaluation.description == "1 drift finding(s) (additive: 1), 1 acknowledged"
+    assert "| additive | refunds | reason_code | acknowledged until " in _meta(evaluation, "report")

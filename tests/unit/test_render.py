@@ -190,3 +190,19 @@ def test_text_shows_each_shifted_metric_of_a_distribution_finding() -> None:
         'Metric: "note\\nforged" null_rate 10.0% → 80.0% (+70.0 points)',
         "Metric: code distinct_count 98 → 1 (-97)",
     ]
+
+
+@pytest.mark.parametrize(
+    ("ack", "fails"),
+    [
+        pytest.param(None, True, id="not-acknowledged"),
+        pytest.param({"until": "2099-01-01", "by": "a", "reason": "r"}, False, id="active"),
+        pytest.param({"until": "2020-01-01", "by": "a", "reason": "r", "expired": True}, True,
+                     id="expired"),
+    ],
+)
+def test_failing_findings_leave_out_only_an_unexpired_ack(
+    ack: dict[str, object] | None, fails: bool
+) -> None:
+    result = ReconcileResult(source="s", findings=[_finding(ack=ack)])
+    assert result.failing_findings == (result.findings if fails else [])
