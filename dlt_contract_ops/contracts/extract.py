@@ -37,7 +37,6 @@ from dlt_contract_ops.contracts.model import (
 )
 from dlt_contract_ops.contracts.semantics import Semantics, table_semantics
 from dlt_contract_ops.contracts.timezones import TimezoneError, timezone_identity
-from dlt_contract_ops.contracts.units import UnitError, canonical_unit
 from dlt_contract_ops.core.columns import ExpectedColumn, ExpectedTable
 from dlt_contract_ops.errors import DeclarationError
 
@@ -213,13 +212,9 @@ class _Reader:
         return _Level(where, sem, tuple(metadata), tuple(leaves), text)
 
     def unit(self, level: _Level) -> str | None:
-        unit = level.semantics.unit if level.semantics else None
-        if unit is not None:
-            try:
-                canonical_unit(unit)
-            except UnitError as exc:
-                raise DeclarationError(f"`{level.where}`: Semantics(unit=...): {exc}") from exc
-        return unit
+        # recorded as written, known to the unit table or not: a unit the table does not know
+        # is still a unit, compared by its text; `contract lint` says what to write instead
+        return level.semantics.unit if level.semantics else None
 
     def timezone(self, level: _Level) -> str | None:
         zone = level.semantics.timezone if level.semantics else None

@@ -1,6 +1,6 @@
 """Policy checks on the contracts the models declare, before anything is released: every
-numeric column declares a unit, every timestamp a time zone, every categorical column its code
-set, every resource an owner. Pure: contracts in, findings out.
+numeric column declares a unit (one the unit table knows), every timestamp a time zone, every
+categorical column its code set, every resource an owner. Pure: contracts in, findings out.
 
 A rule's level is `error` (fails the lint), `warning` (reported) or `off`; the defaults are in
 `LintRule`, `--severity RULE=LEVEL` overrides them.
@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from dlt_contract_ops.contracts.model import ColumnContract, ResourceContract
+from dlt_contract_ops.contracts.model import ColumnContract, ResourceContract, member_label
+from dlt_contract_ops.contracts.units import unit_advice
 from dlt_contract_ops.errors import ConfigError
 
 Level = Literal["error", "warning", "off"]
@@ -38,6 +39,11 @@ class LintRule(enum.Enum):
     UNIT_MISSING = (
         "lint.unit_missing", "numeric column declares no unit", "error",
         'declare it: `Annotated[float, Semantics(unit="USD")]` (`unit="1"` for a pure number)',
+    )
+    UNIT_UNKNOWN = (
+        "lint.unit_unknown", "unit is not in the unit table", "warning",
+        "write it as the table spells it (`m`, `kg`, `USD`, ...) or as a custom unit in braces, "
+        "UCUM style (`{seat}`); until then it is compared by its exact text",
     )
     TIMEZONE_MISSING = (
         "lint.timezone_missing", "timestamp declares no time zone", "error",
@@ -66,12 +72,14 @@ class LintRule(enum.Enum):
 
 @dataclass(frozen=True)
 class LintFinding:
-    """One resource or column that breaks one rule, at the rule's configured level."""
+    """One resource or column that breaks one rule, at the rule's configured level; `advice`
+    is what to do for this finding when it says more than the rule's `fix`."""
 
     rule: LintRule
     level: Level
     resource: str
     column: str | None = None
+    advice: str | None = None
 
     @property
     def rule_id(self) -> str:
@@ -82,8 +90,12 @@ class LintFinding:
         return f"{self.resource}.{self.column}" if self.column is not None else self.resource
 
     @property
+    def fix(self) -> str:
+        return self.advice or self.rule.fix
+
+    @property
     def message(self) -> str:
-        return f"{self.rule.title}: {self.rule.fix}"
+        return f"{self.rule.title}: {self.fix}"
 
 
 @dataclass(frozen=True)
@@ -168,6 +180,16 @@ def _column_rules(col: ColumnContract, keys: frozenset[str]) -> Iterable[LintRul
         yield LintRule.CODES_MISSING
 
 
+def _unknown_units(col: ColumnContract) -> Iterable[tuple[str, str]]:
+    """(subject column, advice) for the column's unit and its members' units the table does not
+    know."""
+    for name, unit in ((col.name, col.unit),
+                       *((member_label(col.name, m.name), m.unit) for m in col.members)):
+        advice = unit_advice(unit) if unit is not None else None
+        if advice is not None:
+            yield name, advice
+
+
 def lint_resources(
     source: str,
     resources: Sequence[ResourceContract],
@@ -191,6 +213,11 @@ def lint_resources(
             found += [
                 LintFinding(rule, chosen[rule], res.resource, col.name)
                 for rule in _column_rules(col, keys)
+            ]
+            found += [
+                LintFinding(LintRule.UNIT_UNKNOWN, chosen[LintRule.UNIT_UNKNOWN], res.resource,
+                            name, advice)
+                for name, advice in _unknown_units(col)
             ]
     kept = tuple(
         sorted((f for f in found if f.level != "off"),

@@ -48,7 +48,7 @@ def lint_text(report: LintReport) -> str:
         for f, (level, rule, subject) in zip(report.findings, rows, strict=True):
             lines.append(f"  {_MARK[level]} {level:<{widths[0]}}  {rule:<{widths[1]}}  "
                          f"{subject:<{widths[2]}}  {f.rule.title}")
-            lines.append(f"      {f.rule.fix}")
+            lines.append(f"      {f.fix}")
     else:
         lines.append("  ✓ no findings")
     lines.append(f"Verdict: {_summary(report)}")

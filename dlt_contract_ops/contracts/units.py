@@ -8,8 +8,10 @@ Case rules:
 - **currency codes** are ISO 4217, upper case (`USD`); the minor unit is `USD_cents`;
 - **custom units** go in braces, UCUM style (`{visits}`), and match exactly as written.
 
-Anything else is unknown: a snapshot refuses it (`contracts.extract`), because a unit the
-table cannot identify can be neither compared nor trusted. Pure: no I/O.
+Anything else is unknown, and still a unit: a snapshot records it as written (0.1.0 did, and
+released contracts declare such units), compares it by its exact text as if it were written in
+braces (`seat` is `{seat}`, not `seats` or `Seat`), and `contract lint` warns with what was
+probably meant (`unit_advice`). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -160,21 +162,65 @@ def canonical_unit(text: str) -> str:
     raise UnitError(f"`{text}` is not a known unit{_hint(unit)}")
 
 
+def unit_identity(text: str) -> str:
+    """What a declared unit is compared by: its canonical spelling, or, for a unit the table
+    does not know, its exact text as a custom unit (so following lint's `{seat}` advice is no
+    change).
+
+    >>> unit_identity("metres"), unit_identity("seat"), unit_identity("{seat}")
+    ('m', '{seat}', '{seat}')
+    """
+    try:
+        return canonical_unit(text)
+    except UnitError:
+        return "{" + text.strip() + "}"
+
+
 def same_unit(a: str | None, b: str | None) -> bool:
     """Whether two declared units are the same unit (exact text when either is unknown).
 
-    >>> same_unit("meters", "m"), same_unit("m", "M"), same_unit("USD", "USD_cents")
+    >>> same_unit("meters", "m"), same_unit("m", "M"), same_unit("seat", "seats")
     (True, False, False)
     """
     if a is None or b is None:
         return a is b
+    return unit_identity(a) == unit_identity(b)
+
+
+def unit_advice(text: str) -> str | None:
+    """What to write instead of a unit the table does not know; None for a known unit.
+
+    >>> print(unit_advice("M").split(". ")[1])
+    Did you mean `m`? Or write `{M}` for a custom unit.
+    >>> "write `{seat}`" in unit_advice("seat"), unit_advice("kg")
+    (True, None)
+    """
     try:
-        return canonical_unit(a) == canonical_unit(b)
+        canonical_unit(text)
     except UnitError:
-        return a.strip() == b.strip()
+        unit = text.strip()
+        custom = "{" + unit + "}"
+        close = _close(unit)
+        if close:
+            return (
+                f"`{unit}` is not in the unit table{close} Or write `{custom}` for a custom unit."
+            )
+        return (
+            f"`{unit}` is not in the unit table (compared by its exact text): write `{custom}` "
+            "to declare a custom unit."
+        )
+    return None
 
 
 def _hint(unit: str) -> str:
+    return _close(unit) or (
+        ". Use a symbol or name from the unit table (`m`, `kg`, `s`, `USD`, `USD_cents`, `%`, "
+        "`item`, ...) or write a custom unit in braces, e.g. `{visits}`."
+    )
+
+
+def _close(unit: str) -> str:
+    """` (symbols are case-sensitive). Did you mean `m`?`, `. Did you mean ...?` or ``."""
     folded = unit.casefold()
     same_letters = sorted(
         {s for s in _SYMBOLS if s.casefold() == folded}
@@ -187,7 +233,4 @@ def _hint(unit: str) -> str:
     close = difflib.get_close_matches(unit, [*_SYMBOLS, *_WORDS], n=1, cutoff=0.75)
     if close:
         return f". Did you mean `{_SYMBOLS.get(close[0]) or _WORDS[close[0]]}`?"
-    return (
-        ". Use a symbol or name from the unit table (`m`, `kg`, `s`, `USD`, `USD_cents`, `%`, "
-        "`item`, ...) or write a custom unit in braces, e.g. `{visits}`."
-    )
+    return ""

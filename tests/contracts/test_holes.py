@@ -294,10 +294,6 @@ class FlattenedParent(BaseModel):
     parcel: Annotated[ParcelKg, Semantics(description="the parcel")]
 
 
-class UpperM(BaseModel):
-    length: Annotated[float, Semantics(unit="M")]
-
-
 class BadZone(BaseModel):
     at: Annotated[str, Semantics(timezone="Europe/Berln")]
 
@@ -324,9 +320,6 @@ REFUSED: list[tuple[str, type[Any], str]] = [
     ("semantics on a flattened parent", FlattenedParent,
      r"`FlattenedParent.parcel` declares `Semantics\(description='the parcel'\)`, but dlt lands "
      "no column"),
-    ("M is not m", UpperM,
-     r"`UpperM.length`: Semantics\(unit=...\): `M` is not a known unit \(symbols are "
-     r"case-sensitive\). Did you mean `m`\?"),
     ("misspelled zone", BadZone, r"`BadZone.at`: .* Did you mean `Europe/Berlin`\?"),
     ("renamed_from on list items", RenamedItems,
      r"`RenamedItems.legs\[\]`: Semantics\(renamed_from=...\) describes a column"),
