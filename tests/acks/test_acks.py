@@ -61,6 +61,7 @@ def sink(monkeypatch: pytest.MonkeyPatch) -> Recording:
     def from_names(cls: type[Emitter], names: Any, *args: Any, **kwargs: Any) -> Emitter:
         emitter = real(cls, [], *args, **kwargs)
         emitter.sinks = [] if kwargs.get("dry_run") else [("recording", recording)]
+        emitter.names = ("recording",)  # delivery is tracked per sink name
         return emitter
 
     monkeypatch.setattr(Emitter, "from_names", classmethod(from_names))
