@@ -284,7 +284,7 @@ def test_cli_json_text_and_exit_codes(loaded: Project, destination: Destination)
     assert "größe: range, 2 row(s) outside >= 0, < 1000; e.g. -5.0, 1000.0" in text.stdout
 
     unknown = loaded.cli("contract", "verify", "-s", "nope")
-    assert unknown.returncode == 1
+    assert unknown.returncode == 2  # a typo of a source is a usage error
     usage = loaded.cli("contract", "verify")
     assert usage.returncode == 2
 

@@ -74,7 +74,7 @@ def test_dlt_lists_contract_ops_and_forwards_help(declared: Loaded) -> None:
         (("reconcile", "--all", "--dry-run"), 0),
         (("reconcile", "--all", "--dry-run", "--fail-on-drift"), 3),
         (("reconcile", "-s", "events", "--dry-run", "--fail-on-drift"), 0),
-        (("reconcile", "-s", "nope", "--dry-run"), 1),
+        (("reconcile", "-s", "nope", "--dry-run"), 2),  # a typo: usage, never an alert
         (("reconcile", "--dry-run"), 2),  # neither -s nor --all: a usage error
         (("reconcile", "--all", "--format", "yaml"), 2),
         (("no-such-command",), 2),
