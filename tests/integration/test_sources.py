@@ -134,7 +134,8 @@ def test_without_destination_config_or_local_state(project: Project) -> None:
     project.source("evt", "pipes.evt:evt", pipeline_name="never_ran", destination=None)
     result = reconcile_source("evt", dry_run=True, project_dir=project.root)
     # never run here and nowhere to look: "not loaded yet", a note (not an alert), not green
-    assert result.error is None and result.findings == []
+    assert result.error is None
+    assert result.findings == []
     [note] = result.notes
     assert "not loaded yet" in note
     assert "`never_ran`" in note
