@@ -180,7 +180,7 @@ def test_missing_source_config_names_the_key_and_how_to_set_it(
     assert result.findings == []
     assert "missing `api_token` in `[sources.tracker.tracker]`" in result.error
     assert ".dlt/secrets.toml" in result.error
-    match = re.search(r"environment variable `([A-Z_]+)`", result.error)
+    match = re.search(r"environment variables? \(?`([A-Z_]+)`", result.error)
     assert match is not None
     assert match.group(1) == "SOURCES__TRACKER__TRACKER__API_TOKEN"
 
