@@ -233,8 +233,7 @@ def check_batch(
         )
         pipeline._set_dataset_name(target.get("dataset_name"))
     resources = _resources(data)
-    source = getattr(data, "name", None) or resources[0].source_name or resources[0].name
-    source_name = source_name or str(source)
+    source_name = source_name or _source_name(data, resources)
     with gate_lock(pipeline, lock_timeout) as root:
         _refuse_unchecked_packages(pipeline, root)
         with staging_pipeline(pipeline, root) as staged:
@@ -308,6 +307,11 @@ def _stage(staged: Any, data: Any, resources: list[Any], run_kwargs: dict[str, A
             _restore(resource, contract, tap)
     refusals = [exc for found in refused for exc in found]
     return _Staged(resources, taps, refusals, extract_error)
+
+
+def _source_name(data: Any, resources: list[Any]) -> str:
+    """The `@dlt.source` name; a bare resource passed alone is its own source."""
+    return str(getattr(data, "name", None) or resources[0].source_name or resources[0].name)
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -431,8 +435,7 @@ def gated_run(
     from dlt_contract_ops.gate.alert import alert_rejection
     from dlt_contract_ops.gate.settings import gate_settings
 
-    resources = _resources(data)
-    source_name = str(getattr(data, "name", None) or resources[0].source_name or resources[0].name)
+    source_name = _source_name(data, _resources(data))
     settings = gate_settings(source_name)
     report = check_batch(
         pipeline,
@@ -445,7 +448,10 @@ def gated_run(
         **run_kwargs,
     )
     if report.action == "rejected":
-        alert_rejection(report, source_name, alert_sinks, dry_run=dry_run)
+        delivery = alert_rejection(report, source_name, alert_sinks, dry_run=dry_run)
+        if delivery.undelivered:  # a lost page is never silent: the caller sees it too
+            report = report.model_copy(update={
+                "notes": [*report.notes, delivery.problem(delivery.undelivered)]})
         if raise_on_reject:
             raise GateRejected(report)
     return report

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from dlt_contract_ops.errors import GateBusyError
+from dlt_contract_ops.statefile import write_text
 
 #: how long a second gate on the same pipeline waits for the first (seconds)
 DEFAULT_GATE_LOCK_TIMEOUT = 60.0
@@ -102,17 +103,16 @@ def staging_pipeline(pipeline: Any, root: Path) -> Iterator[Any]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def hand_over(pipeline: Any, staged: Any) -> list[str]:
+def hand_over(pipeline: Any, staged: Any) -> None:
     """Give `pipeline` the staged, normalized packages and the staged state and schemas."""
+    from dlt.common.storages import LoadStorage
+    from dlt.common.versioned_state import json_encode_state
+
     load_ids = list(staged.list_normalized_load_packages())
     source = Path(staged.working_dir) / "load" / "normalized"
     target = Path(pipeline.working_dir) / "load" / "normalized"
-    from dlt.common.storages import LoadStorage
-
     # as owner, as dlt's normalize step opens it: creates the load folders on a first run
     LoadStorage(True, [], pipeline._load_storage_config())
-    from dlt.common.versioned_state import json_encode_state
-
     journal = Path(pipeline.working_dir) / _JOURNAL
     state = staged.state  # read from its file: a copy of its own
     doc = {
@@ -120,12 +120,11 @@ def hand_over(pipeline: Any, staged: Any) -> list[str]:
         "state": json_encode_state(state),
         "schemas": {name: staged.schemas[name].to_dict() for name in staged.schema_names},
     }
-    _write_atomic(journal, json.dumps(doc))
+    write_text(journal, json.dumps(doc))
     for load_id in load_ids:
         os.rename(source / load_id, target / load_id)  # the commit point
     _install(pipeline, state, [staged.schemas[name] for name in staged.schema_names])
     journal.unlink()
-    return load_ids
 
 
 def finish_handover(pipeline: Any) -> None:
@@ -158,15 +157,6 @@ def _install(pipeline: Any, state: Any, schemas: list[Any]) -> None:
     pipeline._install_state_and_schemas(state, schemas, replace=False)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def accepted_ids(root: Path) -> set[str]:
     """Load ids of packages a gate handed over (checked and accepted)."""
     try:
@@ -175,8 +165,8 @@ def accepted_ids(root: Path) -> set[str]:
         return set()
 
 
-def record_accepted(root: Path, load_ids: list[str], pending: set[str] | None = None) -> None:
-    """Remember handed-over packages until they are loaded (ids no longer pending are
-    dropped)."""
-    kept = accepted_ids(root) if pending is None else accepted_ids(root) & pending
-    _write_atomic(root / "accepted.json", json.dumps(sorted(kept | set(load_ids))))
+def record_accepted(root: Path, load_ids: list[str], pending: set[str]) -> None:
+    """Remember packages about to be handed over until they are loaded: ids no longer
+    `pending` in the pipeline were loaded (or dropped) and are forgotten."""
+    kept = accepted_ids(root) & pending
+    write_text(root / "accepted.json", json.dumps(sorted(kept | set(load_ids))))

@@ -63,3 +63,22 @@ def test_the_argument_names_the_sinks(duckdb_target: Target, hook: Receiver) -> 
                        raise_on_reject=False)
     assert report.action == "rejected"
     assert hook.requests == []
+
+
+def test_a_rejection_the_webhook_refused_says_so_on_the_report(
+    duckdb_target: Target, project: Project
+) -> None:
+    from tests.sinks.servers import Reply
+
+    with Receiver(default=Reply(500)) as refusing:
+        project.config('[contract_ops]\nalert_sinks = ["logging", "webhook"]\n'
+                       "[contract_ops.alert_sink.webhook]\nretries = 0\n")
+        project.secrets(f'[contract_ops.alert_sink.webhook]\nurl = "{refusing.url}/gate"\n')
+        with project_context(project.root):
+            pipeline = duckdb_target.pipeline()
+            gated_run(pipeline, orders(BASELINE))
+            with pytest.raises(GateRejected) as caught:
+                gated_run(pipeline, orders(SHAPES["removed"]))
+    assert len(refusing.requests) == 1
+    assert any("alert not delivered to 'webhook'" in n for n in caught.value.report.notes)
+    assert trusted(pipeline) == (3, 18500)

@@ -18,10 +18,9 @@ from dlt_contract_ops.gate.observe import Tap, observe, observe_with_pipeline
 KEYS = ["order_id", "Gift-Wrap", "amount", "a b", "when", "items", "meta"]
 SCALARS = st.one_of(
     st.none(),
-    # dlt's normalize itself fails on an epoch int too large for a date or a timestamp
-    # column (OSError, OverflowError): both paths raise, nothing to compare
     st.integers(min_value=-(10**9), max_value=10**9),
-    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([2**53 + 1, -(2**62)]),  # epoch values dlt cannot make a date of
+    st.floats(min_value=-1e9, max_value=1e9, allow_nan=False),
     st.booleans(),
     st.sampled_from(["web", "123", "12.5", "2026-03-18T10:00:00Z", "2026-03-18", "true", ""]),
     st.dates(min_value=dt.date(2000, 1, 1), max_value=dt.date(2030, 1, 1)),
@@ -57,7 +56,14 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory) -> Any:
 @given(rows=ROWS, repeat=st.integers(min_value=1, max_value=3))
 def test_the_observer_sees_what_dlt_normalizes(pipeline: Any, rows: list[dict[str, Any]],
                                                repeat: int) -> None:
-    expected = observe_with_pipeline(pipeline, _taps(rows, repeat), "shop", None)
+    try:
+        expected = observe_with_pipeline(pipeline, _taps(rows, repeat), "shop", None)
+    except Exception:  # dlt's own normalize fails on this batch (below)
+        # e.g. an epoch number too large for a date column (OSError, OverflowError): the
+        # in-memory path runs the same normalizer, so it must fail too, never pass a shape
+        with pytest.raises(Exception):  # noqa: B017, PT011
+            observe(pipeline, _taps(rows, repeat), "shop", None)
+        return
     assert observe(pipeline, _taps(rows, repeat), "shop", None) == expected
 
 
