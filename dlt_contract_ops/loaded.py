@@ -39,14 +39,13 @@ def local_tables(pipeline_name: str, schema_name: str) -> frozenset[str] | None:
     """Tables the pipeline's stored schema on this machine has loaded; None when the pipeline
     has no local state here (a fresh `DLT_DATA_DIR`)."""
     import dlt
-    from dlt.pipeline.exceptions import CannotRestorePipelineException
 
     try:
         pipeline = dlt.attach(pipeline_name)
         schema = pipeline.schemas.get(schema_name) if schema_name in pipeline.schemas else None
         if schema is None and pipeline.default_schema_name:
             schema = pipeline.default_schema
-    except (CannotRestorePipelineException, Exception):  # no local state: nothing known
+    except Exception:  # no local state (CannotRestorePipelineException) or unreadable: unknown
         return None
     if schema is None:
         return None
