@@ -53,6 +53,9 @@ class DriftFinding(BaseModel):
     column_types: dict[str, str] = Field(default_factory=dict)
     samples: dict[str, list[Any]] = Field(default_factory=dict)
     first_seen: str | None = None
+    #: per column, when its drift began (additive: its first value; removal: the load where
+    #: it went dark); `first_seen` is the earliest of them
+    column_first_seen: dict[str, str] | None = None
     reproduce: str | None = None
     coverage: dict[str, Coverage] | None = None
     expected_types: dict[str, str] | None = None
@@ -163,7 +166,8 @@ FINDING_KEYS: tuple[str, ...] = (
 )
 #: detector-specific finding keys: in the document only when the detector set them
 OPTIONAL_FINDING_KEYS: tuple[str, ...] = (
-    "coverage", "expected_types", "sample_error", "alert", "ack", "renamed_from", "renamed_to",
+    "column_first_seen", "coverage", "expected_types", "sample_error", "alert", "ack",
+    "renamed_from", "renamed_to",
     "handoff_load", "confidence", "reasons", "components", "violations", "metrics",
 )
 

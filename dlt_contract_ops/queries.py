@@ -62,9 +62,11 @@ def sample_query(
     database sorts the rows once for all of them (one sort per column, with the whole wide
     row in it, spilled to disk: 300 drifted columns x 3,000 rows took 40 s on PostgreSQL).
     Without an axis or a tiebreak there is no order to share: each column is ranked on its
-    own then. `MIN(axis) OVER ()` runs over every row where any drifted column holds a value,
-    so `first_seen` is exact. Result: the drifted columns, then (with an axis) the axis value
-    and `first_seen`, newest row first. This same query is the finding's `reproduce`: pasted,
+    own then. Per column, `MIN(CASE WHEN column IS NOT NULL THEN axis END) OVER ()` runs over
+    every row where any drifted column holds a value, so each column's `first_seen` is exact
+    (a column added later than another is not dated by the other's first value). Result: the
+    drifted columns, then (with an axis) the axis value and each column's `first_seen`, newest
+    row first. This same query is the finding's `reproduce`: pasted,
     it returns exactly the sampled values.
 
     Bounds (the scan must not grow with the table): `since` adds one parameter, a lower bound
@@ -78,12 +80,17 @@ def sample_query(
     # the helper aliases share the subquery's output with the table's own columns: a column
     # that happens to be called like one must not shadow it
     taken = {*columns, *(c for c in (axis.column if axis else None, tiebreak) if c)}
-    first_seen = _free(FIRST_SEEN_ALIAS, taken)
-    taken.add(first_seen)
+    first_seen: list[str] = []
     if axis is not None:
         inner.append(col(axis.column))
-        inner.append(exp.alias_(exp.Window(this=exp.Min(this=col(axis.column))),
-                                first_seen, quoted=True))
+        for i, c in enumerate(columns):
+            # each column's own first value: one window over the same (empty) frame for all
+            first_seen.append(_free(f"{FIRST_SEEN_ALIAS}_{i}", taken))
+            taken.add(first_seen[-1])
+            earliest = exp.Min(this=exp.Case(ifs=[exp.If(
+                this=exp.Not(this=exp.Is(this=col(c), expression=exp.null())),
+                true=col(axis.column))]))
+            inner.append(exp.alias_(exp.Window(this=earliest), first_seen[-1], quoted=True))
     if tiebreak is not None:
         inner.append(col(tiebreak))
     for i, c in enumerate(columns):
@@ -96,7 +103,7 @@ def sample_query(
         keep.append(exp.and_(exp.Not(this=exp.Is(this=col(c), expression=exp.null())),
                              in_rank.copy()))
     if axis is not None:
-        outer += [col(axis.column), col(first_seen)]
+        outer += [col(axis.column), *[col(f) for f in first_seen]]
     # every node below is built fresh for this query, so sqlglot's builders attach them in
     # place (`copy=False`) instead of copying the growing tree at each step
     source: exp.Expr = table.copy()
@@ -186,8 +193,10 @@ def coverage_query(table: Rows, columns: Sequence[str], axis: TimeAxis) -> exp.S
     lower bound on the axis lets partitioned destinations prune. Result rows (a window with
     no rows has no row): `window flag (1 recent, 0 baseline), rows, non-NULL count per column,
     oldest axis value`.
-    Grouping once by the window flag keeps the query small (one `COUNT` per column) and lets
-    the warehouse aggregate in a single pass.
+    Grouping by the window flag keeps the query small (one `COUNT` per column) and lets
+    the warehouse aggregate in a single pass. On dlt's `_dlt_load_id` axis it also groups by
+    the load (a row per load, its id the last column): the same pass then says in which load
+    a column went dark, exactly as the load profiles do.
     """
     flag = exp.Case(
         ifs=[exp.If(this=exp.GTE(this=col(axis.column), expression=exp.Placeholder()),
@@ -200,12 +209,13 @@ def coverage_query(table: Rows, columns: Sequence[str], axis: TimeAxis) -> exp.S
         *[exp.Count(this=col(c)) for c in columns],
         exp.Min(this=col(axis.column)),  # the window's oldest row: when a young table's
     ]  # first rows leave the recent window (a baseline exists from then on)
-    return (
+    query = (
         exp.select(*select, copy=False)
         .from_(table.copy(), copy=False)
         .where(exp.GTE(this=col(axis.column), expression=exp.Placeholder()), copy=False)
         .group_by(exp.Literal.number(1), copy=False)  # by position: the CASE holds a parameter
     )
+    return query.group_by(col(axis.column), copy=False) if axis.kind == "load_id" else query
 
 
 def reproduce_coverage_query(

@@ -7,7 +7,7 @@ like a dropped field, and guessing would alert on every quiet weekend.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -80,3 +80,35 @@ def detect_dark_columns(
         if base > baseline_threshold and recent < recent_threshold:
             dark.append(DarkColumn(name, base, recent))
     return dark
+
+
+@dataclass(frozen=True)
+class LoadCount:
+    """One load's rows and one column's non-NULL values in it (a load id is dlt's
+    `_dlt_load_id`, epoch seconds as text)."""
+
+    load_id: str
+    rows: int
+    non_null: int
+
+
+def went_dark(loads: Sequence[LoadCount], recent_threshold: float) -> str | None:
+    """The load where a column went dark: the first of the newest run of loads in which its
+    coverage is below `recent_threshold`; None when the newest load with rows still carries
+    values. Stable across runs (unlike "the start of the recent window"), and the same whether
+    the loads' counts came from the load profiles or a coverage query.
+
+    >>> L = LoadCount
+    >>> went_dark([L("1", 10, 10), L("2", 10, 0), L("3", 0, 0), L("4", 5, 0)], 0.01)
+    '2'
+    >>> went_dark([L("1", 10, 0), L("2", 10, 9)], 0.01) is None
+    True
+    """
+    start: str | None = None
+    for load in sorted(loads, key=lambda x: x.load_id, reverse=True):
+        if load.rows <= 0:
+            continue  # an empty load says nothing either way
+        if load.non_null / load.rows >= recent_threshold:
+            break
+        start = load.load_id
+    return start

@@ -62,3 +62,44 @@ def pair_renames(
             out[new] = candidates[0]
             taken.add(candidates[0])
     return out
+
+
+def candidate_pairs(
+    added: Mapping[str, str | None], missing: Mapping[str, str | None]
+) -> list[tuple[str, str]]:
+    """Every (added, missing) pair of compatible types, sorted: what a detector that can
+    score each pair on its own evidence (the load where one column stopped and the other
+    began) weighs, instead of committing to a pairing by type alone.
+
+    >>> candidate_pairs({"coupon_code": "text", "order_state": "text"}, {"status": "text"})
+    [('coupon_code', 'status'), ('order_state', 'status')]
+    """
+    return [(new, old) for new in sorted(added) for old in sorted(missing)
+            if compatible(added[new], missing[old])]
+
+
+def assign_pairs(scores: Mapping[tuple[str, str], float]) -> dict[str, str]:
+    """Added column -> the missing column it renames, from a confidence per candidate pair.
+
+    The strongest pairs are taken first, and each column pairs at most once, so an unrelated
+    column added earlier cannot take the renamed column's place. A column with two equally
+    strong candidates at its best level pairs with none of them (a guess would mislead), and
+    those candidates are not offered to weaker pairs either.
+
+    >>> assign_pairs({("coupon_code", "status"): 0.2, ("order_state", "status"): 0.8})
+    {'order_state': 'status'}
+    >>> assign_pairs({("a", "x"): 0.5, ("b", "x"): 0.5})
+    {}
+    """
+    out: dict[str, str] = {}
+    used: set[str] = set()
+    for level in sorted(set(scores.values()), reverse=True):
+        here = [(n, o) for (n, o), s in scores.items()
+                if s == level and n not in used and o not in used]
+        news = [n for n, _ in here]
+        olds = [o for _, o in here]
+        for new, old in sorted(here):
+            if news.count(new) == 1 and olds.count(old) == 1:
+                out[new] = old
+        used.update(news, olds)
+    return out

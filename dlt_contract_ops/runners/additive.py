@@ -78,7 +78,7 @@ def run_additive(
     for plan, rows in zip(plans, outcomes, strict=True):
         expected, drift, axis = plan.expected, plan.drift, plan.axis
         samples: dict[str, list[Any]] = {c: [] for c in drift.columns}
-        first_seen: str | None = None
+        first_seen: dict[str, str] = {}
         sample_error: str | None = None
         if isinstance(rows, Exception):
             # the finding still ships, without samples; the failure goes to the error path
@@ -91,14 +91,17 @@ def run_additive(
                     if row[i] is not None and len(samples[c]) < SAMPLES_PER_COLUMN:
                         samples[c].append(jsonable(row[i]))
             if rows and axis is not None:
-                first_seen = axis_time(rows[0][len(drift.columns) + 1], axis)
+                firsts = rows[0][len(drift.columns) + 1:]
+                first_seen = {c: t for c, v in zip(drift.columns, firsts, strict=False)
+                              for t in [axis_time(v, axis)] if t is not None}
         finding = ctx.finding(
             "additive",
             expected,
             drift.columns,
             column_types=dict(drift.column_types),
             samples=samples,
-            first_seen=first_seen,
+            first_seen=min(first_seen.values(), default=None),
+            column_first_seen=first_seen or None,
             reproduce=plan.reproduce,
             sample_error=sample_error,
         )

@@ -18,7 +18,12 @@ from sqlglot import exp
 
 from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.columns import ExpectedTable, LiveTable, TimeAxis
-from dlt_contract_ops.core.removal import WindowCounts, detect_dark_columns
+from dlt_contract_ops.core.removal import (
+    LoadCount,
+    WindowCounts,
+    detect_dark_columns,
+    went_dark,
+)
 from dlt_contract_ops.destinations.execution import shaped
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
 from dlt_contract_ops.destinations.sql import col
@@ -28,6 +33,7 @@ from dlt_contract_ops.profiles.query import LOAD_ID
 from dlt_contract_ops.queries import (
     Rows,
     axis_bound,
+    axis_time,
     coverage_query,
     reproduce_coverage_query,
 )
@@ -42,16 +48,19 @@ from dlt_contract_ops.sinks.emitter import Emits
 
 
 def window_counts(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> WindowCounts:
-    """Read the coverage query's rows (one per window that has rows; see `coverage_query`).
+    """Read the coverage query's rows (one per window, or per window and load, that has
+    rows; see `coverage_query`).
 
     >>> window_counts([(1, 10, 0), (0, 20, 16)], ["actor_login"])
     WindowCounts(baseline_rows=20, recent_rows=10, baseline_non_null={'actor_login': 16}, \
 recent_non_null={'actor_login': 0})
     """
-    by_window = {int(row[0]): [int(v or 0) for v in row[1:2 + len(columns)]] for row in rows}
-    empty = [0] * (1 + len(columns))
-    recent = by_window.get(1, empty)
-    base = by_window.get(0, empty)
+    recent = [0] * (1 + len(columns))
+    base = [0] * (1 + len(columns))
+    for row in rows:  # a row per window, or per window and load (a `_dlt_load_id` axis)
+        into = recent if int(row[0]) == 1 else base
+        for i, v in enumerate(row[1:2 + len(columns)]):
+            into[i] += int(v or 0)
     return WindowCounts(
         baseline_rows=base[0],
         recent_rows=recent[0],
@@ -62,6 +71,22 @@ recent_non_null={'actor_login': 0})
 
 def _iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat()
+
+
+def _load_iso(load_id: str | None) -> str | None:
+    return None if load_id is None else axis_time(load_id, TimeAxis(LOAD_ID, "load_id"))
+
+
+def _loads_queried(rows: Any, columns: Sequence[str]) -> dict[str, tuple[int, dict[str, int]]]:
+    """Per load, from a coverage query grouped by load (its id in the last column)."""
+    if isinstance(rows, Exception):
+        return {}
+    out: dict[str, tuple[int, dict[str, int]]] = {}
+    for row in rows:
+        rows_before, counts = out.get(str(row[-1]), (0, {}))
+        out[str(row[-1])] = (rows_before + int(row[1] or 0), {
+            c: counts.get(c, 0) + int(row[2 + i] or 0) for i, c in enumerate(columns)})
+    return out
 
 
 @dataclass
@@ -81,6 +106,8 @@ class _Plan:
     query: exp.Expression | ShapedQuery | None = None
     #: the oldest moment the load profiles know in the windows (a young table's note)
     oldest: datetime | None = None
+    #: per load in the windows: (load id, rows, non-NULL per column), where the column went dark
+    loads: dict[str, tuple[int, dict[str, int]]] | None = None
 
 
 def _coverage_shape(axis: TimeAxis) -> Shape:
@@ -184,13 +211,23 @@ def run_removal(
         if not dark:
             continue
         names = [d.name for d in dark]
+        loads = dict(plan.loads or {})
+        if axis.kind == "load_id":
+            loads.update(_loads_queried(rows, columns))
+        dark_since = {n: _load_iso(went_dark(
+            [LoadCount(load, total, counts.get(n, 0)) for load, (total, counts) in loads.items()],
+            options.recent_threshold)) for n in names}
+        known = sorted(v for v in dark_since.values() if v)
         finding = ctx.finding(
             "removal",
             expected,
             names,
             column_types={n: live.columns[n].data_type for n in names},
             samples={},
-            first_seen=_iso(recent_start),
+            # where it went dark (stable from run to run); without per-load counts (a time
+            # column of the table's own and no load profiles) the recent window's start
+            first_seen=known[0] if known else _iso(recent_start),
+            column_first_seen={n: v for n, v in dark_since.items() if v} or None,
             reproduce=ctx.adapter.reproduce(reproduce_coverage_query(table, names, axis), params),
             coverage={
                 d.name: Coverage(baseline=round(d.baseline, 6), recent=round(d.recent, 6))
@@ -244,6 +281,10 @@ def _sum_from_profiles(
             continue
         plan.summed, straddling = split
         plan.oldest = oldest_profiled(t.history, plan.axis, baseline_start)
+        since = load_id_text(baseline_start.timestamp())
+        plan.loads = {load.load_id: (load.rows, {c: load.columns[c].non_null for c in
+                                                 plan.columns if c in load.columns})
+                      for load in t.history if load.load_id >= since}
         if not straddling:
             plan.query = None
             continue

@@ -19,7 +19,7 @@ from typing import Any
 
 from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.columns import TimeAxis
-from dlt_contract_ops.core.rename import pair_renames
+from dlt_contract_ops.core.rename import assign_pairs, candidate_pairs
 from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
 from dlt_contract_ops.queries import axis_bound, handoff_query
 from dlt_contract_ops.settings.project import SourceSettings
@@ -91,13 +91,64 @@ def _without(f: DriftFinding, columns: set[str]) -> DriftFinding | None:
         return f
     def only(d: dict[str, Any] | None) -> Any:
         return None if d is None else {k: v for k, v in d.items() if k in keep}
+    firsts = {c: v for c, v in (f.column_first_seen or {}).items() if c in keep}
     return f.model_copy(update={
         "columns": keep,
+        "column_first_seen": firsts or None,
+        "first_seen": min(firsts.values()) if firsts else f.first_seen,
         "column_types": only(f.column_types) or {},
         "samples": only(f.samples) or {},
         "coverage": only(f.coverage),
         "expected_types": only(f.expected_types),
     })
+
+
+def _score(
+    new: str, old: str, new_types: dict[str, str | None], old_types: dict[str, str | None],
+    old_kind: str, rows: Sequence[Sequence[Any]] | None, columns: Sequence[str],
+) -> tuple[float, list[str], Handoff | None]:
+    """One candidate pair's confidence, the reasons for it, and its handoff (when the old
+    column's per-load history could be read). `rows` is the table's handoff query (None: the
+    table has no load ids)."""
+    reasons = [f"`{new}` ({new_types.get(new)}) can hold `{old}` ({old_types.get(old)})"]
+    confidence = 0.3
+    if new_types.get(new) == old_types.get(old):
+        confidence += 0.1
+        reasons.append("same type")
+    if rows is None:
+        reasons.append(f"`{old}` is {old_kind}: the load boundary cannot be checked")
+        return round(confidence, 2), reasons, None
+    if old_kind != "removal":
+        # the old column is gone from the table: no history of its own. Values of the new one
+        # back to the oldest load read fit a column renamed in place in the warehouse
+        # (`ALTER TABLE ... RENAME COLUMN`: the old rows carry the new name), but just as well
+        # a column added and backfilled while the other was dropped: enough to prefer this
+        # pair over a column added later, never enough alone for a finding (a note)
+        i = columns.index(new)
+        carrying = [int(r[2 + i] or 0) > 0 for r in rows]
+        if len(rows) > 1 and all(carrying):
+            confidence += 0.1
+            reasons.append(
+                f"`{old}` is gone from the table and `{new}` holds values in every load read "
+                "(renamed in place, e.g. `ALTER TABLE ... RENAME COLUMN`)"
+            )
+        else:
+            reasons.append(f"`{old}` is {old_kind}: the load boundary cannot be checked")
+        return round(confidence, 2), reasons, None
+    handoff = _handoff(rows, columns.index(old), columns.index(new))
+    if handoff.clean:
+        confidence += 0.4
+        reasons.append(
+            f"`{old}` stopped and `{new}` began at the same load boundary "
+            f"(load {handoff.handoff_load})"
+        )
+    elif handoff.overlap_loads:
+        confidence -= 0.2
+        reasons.append(f"both carried values in {handoff.overlap_loads} load(s)")
+    elif handoff.gap_loads:
+        confidence += 0.1
+        reasons.append(f"`{new}` began {handoff.gap_loads} load(s) after `{old}` stopped")
+    return round(max(0.0, min(1.0, confidence)), 2), reasons, handoff
 
 
 def fold_renames(
@@ -106,7 +157,12 @@ def fold_renames(
     settings: SourceSettings,
     min_confidence: float,
 ) -> tuple[list[ReconcileResult], ReconcileResult]:
-    """The other detectors' results with rename components folded out, and the rename block."""
+    """The other detectors' results with rename components folded out, and the rename block.
+
+    Every compatible (added, vanished) pair of a table is scored on its own evidence, then
+    the strongest pairs are taken first (`core.rename.assign_pairs`): a column added for
+    another reason, earlier or with no values, cannot take the renamed column's partner.
+    """
     started = time.perf_counter()
     by_kind: dict[str, dict[str, DriftFinding]] = {}
     for r in results:
@@ -119,21 +175,22 @@ def fold_renames(
     failures: list[str] = []
     folded: dict[str, set[str]] = {}  # finding id -> columns folded out of it
     for table, added in sorted(by_kind.get("additive", {}).items()):
-        gone = by_kind.get("removal", {}).get(table) or by_kind.get("missing", {}).get(table)
+        gone_by_col = {c: f for kind in ("missing", "removal")
+                       for f in [by_kind.get(kind, {}).get(table)] if f for c in f.columns}
         exp_table = expected.get(table)
-        if gone is None or exp_table is None:
+        if not gone_by_col or exp_table is None:
             continue
         declared = {c.name: c.data_type for c in exp_table.columns}
         new_types = {c: read(t) for c, t in added.column_types.items()}
-        old_types = {c: declared.get(c) for c in gone.columns}
-        pairs = pair_renames(new_types, old_types)
-        if not pairs:
+        old_types = {c: declared.get(c) for c in gone_by_col}
+        candidates = candidate_pairs(new_types, old_types)
+        if not candidates:
             continue
         live = ctx.live.get(table)
-        can_query = live is not None and live.has(LOAD_ID) and gone.drift_type == "removal"
-        rows: Sequence[Sequence[Any]] = ()
-        columns = sorted({*pairs.values(), *pairs})
-        if can_query:
+        rows: Sequence[Sequence[Any]] | None = None
+        columns = sorted({n for n, _ in candidates}
+                         | {o for _, o in candidates if gone_by_col[o].drift_type == "removal"})
+        if live is not None and live.has(LOAD_ID):
             start = (ctx.now or datetime.now(timezone.utc)) - (
                 settings.removal.recent_window + settings.removal.baseline_window
             )
@@ -145,41 +202,19 @@ def fold_renames(
             except Exception as exc:
                 failures.append(f"rename handoff query for table `{table}` failed: {exc}")
                 continue
-        for new, old in sorted(pairs.items()):
-            reasons = [f"`{new}` ({new_types.get(new)}) can hold `{old}` ({old_types.get(old)})"]
-            confidence = 0.3
-            if new_types.get(new) == old_types.get(old):
-                confidence += 0.1
-                reasons.append("same type")
-            handoff: Handoff | None = None
-            if can_query:
-                handoff = _handoff(rows, columns.index(old), columns.index(new))
-                if handoff.clean:
-                    confidence += 0.4
-                    reasons.append(
-                        f"`{old}` stopped and `{new}` began at the same load boundary "
-                        f"(load {handoff.handoff_load})"
-                    )
-                elif handoff.overlap_loads:
-                    confidence -= 0.2
-                    reasons.append(f"both carried values in {handoff.overlap_loads} load(s)")
-                elif handoff.gap_loads:
-                    confidence += 0.1
-                    reasons.append(
-                        f"`{new}` began {handoff.gap_loads} load(s) after `{old}` stopped"
-                    )
-            else:
-                reasons.append(
-                    f"`{old}` is {gone.drift_type}: the load boundary cannot be checked"
-                )
-            confidence = round(max(0.0, min(1.0, confidence)), 2)
+        scored = {(new, old): _score(new, old, new_types, old_types,
+                                     gone_by_col[old].drift_type, rows, columns)
+                  for new, old in candidates}
+        for new, old in sorted(assign_pairs({k: v[0] for k, v in scored.items()}).items()):
+            confidence, reasons, handoff = scored[(new, old)]
+            gone = gone_by_col[old]
             if confidence < min_confidence:
-                if confidence < min_confidence - 0.2:
-                    continue  # too weak to mention: two unrelated changes
-                notes.append(
-                    f"table `{table}`: `{old}` → `{new}` looks like a rename with confidence "
-                    f"{confidence} (below {min_confidence}): reported as separate findings"
-                )
+                if confidence >= min_confidence - 0.2:  # weaker: two unrelated changes
+                    notes.append(
+                        f"table `{table}`: `{old}` → `{new}` looks like a rename with "
+                        f"confidence {confidence} (below {min_confidence}): reported as "
+                        "separate findings"
+                    )
                 continue
             old_cov = (gone.coverage or {}).get(old)
             coverage = {}
@@ -196,7 +231,8 @@ def fold_renames(
                     new: added.column_types.get(new, ""),
                 },
                 samples={new: list(added.samples.get(new, []))},
-                first_seen=_load_time(handoff.handoff_load if handoff else None),
+                first_seen=_load_time(handoff.handoff_load if handoff else None)
+                or (added.column_first_seen or {}).get(new),
                 reproduce=added.reproduce,
                 coverage=coverage or None,
                 renamed_from=old,

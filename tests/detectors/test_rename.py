@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import datetime
 from typing import Any
 
 import duckdb
@@ -29,9 +30,11 @@ class Order(BaseModel):
 
 
 @dlt.resource(columns=Order, write_disposition="append", schema_contract={"columns": "evolve"})
-def orders(start=0, n=20, field="order_date", as_text=False, stamp=False):
+def orders(start=0, n=20, field="order_date", as_text=False, stamp=False, extra=""):
     for i in range(start, start + n):
         row = {"id": i, "amount": 100 + i}
+        if extra:  # another column added for its own reason
+            row[extra] = date(2026, 4, 1) + timedelta(days=i % 7) if "date" in extra else i
         if stamp:
             row["loaded_at"] = datetime.now(timezone.utc)
         if field:
@@ -41,8 +44,8 @@ def orders(start=0, n=20, field="order_date", as_text=False, stamp=False):
 
 
 @dlt.source(name="shop")
-def shop(start=0, n=20, field="order_date", as_text=False, stamp=False):
-    return orders(start, n, field, as_text, stamp)
+def shop(start=0, n=20, field="order_date", as_text=False, stamp=False, extra=""):
+    return orders(start, n, field, as_text, stamp, extra)
 """
 
 DB = "shop_pipe.duckdb"
@@ -208,6 +211,96 @@ def test_a_rename_on_postgres_is_one_finding(project: Project) -> None:
         assert rename.confidence >= 0.6
         assert found["additive"] == []
         assert found["removal"] == []
+        # an unrelated column added in between does not take the renamed column's place
+        load(2, start=200, extra="promo_date")
+        load(0, start=300, field="sale_date", extra="promo_date")
+        found = _findings(project)
+        [rename] = found["rename"]
+        assert (rename.renamed_from, rename.renamed_to) == ("order_date", "sale_date")
+        assert [f.columns for f in found["additive"]] == [["promo_date"]]
     finally:
         with psycopg2.connect(dsn) as con, con.cursor() as cur:
             cur.execute(f'DROP SCHEMA IF EXISTS "{dataset}" CASCADE')
+
+
+def test_an_unrelated_added_column_does_not_take_the_renamed_columns_place(
+    shop: Project,
+) -> None:
+    """A table gains `promo_date`, later `order_date` is renamed `sale_date`: both added
+    columns can hold a date, and the one whose handoff is clean is the rename (it paired by
+    name order before: `promo_date` took `order_date`, both carried values in one load, and
+    no rename was reported at all)."""
+    _load(shop, 3, start=0)
+    _load(shop, 2, start=100, extra="promo_date")
+    _load(shop, 0, start=200, field="sale_date", extra="promo_date")
+    found = _findings(shop)
+    [rename] = found["rename"]
+    assert (rename.renamed_from, rename.renamed_to) == ("order_date", "sale_date")
+    assert any("same load boundary" in reason for reason in rename.reasons or [])
+    [additive] = found["additive"]
+    assert additive.columns == ["promo_date"]
+    assert found["removal"] == []
+
+
+def test_each_added_column_has_its_own_first_seen(shop: Project) -> None:
+    """The additive finding dated every column by the earliest value of any of them."""
+    _load(shop, 2, start=0, extra="promo_date")
+    _load(shop, 0, start=100, field="sale_date", extra="promo_date")
+    results = run(["shop"], detectors=("additive",), dry_run=True, project_dir=shop.root)
+    [finding] = [f for r in results for f in r.findings]
+    assert finding.columns == ["promo_date", "sale_date"]
+    assert finding.column_first_seen is not None
+    promo, sale = finding.column_first_seen["promo_date"], finding.column_first_seen["sale_date"]
+    assert promo < sale
+    assert finding.first_seen == promo
+    ages = {c: time.time() - datetime.fromisoformat(t).timestamp()
+            for c, t in finding.column_first_seen.items()}
+    assert 2 * 86400 - 600 < ages["promo_date"] < 2 * 86400 + 600
+    assert ages["sale_date"] < 600
+
+
+def test_a_column_renamed_in_the_warehouse_pairs_with_its_old_name(shop: Project) -> None:
+    """`ALTER TABLE ... RENAME COLUMN` keeps the old rows under the new name: the declared
+    (required) column is missing and the new one holds values back to the oldest load.
+    Another column added meanwhile used to take the pair (a wrong note, `amount → quantity`
+    with confidence 0.4). The right pair is noted; it is not a finding on its own (a column
+    added and backfilled while another is dropped looks the same), unless the project lowers
+    `min_confidence`."""
+    _load(shop, 3, start=0)
+    _load(shop, 1, start=100, extra="quantity")
+    with duckdb.connect(str(shop.root / DB)) as con:
+        con.execute(f"ALTER TABLE {DATASET}.orders RENAME COLUMN amount TO total")
+    results = run(["shop"], detectors=("additive", "missing", "rename"), dry_run=True,
+                  project_dir=shop.root)
+    notes = [n for r in results for n in r.notes if "looks like a rename" in n]
+    assert notes == ["table `orders`: `amount` → `total` looks like a rename with confidence "
+                     "0.5 (below 0.6): reported as separate findings"]
+    shop.config("[contract_ops.rename]\nmin_confidence = 0.5\n")
+    found = _findings(shop)
+    [rename] = found["rename"]
+    assert (rename.renamed_from, rename.renamed_to) == ("amount", "total")
+    assert any("renamed in place" in reason for reason in rename.reasons or [])
+    assert [f.columns for f in found["additive"]] == [["quantity"]]
+    assert found["missing"] == []
+
+
+@pytest.mark.parametrize("from_profiles", [True, False])
+def test_removal_first_seen_is_the_load_where_the_column_went_dark(
+    shop: Project, from_profiles: bool
+) -> None:
+    """"First seen" was the start of the recent window: it moved with every run. It is the
+    load where the column went dark, from the load profiles and from a full scan alike."""
+    shop.config(f"[contract_ops.removal]\nfrom_profiles = {str(from_profiles).lower()}\n")
+    _load(shop, 3, start=0)
+    _load(shop, 2, start=100, field="")
+    _load(shop, 0, start=200, field="")
+    seen = []
+    for _ in range(2):
+        results = run(["shop"], detectors=("removal",), dry_run=True, project_dir=shop.root)
+        [finding] = [f for r in results for f in r.findings]
+        assert finding.columns == ["order_date"]
+        seen.append(finding.first_seen)
+    assert seen[0] == seen[1]
+    assert seen[0] is not None
+    age = time.time() - datetime.fromisoformat(seen[0]).timestamp()
+    assert 2 * 86400 - 600 < age < 2 * 86400 + 600
