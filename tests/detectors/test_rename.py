@@ -167,7 +167,9 @@ def test_the_handoff_is_read_on_load_ids_when_the_axis_is_a_timestamp(shop: Proj
     assert (rename.renamed_from, rename.renamed_to) == ("order_date", "sale_date")
 
 
-def test_a_rename_on_postgres_is_one_finding(project: Project) -> None:
+def test_a_rename_on_postgres_is_one_finding(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The same handoff on PostgreSQL (text `_dlt_load_id` compared as text there too)."""
     import uuid
 
@@ -218,6 +220,18 @@ def test_a_rename_on_postgres_is_one_finding(project: Project) -> None:
         [rename] = found["rename"]
         assert (rename.renamed_from, rename.renamed_to) == ("order_date", "sale_date")
         assert [f.columns for f in found["additive"]] == [["promo_date"]]
+        # removal alone dates the column by the first load without it (not the recent
+        # window's start, 6 h back and moving), the same from profiles and a full scan
+        seen = set()
+        for from_profiles in ("true", "false", "true"):
+            monkeypatch.setenv("CONTRACT_OPS__REMOVAL__FROM_PROFILES", from_profiles)
+            results = run(["shop"], detectors=("removal",), dry_run=True,
+                          project_dir=project.root)
+            [dark] = [f for r in results for f in r.findings]
+            seen.add(dark.first_seen)
+        [first_seen] = seen
+        assert first_seen is not None
+        assert time.time() - datetime.fromisoformat(first_seen).timestamp() < 3600
     finally:
         with psycopg2.connect(dsn) as con, con.cursor() as cur:
             cur.execute(f'DROP SCHEMA IF EXISTS "{dataset}" CASCADE')
