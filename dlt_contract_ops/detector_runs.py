@@ -15,10 +15,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dlt_contract_ops.detector import DetectorRun
+from dlt_contract_ops.detector_settings import own_settings
 from dlt_contract_ops.detectors import get
 from dlt_contract_ops.errors import ConfigError, ContractOpsError, NotLoadedError
 from dlt_contract_ops.findings import NOT_LOADED, DriftFinding, ReconcileResult
-from dlt_contract_ops.settings.detectors import own_settings
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.emitter import HeldDrift
 

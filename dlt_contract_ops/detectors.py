@@ -100,19 +100,18 @@ def check(ep: EntryPoint) -> Detector:
 
 
 def register(eps: Iterable[EntryPoint]) -> tuple[Detector, ...]:
-    """Every entry point checked (`check`), duplicates refused, in output order (`order`,
-    then name)."""
+    """Every entry point checked (`check`), duplicates refused first, in output order
+    (`order`, then name)."""
+    entries = list(eps)
     seen: dict[str, EntryPoint] = {}
-    out: list[Detector] = []
-    for ep in eps:
+    for ep in entries:
         if ep.name in seen:
             raise DetectorPluginError(
                 f"Detector `{ep.name}` is registered twice: by {_where(seen[ep.name])} and by "
                 f"{_where(ep)}. Uninstall one of them."
             )
         seen[ep.name] = ep
-        out.append(check(ep))
-    return tuple(sorted(out, key=lambda d: (d.order, d.name)))
+    return tuple(sorted((check(ep) for ep in entries), key=lambda d: (d.order, d.name)))
 
 
 @cache
