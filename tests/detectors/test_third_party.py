@@ -130,7 +130,8 @@ def test_a_third_party_detector_runs_like_a_built_in(shop: Project) -> None:
         "freshness", "orders", ["_dlt_load_id"])
     assert finding["details"]["age"].startswith(("9d", "10d"))
     assert finding["details"]["max_age"] == "1d 0h"
-    assert "MAX" in finding["reproduce"] and '"_dlt_load_id"' in finding["reproduce"]
+    assert "MAX" in finding["reproduce"]
+    assert '"_dlt_load_id"' in finding["reproduce"]
     # in order after the built-in runners (combiners run last); the built-ins' blocks are
     # what they were without it
     assert [r["detector"] for r in doc["results"]] == [
@@ -161,7 +162,8 @@ def test_a_third_party_detector_runs_like_a_built_in(shop: Project) -> None:
     # JUnit and GitHub: a test case and an annotation
     junit = shop.cli("reconcile", "--all", "--dry-run", "--include-freshness",
                      "--format", "junit").stdout
-    assert 'name="shop.freshness"' in junit and "freshness drift" in junit
+    assert 'name="shop.freshness"' in junit
+    assert "freshness drift" in junit
     github = shop.cli("reconcile", "--all", "--dry-run", "--include-freshness",
                       "--format", "github").stdout
     assert "::warning title=freshness drift in shop.orders::" in github
