@@ -121,7 +121,15 @@ def registered_detectors() -> tuple[Detector, ...]:
     >>> [d.name for d in registered_detectors()][:5]
     ['additive', 'removal', 'missing', 'type', 'rename']
     """
-    return register(entry_points(group=DETECTOR_GROUP))
+    found = register(entry_points(group=DETECTOR_GROUP))
+    if not any(d.name == "additive" for d in found):
+        # an install whose metadata predates the group (an old editable install) has none
+        raise DetectorPluginError(
+            f"The built-in detectors are not registered in the entry-point group "
+            f"`{DETECTOR_GROUP}`: the installed metadata of dlt-contract-ops is out of date. "
+            "Reinstall it (`pip install -e .`, or `make install` in a checkout)."
+        )
+    return found
 
 
 def clear_cache() -> None:
