@@ -19,11 +19,13 @@ if TYPE_CHECKING:
         DEFAULT_RECENT_WINDOW,
     )
     from dlt_contract_ops.destinations.base import DestinationAdapter
+    from dlt_contract_ops.detector import Detector, DetectorRun
     from dlt_contract_ops.errors import GateBusyError, GateRejected
     from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
     from dlt_contract_ops.gate.report import GateReport
     from dlt_contract_ops.gate.run import gated_run
     from dlt_contract_ops.reconcile import detect_removal, reconcile_all, reconcile_source
+    from dlt_contract_ops.settings.detectors import Duration
     from dlt_contract_ops.sinks.base import AlertSink, ErrorEvent
 
 from dlt_contract_ops.version import __version__ as __version__  # re-export
@@ -36,7 +38,10 @@ __all__ = [
     "AlertSink",
     "Coverage",
     "DestinationAdapter",
+    "Detector",
+    "DetectorRun",
     "DriftFinding",
+    "Duration",
     "ErrorEvent",
     "GateBusyError",
     "GateRejected",
@@ -59,6 +64,9 @@ _LAZY: dict[str, str] = {
     "AlertSink": "dlt_contract_ops.sinks.base",
     "Coverage": "dlt_contract_ops.findings",
     "DestinationAdapter": "dlt_contract_ops.destinations.base",
+    "Detector": "dlt_contract_ops.detector",
+    "DetectorRun": "dlt_contract_ops.detector",
+    "Duration": "dlt_contract_ops.settings.detectors",
     "DriftFinding": "dlt_contract_ops.findings",
     "ErrorEvent": "dlt_contract_ops.sinks.base",
     "GateBusyError": "dlt_contract_ops.errors",

@@ -111,6 +111,12 @@ class AlertSinkError(ContractOpsError):
     """An alert sink could not be found, loaded or constructed."""
 
 
+class DetectorPluginError(ConfigError):
+    """An entry of the `dlt_contract_ops.detectors` group cannot be registered: it fails to
+    import, is not a `Detector`, breaks one of its rules, or takes a name already taken. The
+    message names the distribution, the entry point and the offending member (exit 2)."""
+
+
 @dataclass(frozen=True)
 class OptionProblem:
     """One wrong option of one alert sink: which, where it is set (or "(not set)"), and what

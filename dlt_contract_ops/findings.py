@@ -14,7 +14,7 @@ AlertStatus = Literal["new", "repeat", "undelivered"]
 
 
 def _registered(name: str) -> str:
-    """A detector name must be registered (`dlt_contract_ops.detectors.DETECTORS`)."""
+    """A detector name must be registered (`dlt_contract_ops.detectors`)."""
     from dlt_contract_ops.detectors import detector_names
 
     names = detector_names()
@@ -78,6 +78,9 @@ class DriftFinding(BaseModel):
     #: shifted per-load metrics (`drift_type: "distribution"`): per metric,
     #: `{column, metric, category, baseline, current, change}`
     metrics: list[dict[str, Any]] | None = None
+    #: what a third-party detector measured (`Detector.lines` words it): its own keys,
+    #: JSON values
+    details: dict[str, Any] | None = None
 
     _drift_type = field_validator("drift_type")(_registered)
 
@@ -167,8 +170,8 @@ FINDING_KEYS: tuple[str, ...] = (
 #: detector-specific finding keys: in the document only when the detector set them
 OPTIONAL_FINDING_KEYS: tuple[str, ...] = (
     "column_first_seen", "coverage", "expected_types", "sample_error", "alert", "ack",
-    "renamed_from", "renamed_to",
-    "handoff_load", "confidence", "reasons", "components", "violations", "metrics",
+    "renamed_from", "renamed_to", "handoff_load", "confidence", "reasons", "components",
+    "violations", "metrics", "details",
 )
 
 

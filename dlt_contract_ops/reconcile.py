@@ -22,9 +22,10 @@ from dlt_contract_ops.core.removal import (
     DEFAULT_RECENT_THRESHOLD,
     DEFAULT_RECENT_WINDOW,
 )
-from dlt_contract_ops.detectors import DETECTORS, detector_names, get, selected
-from dlt_contract_ops.errors import ConfigError, ContractOpsError, NotLoadedError
-from dlt_contract_ops.findings import NOT_LOADED, ReconcileResult
+from dlt_contract_ops.detector_runs import error_result, run_detectors
+from dlt_contract_ops.detectors import detector_names, reconcile_detectors, selected
+from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.findings import ReconcileResult
 from dlt_contract_ops.settings.files import project_context
 from dlt_contract_ops.settings.problems import misplaced_sections, no_source_message
 from dlt_contract_ops.settings.project import (
@@ -32,14 +33,10 @@ from dlt_contract_ops.settings.project import (
     declared_sources,
     load_project_settings,
 )
-from dlt_contract_ops.sinks.base import ErrorEvent
-from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter, HeldDrift
+from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter
 
 log = logging.getLogger("dlt_contract_ops")
 
-#: detectors of every reconcile, in output order; the others join with their flag
-DEFAULT_DETECTORS: tuple[str, ...] = selected()
-ALL_DETECTORS: tuple[str, ...] = tuple(d.name for d in DETECTORS if d.reconcile)
 
 
 #: told of each source as it is built, before its detectors query: (index from 1, total,
@@ -77,34 +74,6 @@ class SweepInterrupted(BaseException):
         self.cause = cause
 
 
-def _error_result(
-    name: str, detector: str, exc: BaseException, emitter: Emitter, started: float
-) -> ReconcileResult:
-    """The result of a source or detector that failed. Only a failure of a configured, valid
-    sweep is an alert: a configuration mistake (unknown key, missing credentials) is the
-    user's to fix (exit 2) and never reaches a sink; a source whose pipeline never ran here
-    is "not loaded yet", a note."""
-    message = str(exc) if isinstance(exc, ContractOpsError) else f"{type(exc).__name__}: {exc}"
-    if isinstance(exc, NotLoadedError):
-        return ReconcileResult(
-            source=name,
-            detector=detector,
-            notes=[f"not loaded yet: {message}"],
-            error_kind=NOT_LOADED,
-            duration_s=round(time.perf_counter() - started, 4),
-        )
-    kind = "config" if isinstance(exc, ConfigError) else type(exc).__name__
-    if kind != "config":
-        emitter.error(ErrorEvent(source=name, message=message, detector=detector, exception=exc))
-    return ReconcileResult(
-        source=name,
-        detector=detector,
-        error=message,
-        error_kind=kind,
-        duration_s=round(time.perf_counter() - started, 4),
-    )
-
-
 def removal_overrides(values: Mapping[str, Any], name_of: Any = None) -> dict[str, Any]:
     """Check caller overrides of the removal settings before anything connects or alerts;
     ConfigError naming the key (or the flag, through `name_of`)."""
@@ -129,7 +98,7 @@ def _run_source(
         ctx = sweep.context(name)
     except Exception as exc:
         # one error block per source: the detectors never ran
-        return [_error_result(name, detectors[0], exc, sweep.emitter, started)]
+        return [error_result(name, detectors[0], exc, sweep.emitter, started)]
     ctx.memo["detectors"] = frozenset(detectors)  # e.g. profiles detailed once for both
     settings = ctx.settings
     if removal:
@@ -138,27 +107,7 @@ def _run_source(
             settings,
             removal=settings.removal.overridden(overrides, lambda key: f"`{key}`"),
         )
-    results = []
-    held = HeldDrift(sweep.emitter)  # alerted once the combiners folded what they combine
-    for detector in detectors:
-        if get(detector).combines:
-            continue
-        t0 = time.perf_counter()
-        try:
-            results.append(get(detector).load()(ctx, held, settings))
-        except Exception as exc:
-            results.append(_error_result(name, detector, exc, sweep.emitter, t0))
-    for detector in detectors:
-        if not get(detector).combines:
-            continue
-        t0 = time.perf_counter()
-        try:
-            results, combined = get(detector).load()(
-                ctx, results, settings, sweep.project.rename_min_confidence
-            )
-            results.append(combined)
-        except Exception as exc:
-            results.append(_error_result(name, detector, exc, sweep.emitter, t0))
+    results = run_detectors(ctx, detectors, settings, sweep.emitter)
     for r in results:
         for finding in r.findings:
             sweep.emitter.drift(finding)
@@ -232,7 +181,7 @@ def check_source_names(
 def run(
     sources: Sequence[str] | None = None,
     *,
-    detectors: Sequence[str] = DEFAULT_DETECTORS,
+    detectors: Sequence[str] | None = None,
     dry_run: bool = False,
     project_dir: str | os.PathLike[str] | None = None,
     alert_sinks: Sequence[str] | None = None,
@@ -242,17 +191,19 @@ def run(
 ) -> list[ReconcileResult]:
     """Run `detectors` over `sources` (every declared source when None) in one sweep.
 
-    Results come per source, in `detectors` order. A failing source yields one result with
+    `detectors` defaults to those every reconcile runs (`detectors.selected()`). Results
+    come per source, in `detectors` order. A failing source yields one result with
     `error` set and the sweep goes on. `removal` overrides the configured removal windows
     and thresholds (keys of `[contract_ops.removal]`, plus `now`). `dedup=False` sends every
     finding to the sinks, whatever the alert state file says (the CLI's `--no-dedup`).
     Each finding carries what became of its alert (`alert`); one no sink delivered puts an
     error on its result. `progress` is told of each source as it is built (see `Progress`).
     """
+    detectors = selected() if detectors is None else tuple(detectors)
     unknown = [d for d in detectors if d not in detector_names()]
     if unknown or not detectors:
         raise ConfigError(
-            f"Unknown detector(s) {unknown}; choose from {', '.join(ALL_DETECTORS)}."
+            f"Unknown detector(s) {unknown}; choose from {', '.join(reconcile_detectors())}."
         )
     overrides = removal_overrides(removal or {})
     now = overrides.get("now")

@@ -1,4 +1,5 @@
-"""Lazy entry-point registries: alert sinks and destination adapters, built-ins included."""
+"""Lazy entry-point registries: alert sinks, destination adapters and detectors (its own
+module, `detectors`, validates those), built-ins included."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 SINK_GROUP = "dlt_contract_ops.alert_sinks"
 DESTINATION_GROUP = "dlt_contract_ops.destinations"
+DETECTOR_GROUP = "dlt_contract_ops.detectors"
 
 
 @cache

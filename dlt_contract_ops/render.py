@@ -7,10 +7,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dlt_contract_ops.core.escaping import visible
-from dlt_contract_ops.detectors import DETECTORS, get
+from dlt_contract_ops.detectors import get
 from dlt_contract_ops.findings import (
     NOT_LOADED,
     NOTHING_CHECKED,
+    DriftFinding,
     ReconcileResult,
     results_document,
 )
@@ -19,10 +20,6 @@ from dlt_contract_ops.findings import (
 def to_json(results: Sequence[ReconcileResult]) -> str:
     """The `--format json` document (finding key `alert` only where a decision was made)."""
     return json.dumps(results_document(list(results)), indent=2, ensure_ascii=False)
-
-
-#: detectors whose text block shows only when it has news (from the registry)
-QUIET_WHEN_CLEAN = frozenset(d.name for d in DETECTORS if d.quiet_when_clean)
 
 
 def text_name(name: str) -> str:
@@ -46,7 +43,8 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
     if dry_run:
         lines += ["Dry-run: alert emission suppressed", ""]
     for r in results:
-        if r.detector in QUIET_WHEN_CLEAN and not (r.findings or r.error or r.notes):
+        # a detector's block shows only when it has news, if the registry says so
+        if get(r.detector).quiet_when_clean and not (r.findings or r.error or r.notes):
             continue
         label = r.source if r.detector == "additive" else f"{r.source} ({r.detector})"
         lines.append(
@@ -80,29 +78,7 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
                 f"  • {shown}: {f.drift_type} drift ({len(f.columns)} column(s)){mark}  id {f.id}"
             )
             lines.append(f"      Columns: {', '.join(text_name(c) for c in f.columns)}")
-            for doc in f.violations or []:
-                lines.append(f"      {_one_line(violation_line(doc))}")
-            if f.renamed_from and f.renamed_to:
-                lines.append(
-                    f"      Renamed: {text_name(f.renamed_from)} → {text_name(f.renamed_to)} "
-                    f"(confidence {f.confidence}): {_one_line('; '.join(f.reasons or []))}"
-                )
-            if f.coverage:
-                cov = ", ".join(
-                    f"{text_name(c)} {_pct(v.baseline)} → {_pct(v.recent)}"
-                    for c, v in f.coverage.items()
-                )
-                lines.append(f"      Coverage: {cov}")
-            for m in f.metrics or []:
-                lines.append(f"      {_one_line(metric_line(m))}")
-            if f.expected_types:
-                types = ", ".join(
-                    f"{text_name(c)} declared {t}, live {f.column_types.get(c, '?')}"
-                    for c, t in f.expected_types.items()
-                )
-                lines.append(f"      Types: {types}")
-            if f.drift_type == "type":  # what each live type cannot hold, and what it needs
-                lines.extend(f"      Why: {_one_line(reason)}" for reason in f.reasons or [])
+            lines += [f"      {_one_line(line)}" for line in finding_lines(f)]
             lines.append(f"      First seen: {f.first_seen or 'n/a'}")
         for note in r.notes:
             lines.append(f"  ! {_one_line(note)}")
@@ -110,6 +86,48 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
     # every line once more: a type, a source or a value a line did not pass through
     # `text_name` or `_one_line` reaches the terminal escaped all the same
     return "\n".join(visible(line) for line in lines).rstrip() + "\n"
+
+
+def finding_lines(finding: DriftFinding) -> list[str]:
+    """The detail lines of one finding, between its `Columns:` and `First seen:` lines: its
+    detector's own (`Detector.lines`), else the built-in ones.
+
+    >>> finding_lines(DriftFinding(drift_type="additive", source="s", resource="r",
+    ...                            table="t", columns=["c"]))
+    []
+    """
+    own = get(finding.drift_type).line_renderer()
+    if own is not None:
+        return [str(line) for line in own(finding)]
+    return builtin_lines(finding)
+
+
+def builtin_lines(f: DriftFinding) -> list[str]:
+    """What the built-in detectors measured beside the columns (violations, the rename,
+    coverage, shifted metrics, declared types, why a type cannot hold)."""
+    out: list[str] = []
+    out += [violation_line(doc) for doc in f.violations or []]
+    if f.renamed_from and f.renamed_to:
+        out.append(
+            f"Renamed: {text_name(f.renamed_from)} → {text_name(f.renamed_to)} "
+            f"(confidence {f.confidence}): {_one_line('; '.join(f.reasons or []))}"
+        )
+    if f.coverage:
+        cov = ", ".join(
+            f"{text_name(c)} {_pct(v.baseline)} → {_pct(v.recent)}"
+            for c, v in f.coverage.items()
+        )
+        out.append(f"Coverage: {cov}")
+    out += [metric_line(m) for m in f.metrics or []]
+    if f.expected_types:
+        types = ", ".join(
+            f"{text_name(c)} declared {t}, live {f.column_types.get(c, '?')}"
+            for c, t in f.expected_types.items()
+        )
+        out.append(f"Types: {types}")
+    if f.drift_type == "type":  # what each live type cannot hold, and what it needs
+        out.extend(f"Why: {_one_line(reason)}" for reason in f.reasons or [])
+    return out
 
 
 def _one_line(text: str) -> str:

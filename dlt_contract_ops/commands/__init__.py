@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import Any
 
 import click
 
@@ -32,7 +33,21 @@ def _setup_logging(verbose: bool) -> None:
     logging.getLogger("dlt").setLevel(logging.ERROR)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The group; a detector plugin that cannot register, wherever a command first reads the
+    registry, is one line on stderr and exit 2, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from dlt_contract_ops.commands.common import usage_error
+        from dlt_contract_ops.errors import DetectorPluginError
+
+        try:
+            return super().invoke(ctx)
+        except DetectorPluginError as exc:
+            usage_error(exc)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="dlt-contract-ops")
 @click.option("-v", "--verbose", is_flag=True, help="Debug logging on stderr.")
 def main(verbose: bool) -> None:

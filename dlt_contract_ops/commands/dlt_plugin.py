@@ -77,9 +77,16 @@ class PipelineReconcileCommand:
     compose: plugins.TCliCommandCompose = "replace"
 
     def configure_parser(self, parser: argparse.ArgumentParser) -> None:
-        from dlt_contract_ops.detectors import DETECTORS
+        from dlt_contract_ops.detectors import registered_detectors
+        from dlt_contract_ops.errors import DetectorPluginError
 
-        for detector in DETECTORS:
+        try:
+            detectors = registered_detectors()
+        except DetectorPluginError:
+            # every `dlt` command configures its parser: a broken detector plugin must not
+            # break them; `reconcile` itself reports it (one line, exit 2) when it runs
+            detectors = ()
+        for detector in detectors:
             if detector.flag is not None:
                 parser.add_argument(detector.flag, dest=f"include_{detector.name}",
                                     action="store_true", help=f"Also detect {detector.summary}.")
@@ -117,7 +124,8 @@ class PipelineReconcileCommand:
             ("--no-dedup", args.no_dedup),
         ) if on]
         argv += ["--format", args.fmt]
-        argv += [f"--include-{k.removeprefix('include_')}" for k, v in vars(args).items()
+        argv += [f"--include-{k.removeprefix('include_').replace('_', '-')}"
+                 for k, v in vars(args).items()
                  if k.startswith("include_") and v]
         if args.project_dir:
             argv += ["--project-dir", args.project_dir]

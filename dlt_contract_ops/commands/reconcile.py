@@ -123,20 +123,54 @@ output_option = click.option(
 )
 
 
-def include_flags(command: Callable[..., Any]) -> Callable[..., Any]:
-    """One `--include-<name>` flag per detector the registry puts behind a flag."""
-    from dlt_contract_ops.detectors import DETECTORS
+class _PluginFailure(click.ClickException):
+    """Shown by click as `Error: <message>` on stderr, exit 2."""
 
-    for d in reversed(DETECTORS):
-        if d.flag is None:
-            continue
-        command = click.option(
-            d.flag, f"include_{d.name}", is_flag=True, help=f"Also detect {d.summary}."
-        )(command)
-    return command
+    exit_code = EXIT_USAGE
 
 
-@click.command()
+class DetectorFlags(click.Command):
+    """A command with one `--include-<name>` flag per opt-in detector of the registry, read
+    when the command parses or shows its help (not at import, so `dlt-contract-ops --help`
+    loads no plugin). They follow `--project-dir`. A detector plugin that cannot register is
+    one line on stderr and exit 2 (`DetectorPluginError`), never a traceback."""
+
+    #: opt-in detectors the command runs anyway (no flag for them)
+    always: frozenset[str] = frozenset()
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        params = super().get_params(ctx)
+        at = next((i + 1 for i, p in enumerate(params) if p.name == "project_dir"), 0)
+        return [*params[:at], *self._flags(), *params[at:]]
+
+    def _flags(self) -> list[click.Parameter]:
+        cached: list[click.Parameter] | None = getattr(self, "_detector_flags", None)
+        if cached is not None:
+            return cached
+        from dlt_contract_ops.commands.common import error_lines
+        from dlt_contract_ops.detectors import registered_detectors
+        from dlt_contract_ops.errors import DetectorPluginError
+
+        try:
+            detectors = registered_detectors()
+        except DetectorPluginError as exc:
+            raise _PluginFailure(error_lines(str(exc))) from None
+        flags: list[click.Parameter] = [
+            click.Option([d.flag, f"include_{d.name}"], is_flag=True,
+                         help=f"Also detect {d.summary}.")
+            for d in detectors if d.flag is not None and d.name not in self.always
+        ]
+        self._detector_flags = flags
+        return flags
+
+
+def included(options: dict[str, Any]) -> set[str]:
+    """The detectors whose `--include-<name>` flag is set in `options`."""
+    return {k.removeprefix("include_") for k, v in options.items()
+            if k.startswith("include_") and v}
+
+
+@click.command(cls=DetectorFlags)
 @click.option("-s", "--source", "sources", multiple=True, metavar="NAME",
               help="A source declared in [sources.NAME.contract_ops]; repeatable.")
 @click.option("--all", "all_sources", is_flag=True, help="Every declared source.")
@@ -146,7 +180,6 @@ def include_flags(command: Callable[..., Any]) -> Callable[..., Any]:
 @output_option
 @click.option("--fail-on-drift", is_flag=True, help="Exit 3 when there are findings.")
 @project_dir_option
-@include_flags
 @click.option("--recent-window", metavar="DURATION", default=None,
               help='Removal: the recent window, e.g. "6h" (default 6h).')
 @click.option("--baseline-window", metavar="DURATION", default=None,
@@ -176,8 +209,7 @@ def reconcile(
     from dlt_contract_ops.formats import render
     from dlt_contract_ops.reconcile import check_source_names, removal_overrides, run
 
-    include = {k.removeprefix("include_") for k, v in options.items()
-               if k.startswith("include_") and v}
+    include = included(options)
     removal = {k: options[k] for k in REMOVAL_FLAGS if options.get(k) is not None}
     try:
         # a bad flag value is a usage error before anything connects, alerts or writes state

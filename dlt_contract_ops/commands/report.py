@@ -2,13 +2,28 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from dlt_contract_ops.commands.common import project_dir_option
-from dlt_contract_ops.commands.reconcile import finish, progress_printer, sweep, write_document
+from dlt_contract_ops.commands.reconcile import (
+    DetectorFlags,
+    finish,
+    included,
+    progress_printer,
+    sweep,
+    write_document,
+)
 
 
-@click.command()
+class ReportFlags(DetectorFlags):
+    """`--include-<name>` for every opt-in detector but removal, which a report always runs."""
+
+    always = frozenset({"removal"})
+
+
+@click.command(cls=ReportFlags)
 @click.option("--html", "html_file", required=True, metavar="FILE",
               type=click.Path(dir_okay=False), help="Write the HTML page to FILE.")
 @click.option("-s", "--source", "sources", multiple=True, metavar="NAME",
@@ -17,11 +32,13 @@ from dlt_contract_ops.commands.reconcile import finish, progress_printer, sweep,
               help="Every declared source (the default).")
 @project_dir_option
 def report(
-    html_file: str, sources: tuple[str, ...], all_sources: bool, project_dir: str | None
+    html_file: str, sources: tuple[str, ...], all_sources: bool, project_dir: str | None,
+    **options: Any,
 ) -> None:
     """Write one self-contained HTML page of every finding (read-only; sends no alerts).
 
-    Runs every detector, removal included, so declared columns show their coverage.
+    Runs every default detector and removal, so declared columns show their coverage; the
+    `--include-<name>` flags add the other opt-in detectors.
     """
     if sources and all_sources:
         raise click.UsageError("Give either -s/--source NAME (repeatable) or --all, not both.")
@@ -37,7 +54,7 @@ def report(
         check_source_names(sources, project_dir)
         return run(
             list(sources) or None,
-            detectors=selected({"removal"}),
+            detectors=selected({"removal", *included(options)}),
             dry_run=True,
             alert_sinks=(),
             project_dir=project_dir,

@@ -152,6 +152,7 @@ def _finding(f: DriftFinding) -> str:
         + (f" · alert {esc(f.alert)}" if f.alert else ""),
         *_acknowledged(f),
         f'<table class="kv">{"".join(rows)}</table>',
+        *_detector_lines(f),
         f'<div class="muted">First seen: {esc(f.first_seen or "n/a")}</div>',
     ]
     if f.sample_error:
@@ -160,6 +161,15 @@ def _finding(f: DriftFinding) -> str:
         out.append(f"<div>Reproduce:</div><pre><code>{esc(f.reproduce)}</code></pre>")
     out.append("</div>")
     return "\n".join(out)
+
+
+def _detector_lines(f: DriftFinding) -> list[str]:
+    """The lines a detector writes of its findings (`Detector.lines`), one `div` each; the
+    built-ins show theirs in the table and the coverage rows instead."""
+    from dlt_contract_ops.detectors import get
+
+    own = get(f.drift_type).line_renderer()
+    return [f'<div class="detail">{esc(str(line))}</div>' for line in own(f)] if own else []
 
 
 def _acknowledged(f: DriftFinding) -> list[str]:

@@ -16,7 +16,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from dlt_contract_ops.detectors import DETECTORS
+from dlt_contract_ops.detectors import get, registered_detectors
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult, finding_document
 from dlt_contract_ops.formats.wording import summary
 from dlt_contract_ops.version import __version__
@@ -25,12 +25,15 @@ SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 TOOL_NAME = "dlt-contract-ops"
 
-#: the tool's rules: every registered detector, in registry order (a rule's index is stable)
-RULES: tuple[str, ...] = tuple(d.name for d in DETECTORS)
+
+def rules() -> tuple[str, ...]:
+    """The tool's rules: every registered detector, in registry order (`Detector.order`
+    keeps a built-in's rule index where it was; a plugin's rules come after them)."""
+    return tuple(d.name for d in registered_detectors())
 
 
 def _rule(name: str) -> dict[str, Any]:
-    detector = next(d for d in DETECTORS if d.name == name)
+    detector = get(name)
     return {
         "id": name,
         "name": f"{name.capitalize()}Drift",
@@ -59,7 +62,7 @@ def _result(r: ReconcileResult, f: DriftFinding) -> dict[str, Any]:
                        "dataset": r.dataset})
     result: dict[str, Any] = {
         "ruleId": f.drift_type,
-        "ruleIndex": RULES.index(f.drift_type),
+        "ruleIndex": rules().index(f.drift_type),
         "level": "note" if f.acknowledged else "warning",
         "message": {"text": f"{r.source}: {summary(f)}"},
         "locations": [_location(r, f)],
@@ -106,7 +109,7 @@ def sarif_log(results: Sequence[ReconcileResult]) -> dict[str, Any]:
                     "driver": {
                         "name": TOOL_NAME,
                         "version": __version__,
-                        "rules": [_rule(name) for name in RULES],
+                        "rules": [_rule(name) for name in rules()],
                     }
                 },
                 "invocations": [

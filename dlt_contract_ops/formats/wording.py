@@ -17,7 +17,13 @@ def columns_phrase(finding: DriftFinding) -> str:
 
 
 def details(finding: DriftFinding) -> str:
-    """What the detector measured, when it measured more than the column names."""
+    """What the detector measured, when it measured more than the column names: a detector's
+    own lines (`Detector.lines`), else the built-ins' types and coverage."""
+    from dlt_contract_ops.detectors import get
+
+    own = get(finding.drift_type).line_renderer()
+    if own is not None:
+        return "; ".join(str(line) for line in own(finding))
     parts: list[str] = []
     if finding.expected_types:
         parts += [

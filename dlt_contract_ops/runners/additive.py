@@ -9,14 +9,12 @@ from typing import Any
 
 from sqlglot import exp
 
-from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.additive import AdditiveDrift, detect_additive
 from dlt_contract_ops.core.columns import ExpectedTable, TimeAxis
+from dlt_contract_ops.detector import DetectorRun
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.jsonable import jsonable
 from dlt_contract_ops.queries import SAMPLES_PER_COLUMN, axis_bound, axis_time, sample_query
-from dlt_contract_ops.settings.project import SourceSettings
-from dlt_contract_ops.sinks.emitter import Emits
 
 
 @dataclass
@@ -31,9 +29,8 @@ class _Plan:
     reproduce: str
 
 
-def run_additive(
-    ctx: SourceContext, emitter: Emits, settings: SourceSettings
-) -> ReconcileResult:
+def run_additive(run: DetectorRun) -> ReconcileResult:
+    ctx, emitter, settings = run.ctx, run.emitter, run.source
     started = time.perf_counter()
     findings: list[DriftFinding] = []
     notes = list(ctx.notes) + ctx.time_axis_notes()

@@ -27,10 +27,9 @@ from dlt_contract_ops.contracts.verify import (
     violations,
 )
 from dlt_contract_ops.core.columns import ExpectedTable, LiveTable
+from dlt_contract_ops.detector import DetectorRun
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.jsonable import jsonable
-from dlt_contract_ops.settings.project import SourceSettings
-from dlt_contract_ops.sinks.emitter import Emits
 from dlt_contract_ops.verify_queries import (
     aggregate_query,
     examples_query,
@@ -64,9 +63,8 @@ def _plan(ctx: SourceContext, expected: ExpectedTable, live: LiveTable) -> Plan:
     )
 
 
-def run_contract(
-    ctx: SourceContext, emitter: Emits, settings: SourceSettings
-) -> ReconcileResult:
+def run_contract(run: DetectorRun) -> ReconcileResult:
+    ctx, emitter = run.ctx, run.emitter
     started = time.perf_counter()
     findings: list[DriftFinding] = []
     notes: list[str] = list(ctx.notes)

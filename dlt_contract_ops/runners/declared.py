@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import time
 
-from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.columns import LiveTable
 from dlt_contract_ops.core.declared import detect_missing, detect_type
+from dlt_contract_ops.detector import DetectorRun
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.queries import select_columns
-from dlt_contract_ops.settings.project import SourceSettings
-from dlt_contract_ops.sinks.emitter import Emits
 
 
-def run_missing(
-    ctx: SourceContext, emitter: Emits, settings: SourceSettings
-) -> ReconcileResult:
+def run_missing(run: DetectorRun) -> ReconcileResult:
+    ctx, emitter = run.ctx, run.emitter
     started = time.perf_counter()
     findings: list[DriftFinding] = []
     notes: list[str] = []
@@ -47,9 +44,8 @@ def run_missing(
     return ctx.result("missing", started, findings, notes)
 
 
-def run_type(
-    ctx: SourceContext, emitter: Emits, settings: SourceSettings
-) -> ReconcileResult:
+def run_type(run: DetectorRun) -> ReconcileResult:
+    ctx, emitter = run.ctx, run.emitter
     started = time.perf_counter()
     findings: list[DriftFinding] = []
     read = ctx.read_type  # the live engine's dialect (sqlalchemy)

@@ -9,27 +9,24 @@ from __future__ import annotations
 
 import time
 
-from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.columns import TimeAxis
+from dlt_contract_ops.detector import DetectorRun
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.profiles.compare import compare, window
 from dlt_contract_ops.profiles.query import LOAD_ID, history_query
 from dlt_contract_ops.profiles.sweep import shared_profiles, store_notes
 from dlt_contract_ops.queries import axis_time
-from dlt_contract_ops.settings.project import SourceSettings
-from dlt_contract_ops.sinks.emitter import Emits
 
 DETECTOR = "distribution"
 
 
-def run_distribution(
-    ctx: SourceContext, emitter: Emits, settings: SourceSettings
-) -> ReconcileResult:
+def run_distribution(run: DetectorRun) -> ReconcileResult:
+    ctx, emitter, settings = run.ctx, run.emitter, run.source
     started = time.perf_counter()
     findings: list[DriftFinding] = []
     notes: list[str] = list(ctx.built.notes)
     failures: list[str] = []
-    rule = settings.distribution
+    rule = run.settings
     try:
         tables = shared_profiles(ctx, settings)
     except Exception as exc:  # the store (lock, file) failed: this source only

@@ -27,6 +27,7 @@ from dlt_contract_ops.core.removal import (
 from dlt_contract_ops.destinations.execution import shaped
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
 from dlt_contract_ops.destinations.sql import col
+from dlt_contract_ops.detector import DetectorRun
 from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
 from dlt_contract_ops.profiles.model import LoadProfile
 from dlt_contract_ops.profiles.query import LOAD_ID
@@ -44,7 +45,6 @@ from dlt_contract_ops.runners.young import (
     young_note,
 )
 from dlt_contract_ops.settings.project import SourceSettings
-from dlt_contract_ops.sinks.emitter import Emits
 
 
 def window_counts(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> WindowCounts:
@@ -121,11 +121,10 @@ def _coverage_shape(axis: TimeAxis) -> Shape:
 
 
 
-def run_removal(
-    ctx: SourceContext, emitter: Emits, settings: SourceSettings
-) -> ReconcileResult:
+def run_removal(run: DetectorRun) -> ReconcileResult:
+    ctx, emitter, settings = run.ctx, run.emitter, run.source
     started = time.perf_counter()
-    options = settings.removal
+    options = run.settings
     findings: list[DriftFinding] = []
     notes: list[str] = list(ctx.built.notes) + ctx.time_axis_notes()
     failures: list[str] = []

@@ -6,7 +6,8 @@ missing (`missing`) in the same table by the one pairing rule (`core.rename`), a
 the handoff with ONE query per table: the last load where the old column carried values must
 be immediately followed by the first load where the new one does. A pair whose confidence
 reaches `[contract_ops.rename] min_confidence` becomes one `rename` finding; its component
-findings are folded into it (listed under `components`, not alerted on their own).
+findings are folded into it (listed under `components`, not alerted on their own: the sweep
+folds every combiner's components, `detector_runs.fold`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.columns import TimeAxis
 from dlt_contract_ops.core.rename import assign_pairs, candidate_pairs
+from dlt_contract_ops.detector import DetectorRun
 from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
 from dlt_contract_ops.queries import axis_bound, handoff_query
-from dlt_contract_ops.settings.project import SourceSettings
 
 LOAD_ID = "_dlt_load_id"
 
@@ -82,27 +82,6 @@ def _component(f: DriftFinding) -> dict[str, Any]:
     return {"id": f.id, "drift_type": f.drift_type, "columns": list(f.columns)}
 
 
-def _without(f: DriftFinding, columns: set[str]) -> DriftFinding | None:
-    """`f` without the folded columns, or None when nothing of it is left."""
-    keep = [c for c in f.columns if c not in columns]
-    if not keep:
-        return None
-    if len(keep) == len(f.columns):
-        return f
-    def only(d: dict[str, Any] | None) -> Any:
-        return None if d is None else {k: v for k, v in d.items() if k in keep}
-    firsts = {c: v for c, v in (f.column_first_seen or {}).items() if c in keep}
-    return f.model_copy(update={
-        "columns": keep,
-        "column_first_seen": firsts or None,
-        "first_seen": min(firsts.values()) if firsts else f.first_seen,
-        "column_types": only(f.column_types) or {},
-        "samples": only(f.samples) or {},
-        "coverage": only(f.coverage),
-        "expected_types": only(f.expected_types),
-    })
-
-
 def _score(
     new: str, old: str, new_types: dict[str, str | None], old_types: dict[str, str | None],
     old_kind: str, rows: Sequence[Sequence[Any]] | None, columns: Sequence[str],
@@ -151,19 +130,18 @@ def _score(
     return round(max(0.0, min(1.0, confidence)), 2), reasons, handoff
 
 
-def fold_renames(
-    ctx: SourceContext,
-    results: list[ReconcileResult],
-    settings: SourceSettings,
-    min_confidence: float,
-) -> tuple[list[ReconcileResult], ReconcileResult]:
-    """The other detectors' results with rename components folded out, and the rename block.
+def run_rename(run: DetectorRun) -> ReconcileResult:
+    """The rename block of one source, from the other detectors' results (`run.results`);
+    each rename lists its component findings, which the sweep folds (`detector_runs.fold`).
+    `run.settings` is `[contract_ops.rename] min_confidence`.
 
     Every compatible (added, vanished) pair of a table is scored on its own evidence, then
     the strongest pairs are taken first (`core.rename.assign_pairs`): a column added for
     another reason, earlier or with no values, cannot take the renamed column's partner.
     """
     started = time.perf_counter()
+    ctx, results, settings = run.ctx, run.results, run.source
+    min_confidence: float = run.settings
     by_kind: dict[str, dict[str, DriftFinding]] = {}
     for r in results:
         for f in r.findings:
@@ -173,7 +151,6 @@ def fold_renames(
     renames: list[DriftFinding] = []
     notes: list[str] = []
     failures: list[str] = []
-    folded: dict[str, set[str]] = {}  # finding id -> columns folded out of it
     for table, added in sorted(by_kind.get("additive", {}).items()):
         gone_by_col = {c: f for kind in ("missing", "removal")
                        for f in [by_kind.get(kind, {}).get(table)] if f for c in f.columns}
@@ -242,15 +219,4 @@ def fold_renames(
                 reasons=reasons,
                 components=[_component(gone), _component(added)],
             ))
-            folded.setdefault(gone.id, set()).add(old)
-            folded.setdefault(added.id, set()).add(new)
-    out = []
-    for r in results:
-        kept = []
-        for f in r.findings:
-            g = _without(f, folded[f.id]) if f.id in folded else f
-            if g is not None:
-                kept.append(g)
-        out.append(r.model_copy(update={"findings": kept}) if len(kept) != len(r.findings)
-                   or any(a is not b for a, b in zip(kept, r.findings, strict=False)) else r)
-    return out, ctx.result("rename", started, renames, notes, failures)
+    return ctx.result("rename", started, renames, notes, failures)

@@ -36,10 +36,32 @@ _PROJECT_SUBTABLES: dict[str, frozenset[str] | None] = {
 _SOURCE_SUBTABLES: dict[str, frozenset[str] | None] = {"removal": REMOVAL_KEYS, "gate": GATE_KEYS}
 
 
+def _detector_tables() -> dict[str, frozenset[str]]:
+    """`[contract_ops.<detector>]` of each registered detector with a settings model (a
+    plugin's): name -> its keys. The built-ins' tables are in the specs above."""
+    from dlt_contract_ops.detectors import registered_detectors
+    from dlt_contract_ops.settings.detectors import model_keys
+
+    tables = {}
+    for d in registered_detectors():
+        keys = model_keys(d)
+        if keys is not None:
+            if d.name in PROJECT_KEYS | SOURCE_KEYS:
+                raise ConfigError(
+                    f"Detector `{d.name}` has a settings model, but `[{PROJECT_SECTION}] "
+                    f"{d.name}` is a setting of dlt-contract-ops already: rename the detector."
+                )
+            tables[d.name] = keys
+    return tables
+
+
 def _schema(section: str) -> tuple[frozenset[str], dict[str, frozenset[str] | None]]:
-    if section == PROJECT_SECTION:
-        return PROJECT_KEYS, _PROJECT_SUBTABLES
-    return SOURCE_KEYS, _SOURCE_SUBTABLES
+    keys, subtables = (
+        (PROJECT_KEYS, _PROJECT_SUBTABLES) if section == PROJECT_SECTION
+        else (SOURCE_KEYS, _SOURCE_SUBTABLES)
+    )
+    plugins = _detector_tables()
+    return keys | frozenset(plugins), {**subtables, **plugins}
 
 
 def table_problems(section: str) -> list[str]:

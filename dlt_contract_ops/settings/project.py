@@ -205,6 +205,8 @@ class SourceSettings:
     profile_store: Path | None = None
     profile_retention: float = DEFAULT_PROFILE_RETENTION
     distribution: DistributionRule = field(default_factory=DistributionRule)
+    #: from the project settings: `[contract_ops.rename] min_confidence`
+    rename_min_confidence: float = DEFAULT_RENAME_MIN_CONFIDENCE
 
 
 # -- resolution -----------------------------------------------------------------------------
@@ -435,6 +437,7 @@ def load_source_settings(
         profile_store=project.profile_store,
         profile_retention=project.profile_retention,
         distribution=project.distribution,
+        rename_min_confidence=project.rename_min_confidence,
     )
 
 

@@ -13,10 +13,13 @@ from sqlglot import exp
 
 from dlt_contract_ops.destinations.base import SqlClientAdapter
 from dlt_contract_ops.destinations.execution import PreparedQuery
-from dlt_contract_ops.reconcile import DEFAULT_DETECTORS as DETECTORS
+from dlt_contract_ops.detectors import selected
 from dlt_contract_ops.reconcile import run
 from tests.integration import shop
 from tests.projects import Project
+
+#: what every reconcile runs
+DETECTORS = selected()
 
 ALL_SHOP = ["shop", "shop_extra", "shop_clean"]
 

@@ -20,9 +20,11 @@ import pytest
 
 from dlt_contract_ops.context import Sweep
 from dlt_contract_ops.detectors import selected
-from dlt_contract_ops.reconcile import DEFAULT_DETECTORS as DETECTORS
 from dlt_contract_ops.reconcile import run
 from tests.projects import Project
+
+#: what every reconcile runs
+DETECTORS = selected()
 
 #: what `--include-removal` runs
 WITH_REMOVAL = selected({"removal"})

@@ -19,15 +19,17 @@ from typing import Any
 
 import pytest
 
+from dlt_contract_ops.detectors import selected
 from dlt_contract_ops.discovery import begin_run, build_source, declared_code_sets
 from dlt_contract_ops.findings import ReconcileResult, results_document
-from dlt_contract_ops.reconcile import DEFAULT_DETECTORS, run
+from dlt_contract_ops.reconcile import run
 from dlt_contract_ops.settings.files import project_context
 from dlt_contract_ops.source_cache import FORMAT, cache_path, cached_source, static_key
 from tests.projects import Project
 
 #: every detector a sweep can run: the ones needing the models (contract, the code sets of
 #: distribution) build the source on first access of a model
+DEFAULT_DETECTORS = selected()
 DETECTORS = ("additive", "removal", "missing", "type", "rename", "contract", "distribution")
 NOW = datetime.now(timezone.utc)
 
