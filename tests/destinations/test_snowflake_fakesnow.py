@@ -310,18 +310,20 @@ def test_sample_returns_newest_non_null_values_of_drifted_columns(
     rows = adapter.run(query, [], "sample")
     assert unknown_columns(adapter.driver_sql(query, 0, "sample")) == set()
 
-    first = load_id("L0")  # the oldest row holding any drifted value
+    # each column's own first value: "discount%" in L0, "ip-address" from L2, "userId" in L3
+    first = (load_id("L0"), load_id("L2"), load_id("L3"))
     # newest load first, then `_dlt_id`; "ip-address" keeps its 5 newest (row 4, not 5, 6)
     assert rows == [
-        (None, ip(7), None, load_id("L3"), first),
-        (Decimal("3.00"), ip(8), None, load_id("L3"), first),
-        (None, ip(9), "U9", load_id("L3"), first),
-        (None, ip(10), "U10", load_id("L3"), first),
-        (None, ip(4), None, load_id("L2"), first),
-        (Decimal("12.50"), None, None, load_id("L0"), first),
+        (None, ip(7), None, load_id("L3"), *first),
+        (Decimal("3.00"), ip(8), None, load_id("L3"), *first),
+        (None, ip(9), "U9", load_id("L3"), *first),
+        (None, ip(10), "U10", load_id("L3"), *first),
+        (None, ip(4), None, load_id("L2"), *first),
+        (Decimal("12.50"), None, None, load_id("L0"), *first),
     ]
     # read as the additive runner reads it
-    assert axis_time(rows[0][len(drift.columns) + 1], LOAD_ID) == LOADS["L0"].isoformat()
+    firsts = [axis_time(v, LOAD_ID) for v in rows[0][len(drift.columns) + 1:]]
+    assert firsts == [LOADS[k].isoformat() for k in ("L0", "L2", "L3")]
     # pasted, the reproduce text returns exactly the sampled rows
     assert raw_query(adapter.reproduce(query, [])) == rows
 
