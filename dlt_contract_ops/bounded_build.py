@@ -15,6 +15,10 @@ made harmless:
 - dlt's injection contexts (a source's schema, its config sections) are kept per thread by
   dlt's `Container`, so what dlt sets while the abandoned build runs stays in that thread.
   Its name must not start with `dlt-pool-`: dlt would share the caller's contexts with it.
+  dlt keys those contexts by thread id and never drops a finished thread's, while the OS
+  hands a finished thread's id to the next one: the build starts from no contexts (a pipeline
+  left active by a dead thread would otherwise cap the naming at its destination's identifier
+  length) and leaves none behind.
 
 Each abandoned build keeps its thread until its code returns or the process exits.
 """
@@ -53,11 +57,13 @@ def bounded_build(build: Callable[[], _T], source: str, ref: str, timeout: float
     outcome = _Outcome()
 
     def run() -> None:
+        _drop_thread_contexts()
         try:
             outcome.value = build()
         except BaseException as exc:  # handed to the caller (SystemExit from user code too)
             outcome.error = exc
         finally:
+            _drop_thread_contexts()
             outcome.done.set()
 
     thread = threading.Thread(target=run, name=f"contract-ops-build-{source}", daemon=True)
@@ -67,6 +73,15 @@ def bounded_build(build: Callable[[], _T], source: str, ref: str, timeout: float
     if outcome.error is not None:
         raise outcome.error
     return outcome.value  # type: ignore[return-value]  # set by `build()`, of type _T
+
+
+def _drop_thread_contexts() -> None:
+    """Forget dlt's injection contexts kept under this thread's id (see the module doc)."""
+    from dlt.common.configuration.container import Container
+
+    container = Container()
+    with Container._LOCK:
+        container.thread_contexts.pop(threading.get_ident(), None)
 
 
 def _message(source: str, ref: str, timeout: float) -> str:

@@ -376,3 +376,30 @@ def test_missing_credentials_and_config_value_say_which_file(
     # a plain config value belongs in config.toml
     assert "missing `page_size` in `[sources.crm.crm]`. Set it in .dlt/config.toml" in result.error
     assert "`SOURCES__CRM__CRM__PAGE_SIZE`" in result.error
+
+
+def test_a_build_never_inherits_a_dead_threads_dlt_contexts(project: Project) -> None:
+    """dlt keeps injection contexts per thread id, and the OS hands a finished thread's id to
+    the next thread: a pipeline left active in a thread that ended (here PostgreSQL's, whose
+    identifiers are capped at 63 characters) must not shape the naming of a later build."""
+    import threading
+
+    import dlt
+
+    from dlt_contract_ops.discovery import build_source
+
+    project.module("pipes.evt", EVENTS)
+    idents: list[int] = []
+
+    def activate() -> None:
+        dlt.pipeline("pg_left_active", destination="postgres", pipelines_dir=str(project.root))
+        idents.append(threading.get_ident())
+
+    builds: list[tuple[int, object]] = []
+    for _ in range(20):  # thread ids are reused by the OS; the builds must not care
+        t = threading.Thread(target=activate)
+        t.start()
+        t.join()
+        built = build_source("evt", "pipes.evt:evt", str(project.root))
+        builds.append((idents[-1], built.naming.max_length))
+    assert {length for _, length in builds} == {None}, builds
