@@ -52,7 +52,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--peer-repeats", type=int, default=1,
                    help="timed peer runs per mode (default 1: the peer is slow)")
     p.add_argument("--profile", action="store_true",
-                   help="profile one `both` run per workload with pyinstrument")
+                   help="profile one `both` run per workload with pyinstrument, in process "
+                        "and as a cold `dlt-contract-ops reconcile` process")
+    p.add_argument("--no-cold", dest="cold", action="store_false",
+                   help="skip timing the cold CLI process (bench/cold.py) against the cold "
+                        "SQL floor")
     p.add_argument("--warm-source", action="store_true",
                    help="keep the bench source module imported between runs (default: each "
                         "run imports it, as a fresh cron process would)")
@@ -149,8 +153,13 @@ def bench_workload(spec: Spec, args: argparse.Namespace, log: Any) -> dict[str, 
         }
     if problems:
         raise AssertionError(f"{spec.label}: query budget broken: " + "; ".join(problems))
+    if args.cold:
+        from bench.cold import bench_cold
+
+        result["cold"] = bench_cold(workload, args.repeats)
     if args.profile:
         result["profile"] = str(profile_both(workload, cold, args.results_dir))
+        result["profile_cold"] = str(profile_cold(workload, args.results_dir))
     if args.peer:
         result["peer"] = peer_result(workload, args, log)
     return result
@@ -173,6 +182,22 @@ def profile_both(workload: Any, cold: bool, results_dir: Path | None) -> Path:
     path = out_dir / f"profile-{workload.spec.label}.txt"
     path.write_text(profiler.output_text(unicode=False, color=False, show_all=False))
     (out_dir / f"profile-{workload.spec.label}.html").write_text(profiler.output_html())
+    return path
+
+
+def profile_cold(workload: Any, results_dir: Path | None) -> Path:
+    """pyinstrument HTML of one cold `dlt-contract-ops reconcile` process (bench/cold.py)."""
+    import subprocess
+
+    from bench.cold import ARGS, _console_script, _env
+    from bench.report import RESULTS_DIR
+
+    out_dir = results_dir or RESULTS_DIR
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"profile-cold-{workload.spec.label}.html"
+    subprocess.run([sys.executable, "-m", "pyinstrument", "-i", "0.0005", "-r", "html", "-o",
+                    str(path), _console_script(), *ARGS],
+                   cwd=workload.root, env=_env(workload), capture_output=True)
     return path
 
 

@@ -58,6 +58,15 @@ def workload_table(result: dict[str, Any]) -> str:
             f"{_s(row['query_seconds_median']):>8}{_s(row['overhead_median']):>8}"
             f"{_s(peer_med):>9}{_x(peer_med / row['ours']['median'] if peer_med else None):>10}"
         )
+    cold = result.get("cold")
+    if cold:
+        lines.append(
+            f"   cold process (`dlt-contract-ops reconcile --include-removal`, whole "
+            f"subprocess): ours min {_s(cold['ours']['min'])} med {_s(cold['ours']['median'])} s,"
+            f" floor (fresh python + duckdb, same {cold['queries']} queries) min "
+            f"{_s(cold['floor']['min'])} med {_s(cold['floor']['median'])} s, ratio "
+            f"{_x(cold['ratio_median'])}; first query at {_s(cold['first_query_seconds'])} s"
+        )
     peer = result.get("peer")
     if peer and peer.get("error"):
         lines.append(f"   peer: {peer['error']}")

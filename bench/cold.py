@@ -1,0 +1,152 @@
+"""The cold cron process: `dlt-contract-ops reconcile` as a whole subprocess, what cron runs.
+
+Three figures per workload, each the median of `repeats` alternating runs:
+
+- **cold CLI**: the console script, from `exec` to exit (imports, config, source build,
+  connection, queries, state, exit);
+- **cold floor**: a fresh interpreter that imports DuckDB, connects read-only and runs exactly
+  the SQL that CLI sent (recorded by a traced run), then exits: the least any process can do;
+- **to first query**: seconds from `exec` to the first query handed to the destination, in a
+  traced run (`python -m bench.cold trace ...`, which wraps the adapter where it starts a
+  query and otherwise runs the CLI's own `main`).
+
+`time.perf_counter` is CLOCK_MONOTONIC on Linux, shared by every process: the parent's clock
+before `exec` and the child's at its first query are on one time line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.project import Workload
+from bench.spec import SOURCE_NAME
+
+#: the sweep a cron job runs: every default detector plus removal, no alert
+ARGS = ("reconcile", "-s", SOURCE_NAME, "--include-removal", "--dry-run", "--format", "json")
+
+FLOOR = """
+import json, sys, duckdb
+queries = json.load(open(sys.argv[2]))
+con = duckdb.connect(sys.argv[1], read_only=True)
+for sql, params in queries:
+    con.execute(sql, params or None).fetchall()
+con.close()
+"""
+
+
+def _console_script() -> str:
+    return str(Path(sys.executable).with_name("dlt-contract-ops"))
+
+
+def _env(workload: Workload) -> dict[str, str]:
+    return {**workload.env(), "CONTRACT_OPS__REMOVAL__FROM_PROFILES": "false"}
+
+
+def _findings(stdout: str) -> dict[str, int]:
+    document = json.loads(stdout)
+    counts: dict[str, int] = {}
+    for result in document["results"]:
+        counts[result["detector"]] = counts.get(result["detector"], 0) + len(result["findings"])
+    return counts
+
+
+def run_cli(workload: Workload) -> tuple[float, dict[str, int]]:
+    """Wall seconds of one cold `dlt-contract-ops reconcile`, and its findings per detector."""
+    started = time.perf_counter()
+    proc = subprocess.run([_console_script(), *ARGS], cwd=workload.root, env=_env(workload),
+                          capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    if proc.returncode not in (0, 1):  # 1: drift found
+        raise RuntimeError(f"cold reconcile exited {proc.returncode}: {proc.stderr[-2000:]}")
+    return seconds, _findings(proc.stdout)
+
+
+def trace(workload: Workload) -> dict[str, Any]:
+    """One traced cold run: seconds to the first query, and every (SQL, params) it sent."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "trace.json"
+        started = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-m", "bench.cold", "trace", str(out), *ARGS],
+            cwd=workload.root, env={**_env(workload), "PYTHONPATH": str(Path.cwd())},
+            capture_output=True, text=True,
+        )
+        if proc.returncode not in (0, 1):
+            raise RuntimeError(f"traced reconcile exited {proc.returncode}: "
+                               f"{proc.stderr[-2000:]}")
+        doc = json.loads(out.read_text())
+    return {"first_query_seconds": round(doc["first"] - started, 4), "queries": doc["queries"]}
+
+
+def run_floor(workload: Workload, queries: list[tuple[str, list[Any]]]) -> float:
+    """Wall seconds of a fresh interpreter running `queries` on its own connection."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(queries, f)
+    try:
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", FLOOR, str(workload.database), f.name],
+                       env=_env(workload), check=True, capture_output=True)
+        return time.perf_counter() - started
+    finally:
+        os.unlink(f.name)
+
+
+def bench_cold(workload: Workload, repeats: int) -> dict[str, Any]:
+    """The cold CLI against the cold floor, alternating; the first-query time of a traced run."""
+    traced = trace(workload)
+    queries = [(sql, params) for sql, params in traced["queries"]]
+    run_floor(workload, queries)  # warm the page cache as the CLI's first run did
+    ours: list[float] = []
+    floor: list[float] = []
+    findings: dict[str, int] = {}
+    for _ in range(repeats):
+        seconds, findings = run_cli(workload)
+        ours.append(seconds)
+        floor.append(run_floor(workload, queries))
+    return {
+        "ours": {"min": round(min(ours), 4), "median": round(statistics.median(ours), 4)},
+        "floor": {"min": round(min(floor), 4), "median": round(statistics.median(floor), 4)},
+        "ratio_median": round(statistics.median(ours) / statistics.median(floor), 3),
+        "first_query_seconds": traced["first_query_seconds"],
+        "queries": len(queries),
+        "findings": findings,
+    }
+
+
+def _traced_main(out: str, argv: list[str]) -> int:
+    """The CLI's own `main`, with the adapter's query start recorded (the child of `trace`)."""
+    from dlt_contract_ops.destinations.base import SqlClientAdapter
+
+    seen: list[tuple[str, list[Any]]] = []
+    first: list[float] = []
+    start = SqlClientAdapter._start
+
+    def start_recorded(self: Any, job: Any) -> Any:
+        if not first:
+            first.append(time.perf_counter())
+        seen.append((job.sql, [v if isinstance(v, int | float | str) or v is None else str(v)
+                               for v in job.values]))
+        return start(self, job)
+
+    SqlClientAdapter._start = start_recorded  # type: ignore[method-assign]
+    from dlt_contract_ops.cli import main
+
+    sys.argv = ["dlt-contract-ops", *argv]
+    try:
+        code = main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    Path(out).write_text(json.dumps({"first": first[0] if first else None, "queries": seen}))
+    return int(code or 0)
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["trace"]:
+    raise SystemExit(_traced_main(sys.argv[2], sys.argv[3:]))
