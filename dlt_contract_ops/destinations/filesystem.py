@@ -135,27 +135,28 @@ class FilesystemAdapter(SqlClientAdapter):
             self.queries["metadata"] += 1
         rows: list[tuple[str, str, str, str]] = []
         self._tables = {}
-        self._unreadable = {}
-        for found in read:
+        # a folder that could not be listed: its table cannot be queried
+        self._unreadable = {p.table: p.message for p in problems if p.error}
+        for found, viewed in read:
             problems.extend(found.problems)
-            self._tables[found.table.name] = found.table
-            if found.unreadable:
+            self._tables[found.table.name] = TableFiles(
+                found.table.name, found.table.format, found.readable)
+            if not viewed and found.unreadable:  # no file to query: refused, with why
                 self._unreadable[found.table.name] = "; ".join(
                     p.message for p in found.problems if p.error)
             rows.extend((found.table.name, c, t, "YES" if n else "NO")
                         for c, t, n in found.columns)
-        for p in problems:  # a folder that could not be listed: its table cannot be queried
-            if p.error:
-                self._unreadable.setdefault(p.table, p.message)
         self.read_problems = tuple(problems)
         return self.read_metadata(rows)
 
-    def _read_table(self, table: TableFiles) -> TableColumns:
-        """On the session thread: the table's columns, and its view when every file reads."""
+    def _read_table(self, table: TableFiles) -> tuple[TableColumns, bool]:
+        """On the session thread: the table's columns, and whether it got its view (over
+        the files that read: a table with an unreadable file is checked without it, and
+        the reconciler reports that file once)."""
         connection = self._client.native_connection
         found = read_columns(connection, table)
-        if found.unreadable or not found.columns:
-            return found
+        if not found.readable or not found.columns:
+            return found, False
         try:
             scan = parquet_relation if table.format == "parquet" else jsonl_relation
             scan(connection, found.readable).create_view(table.name, replace=True)
@@ -164,7 +165,8 @@ class FilesystemAdapter(SqlClientAdapter):
             found.problems.append(ReadProblem(
                 table.name, f"table `{table.name}`: its {table.format} files cannot be read "
                 f"as one table ({detail})."))
-        return found
+            return found, False
+        return found, True
 
     # -- queries --------------------------------------------------------------------------
     def table(self, name: str) -> exp.Table:
@@ -175,8 +177,8 @@ class FilesystemAdapter(SqlClientAdapter):
         self, query: exp.Expression | ShapedQuery, params: Sequence[Any], kind: QueryKind,
         owned: bool,
     ) -> PreparedQuery:
-        """As every adapter prepares a query; one that reads a table whose files could not
-        all be read is refused with what went wrong, naming the table and the file."""
+        """As every adapter prepares a query; one that reads a table none of whose files
+        could be read is refused with what went wrong, naming the table and the file."""
         names = ([query.table] if isinstance(query, ShapedQuery)
                  else [t.name for t in query.find_all(exp.Table)])
         for name in names:
