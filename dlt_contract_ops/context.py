@@ -234,7 +234,7 @@ def read_problems(ctx: SourceContext, notes: list[str]) -> list[str]:
     if not problems:
         return []
     roots = {t.table for t in (*ctx.built.tables, *ctx.built.nested)}
-    errors = []
+    errors: list[str] = []
     for p in problems:
         if p.table in roots or any(p.table.startswith(r + "__") for r in roots):
             (errors if p.error else notes).append(p.message)

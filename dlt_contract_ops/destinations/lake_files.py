@@ -163,7 +163,7 @@ def _duckdb_types(connection: Any, schema: Any) -> list[str]:
 def _parquet_columns(connection: Any, table: TableFiles) -> TableColumns:
     """The union of the files' footers (pyarrow), in first-seen order. A column whose type
     differs between files is reported with the newest file's type, and a note says so."""
-    import pyarrow.parquet as pq
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no stubs
 
     seen: dict[str, dict[str, list[str]]] = {}  # column -> type -> files, in file order
     nullable: dict[str, bool] = {}

@@ -32,7 +32,8 @@ def test_corrupt_parquet_file_is_one_clear_error(parquet_lake: tuple[Project, Pa
     assert code == 1, stderr
     errors = [r["error"] for r in doc["results"] if r["error"]]
     assert len(errors) == 1
-    assert "table `events`" in errors[0] and str(corrupt) in errors[0]
+    assert "table `events`" in errors[0]
+    assert str(corrupt) in errors[0]
     # the other table was checked all the same, and so were events' readable files
     found = lake.by_kind(doc)
     assert found[("additive", "readings")]["columns"] == ["unit"]
@@ -53,7 +54,8 @@ def test_a_table_with_a_corrupt_file_is_queried_without_it(
 
     assert code == 1, stderr
     errors = [r["error"] for r in doc["results"] if r["error"]]
-    assert len(errors) == 1 and errors[0].count(str(corrupt)) == 1, errors
+    assert len(errors) == 1, errors
+    assert errors[0].count(str(corrupt)) == 1, errors
     assert "0 bytes" in errors[0]  # what is wrong with it, in the reader's words
     found = lake.by_kind(doc)
     assert found[("removal", "events")]["coverage"]["actor_login"] == {

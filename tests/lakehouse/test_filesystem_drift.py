@@ -80,7 +80,8 @@ def test_reproduce_reads_the_files_as_pasted(loaded: tuple[Project, Path, str]) 
     scan = "READ_PARQUET(" if fmt == "parquet" else "READ_JSON("
     coverage_sql = found[("removal", "events")]["reproduce"]
     samples_sql = found[("additive", "events")]["reproduce"]
-    assert scan in coverage_sql and str(bucket / "lake" / "events") in coverage_sql
+    assert scan in coverage_sql
+    assert str(bucket / "lake" / "events") in coverage_sql
     con = duckdb.connect()  # a fresh shell: no view, nothing but the pasted text
     try:
         coverage = con.execute(coverage_sql).fetchall()
