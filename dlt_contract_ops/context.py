@@ -48,6 +48,8 @@ class SourceContext:
     dropped: frozenset[str] = frozenset()
     #: what the source's detectors compute once and share in a run (e.g. its load profiles)
     memo: dict[str, Any] = field(default_factory=dict)
+    #: files of the source's tables the adapter could not read (`read_problems`)
+    read_errors: list[str] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -224,6 +226,21 @@ class SourceContext:
         )
 
 
+def read_problems(ctx: SourceContext, notes: list[str]) -> list[str]:
+    """The errors among the adapter's `read_problems` (an adapter over files declares them:
+    a file it could not read) for the source's tables, nested ones included; its notes about
+    them go to `notes`."""
+    problems = getattr(ctx.adapter, "read_problems", ())
+    if not problems:
+        return []
+    roots = {t.table for t in (*ctx.built.tables, *ctx.built.nested)}
+    errors: list[str] = []
+    for p in problems:
+        if p.table in roots or any(p.table.startswith(r + "__") for r in roots):
+            (errors if p.error else notes).append(p.message)
+    return errors
+
+
 def resolve_target_checked(
     settings: SourceSettings, project_dir: str, built: BuiltSource | None = None
 ) -> Target:
@@ -320,9 +337,11 @@ class Sweep:
                 "the pipeline's state)."
             )
         notes, dropped = self._absent_tables(name, target, built, adapter, live, key)
-        return SourceContext(
+        ctx = SourceContext(
             settings, built, target, adapter, live, notes, self.now, frozenset(dropped)
         )
+        ctx.read_errors = read_problems(ctx, notes)
+        return ctx
 
     def _absent_tables(
         self,

@@ -108,6 +108,15 @@ def _run_source(
             removal=settings.removal.overridden(overrides, lambda key: f"`{key}`"),
         )
     results = run_detectors(ctx, detectors, settings, sweep.emitter)
+    if ctx.read_errors:  # files the adapter could not read: once, on the first block
+        message = (f"{len(ctx.read_errors)} table(s) could not be read in full: "
+                   f"{'; '.join(e.rstrip('.') for e in ctx.read_errors)}. The other tables were "
+                   "checked.")
+        sweep.emitter.error(ctx.error_event(message, None, None, detectors[0]))
+        first = results[0]
+        results[0] = first.model_copy(update={
+            "error": f"{first.error} {message}" if first.error else message,
+            "error_kind": first.error_kind or "query"})
     for r in results:
         for finding in r.findings:
             sweep.emitter.drift(finding)

@@ -23,6 +23,7 @@ BUILTINS = {
     "sqlalchemy": ("SqlalchemyAdapter", "sqlite"),  # dispatches per backend when it opens
     "bigquery": ("BigQueryAdapter", "bigquery"),
     "snowflake": ("SnowflakeAdapter", "snowflake"),
+    "filesystem": ("FilesystemAdapter", "duckdb"),
 }
 
 #: destinations dlt loads that no built-in adapter covers

@@ -37,7 +37,7 @@ dataset_name = "nomodel_data"
 
 [sources.far.contract_ops]
 ref = "pipelines.app:app"
-destination = "filesystem"
+destination = "clickhouse"
 dataset_name = "far_data"
 
 [contract_ops]
@@ -96,7 +96,7 @@ def test_every_problem_with_file_and_key(app_project: Project) -> None:
     assert "no resource with a Pydantic `columns=` model" in by_key[
         "sources.nomodel.contract_ops.ref"
     ]
-    assert "Destination `filesystem` is core tier" in by_key[
+    assert "Destination `clickhouse` is core tier" in by_key[
         "sources.far.contract_ops.destination"
     ]
     assert by_key["contract_ops.alert_sinks[1]"].startswith(

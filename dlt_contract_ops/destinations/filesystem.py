@@ -1,0 +1,225 @@
+"""dlt's `filesystem` destination: a bucket of Parquet or JSONL files, read where they lie.
+
+The adapter is resolved from the pipeline like every other one: bucket URL, layout and
+credentials come from dlt's own configuration through its `FilesystemClient`, whose file
+listing it uses. What a table holds is what its files say (`lake_files`: the Parquet footers
+of every file, DuckDB's inference over the JSONL files), not dlt's stored schema, which only
+says what dlt meant to write.
+
+Queries run on an in-memory DuckDB connection of the adapter's own, where each table is a
+view over its files (`read_parquet` / `read_json`, columns matched by name across files), and
+go through the same renderer as on every other destination: SELECT only. The reproduce text
+reads the files themselves, so it runs as pasted in any DuckDB shell. Nothing is ever
+written: not a file, not a log entry, not a metadata pointer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
+
+from sqlglot import exp
+
+from dlt_contract_ops.core.columns import LiveTable
+from dlt_contract_ops.destinations.execution import PreparedQuery, SqlClientAdapter
+from dlt_contract_ops.destinations.lake_files import (
+    ReadProblem,
+    TableColumns,
+    TableFiles,
+    jsonl_relation,
+    list_tables,
+    parquet_relation,
+    read_columns,
+)
+from dlt_contract_ops.destinations.naming import capabilities, data_location
+from dlt_contract_ops.destinations.protocol import QueryKind
+from dlt_contract_ops.destinations.session import DeadlinePassed
+from dlt_contract_ops.destinations.shapes import ShapedQuery
+from dlt_contract_ops.destinations.sql import ParamStyle, ident
+from dlt_contract_ops.destinations.timeouts import DEFAULT_TIMEOUTS, Timeouts
+from dlt_contract_ops.errors import DestinationError, UnsupportedDestinationError
+
+__all__ = ["FilesystemAdapter", "LakeSqlClient"]
+
+
+class LakeSqlClient:
+    """The part of a dlt SQL client `SqlClientAdapter` drives, over an in-memory DuckDB
+    connection: the files are read, the connection holds nothing but views over them."""
+
+    def __init__(self, dataset_name: str) -> None:
+        self.dataset_name = dataset_name
+        self.capabilities = capabilities("duckdb")  # the engine the queries run on
+        self.native_connection: Any = None
+
+    def open_connection(self) -> Any:
+        import duckdb
+
+        # an air-gapped machine cannot download extensions: never try (Parquet and JSON are
+        # built in)
+        self.native_connection = duckdb.connect(":memory:", config={
+            "autoinstall_known_extensions": False, "autoload_known_extensions": False,
+        })
+        return self.native_connection
+
+    def close_connection(self) -> None:
+        if self.native_connection is not None:
+            self.native_connection.close()
+            self.native_connection = None
+
+    def execute_sql(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        rows: list[tuple[Any, ...]] = self.native_connection.execute(sql, list(params)).fetchall()
+        return rows
+
+
+class FilesystemAdapter(SqlClientAdapter):
+    """dlt's filesystem destination (local `file://` buckets of Parquet or JSONL files).
+
+    `read_problems` (after `list_columns`): what kept a table from being read in full, or is
+    worth a note (a column whose type differs between files); the reconciler reports the
+    errors among them for the tables a source models, and runs the other tables.
+    """
+
+    name: ClassVar[str] = "filesystem"
+    dialect: ClassVar[str] = "duckdb"
+    paramstyle: ClassVar[ParamStyle] = "qmark"
+    query_timeout_by: ClassVar[Literal["server", "client"]] = "client"
+    #: DuckDB type names carry their size (`DECIMAL(38,9)`): read from the name
+    metadata_size_columns: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, sql_client: Any, *, job_client: Any = None, **kwargs: Any) -> None:
+        kwargs.setdefault("casefold", str)  # DuckDB keeps names as dlt wrote them
+        super().__init__(sql_client, **kwargs)
+        self._job_client = job_client
+        self._tables: dict[str, TableFiles] = {}
+        self._unreadable: dict[str, str] = {}
+        self.read_problems: tuple[ReadProblem, ...] = ()
+
+    @classmethod
+    def from_job_client(
+        cls, job_client: Any, *, timeouts: Timeouts = DEFAULT_TIMEOUTS
+    ) -> FilesystemAdapter:
+        config = job_client.config
+        if not config.is_local_filesystem:
+            raise UnsupportedDestinationError(
+                f"The `filesystem` adapter reads local buckets (`file://`) only so far; "
+                f"`{config.protocol}://` buckets (dataset `{job_client.dataset_name}`) are not "
+                "supported yet."
+            )
+        location = data_location(config) or str(job_client.dataset_path)
+        return cls(LakeSqlClient(job_client.dataset_name), job_client=job_client,
+                   location=location, timeouts=timeouts)
+
+    @classmethod
+    def destination_type(cls) -> str:
+        return "duckdb"  # an offline adapter names and types things as DuckDB does
+
+    # -- metadata -------------------------------------------------------------------------
+    def list_columns(self) -> dict[str, LiveTable]:
+        """Every table folder of the dataset with the columns its files have: one listing of
+        the dataset, then each table's footers (or JSONL inference) and its view."""
+        if self._job_client is None:
+            raise DestinationError(
+                f"The `filesystem` adapter for dataset `{self.dataset}` was built offline: it "
+                "renders queries but cannot read files. Open it with `open_adapter`."
+            )
+        self._open()
+        tables, problems = list_tables(self._job_client)
+        try:
+            read = self._call(lambda: [self._read_table(t) for t in tables],
+                              timeout=self.timeouts.query)
+        except DeadlinePassed:
+            self.cancel()
+            raise self.timeout_error(exp.select(exp.Star()), "metadata",
+                                     "statement timeout") from None
+        finally:
+            self.queries["metadata"] += 1
+        rows: list[tuple[str, str, str, str]] = []
+        self._tables = {}
+        # a folder that could not be listed: its table cannot be queried
+        self._unreadable = {p.table: p.message for p in problems if p.error}
+        for found, viewed in read:
+            problems.extend(found.problems)
+            self._tables[found.table.name] = TableFiles(
+                found.table.name, found.table.format, found.readable)
+            if not viewed and found.unreadable:  # no file to query: refused, with why
+                self._unreadable[found.table.name] = "; ".join(
+                    p.message for p in found.problems if p.error)
+            rows.extend((found.table.name, c, t, "YES" if n else "NO")
+                        for c, t, n in found.columns)
+        self.read_problems = tuple(problems)
+        return self.read_metadata(rows)
+
+    def _read_table(self, table: TableFiles) -> tuple[TableColumns, bool]:
+        """On the session thread: the table's columns, and whether it got its view (over
+        the files that read: a table with an unreadable file is checked without it, and
+        the reconciler reports that file once)."""
+        connection = self._client.native_connection
+        found = read_columns(connection, table)
+        if not found.readable or not found.columns:
+            return found, False
+        try:
+            scan = parquet_relation if table.format == "parquet" else jsonl_relation
+            scan(connection, found.readable).create_view(table.name, replace=True)
+        except Exception as exc:
+            detail = " ".join(str(exc).split())
+            found.problems.append(ReadProblem(
+                table.name, f"table `{table.name}`: its {table.format} files cannot be read "
+                f"as one table ({detail})."))
+            return found, False
+        return found, True
+
+    # -- queries --------------------------------------------------------------------------
+    def table(self, name: str) -> exp.Table:
+        """The table's view on the adapter's connection (`reproduce` reads the files)."""
+        return exp.Table(this=ident(self._live_tables.get(name) or self.to_live(name)))
+
+    def prepared(
+        self, query: exp.Expression | ShapedQuery, params: Sequence[Any], kind: QueryKind,
+        owned: bool,
+    ) -> PreparedQuery:
+        """As every adapter prepares a query; one that reads a table none of whose files
+        could be read is refused with what went wrong, naming the table and the file."""
+        names = ([query.table] if isinstance(query, ShapedQuery)
+                 else [t.name for t in query.find_all(exp.Table)])
+        for name in names:
+            problem = self._unreadable.get(name)
+            if problem is not None:
+                raise DestinationError(problem)
+        return super().prepared(query, params, kind, owned)
+
+    def reproduce(self, query: exp.Expression, params: Sequence[Any]) -> str:
+        """The query as text a DuckDB shell runs as pasted: each view replaced by the scan
+        of its files."""
+
+        def scan(node: exp.Expression) -> exp.Expression:
+            if not isinstance(node, exp.Table) or node.args.get("db"):
+                return node
+            files = self._tables.get(node.name)
+            if files is None:
+                return node
+            alias = node.args.get("alias") or exp.TableAlias(this=ident(node.name))
+            return exp.Table(this=file_scan(files), alias=alias)
+
+        return super().reproduce(query.transform(scan), params)
+
+    def _interrupt_query(self) -> None:
+        connection = self._client.native_connection if self._client is not None else None
+        if connection is not None:
+            connection.interrupt()  # DuckDB's own: safe from another thread
+
+
+def file_scan(files: TableFiles) -> exp.Expression:
+    """`read_parquet([...], union_by_name = TRUE)` (or `read_json`) over a table's files,
+    as the view the adapter queries reads them.
+
+    >>> file_scan(TableFiles("t", "parquet", ("/b/t/1.parquet",))).sql("duckdb")
+    "READ_PARQUET(['/b/t/1.parquet'], union_by_name = TRUE)"
+    """
+    paths = exp.Array(expressions=[exp.Literal.string(f) for f in files.files])
+    by_name = exp.EQ(this=exp.column("union_by_name"), expression=exp.true())
+    if files.format == "parquet":
+        return exp.ReadParquet(expressions=[paths, by_name])
+    json_format = exp.EQ(this=exp.column("format"),
+                         expression=exp.Literal.string("newline_delimited"))
+    return exp.Anonymous(this="read_json", expressions=[paths, json_format, by_name])
+

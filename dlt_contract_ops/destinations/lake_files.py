@@ -1,0 +1,232 @@
+"""What a dlt `filesystem` dataset holds: its tables, each table's files and their format, and
+the columns those files say they have (Parquet footers, JSONL as DuckDB infers it).
+
+Everything here only lists and reads: no file, folder or log entry is ever written. A file
+that cannot be read is a `ReadProblem` naming its table and path; the other tables (and the
+readable files of the same table) are read all the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from dlt_contract_ops.errors import UnsupportedDestinationError
+
+__all__ = ["ReadProblem", "TableColumns", "TableFiles", "file_format", "list_tables",
+           "read_columns"]
+
+FileFormat = Literal["parquet", "jsonl"]
+
+#: file name endings dlt's filesystem destination writes, per format it reads back here
+_SUFFIXES: tuple[tuple[str, FileFormat], ...] = (
+    (".parquet", "parquet"),
+    (".jsonl", "jsonl"),
+    (".jsonl.gz", "jsonl"),
+)
+#: the table prefix layouts whose table names are folder names (dlt's default layout)
+_FOLDER_LAYOUTS = ("{table_name}/", "{schema_name}/{table_name}/")
+
+
+@dataclass(frozen=True)
+class ReadProblem:
+    """Something about one table's files: an `error` (the table could not be read in full,
+    the run exits nonzero) or a note (read, but worth knowing)."""
+
+    table: str
+    message: str
+    error: bool = True
+
+
+@dataclass(frozen=True)
+class TableFiles:
+    """One table folder: its files, oldest load first (dlt names them `<load_id>.…`)."""
+
+    name: str
+    format: FileFormat
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TableColumns:
+    """What a table's readable files say: `(column, DuckDB type, nullable)` in first-seen
+    order, the files they were read from, and what could not be read."""
+
+    table: TableFiles
+    columns: list[tuple[str, str, bool]] = field(default_factory=list)
+    readable: tuple[str, ...] = ()
+    problems: list[ReadProblem] = field(default_factory=list)
+
+    @property
+    def unreadable(self) -> bool:
+        return any(p.error for p in self.problems)
+
+
+def file_format(path: str) -> FileFormat | None:
+    """The format a data file holds, from its name; None for files that are not data.
+
+    >>> file_format("1700000000.123.abcd.jsonl.gz"), file_format("init")
+    ('jsonl', None)
+    """
+    for suffix, fmt in _SUFFIXES:
+        if path.endswith(suffix):
+            return fmt
+    return None
+
+
+def _check_layout(job_client: Any) -> None:
+    layout = str(getattr(job_client, "table_prefix_layout", "{table_name}/"))
+    if layout not in _FOLDER_LAYOUTS:
+        raise UnsupportedDestinationError(
+            f"The `filesystem` adapter reads datasets whose tables are folders (dlt's default "
+            f"layout, `{{table_name}}/{{load_id}}.{{file_id}}.{{ext}}`); dataset "
+            f"`{job_client.dataset_name}` uses the layout `{job_client.config.layout}`. Use "
+            "the default layout for pipelines reconcile watches."
+        )
+
+
+def list_tables(job_client: Any) -> tuple[list[TableFiles], list[ReadProblem]]:
+    """The tables of the dataset dlt's `FilesystemClient` points at, through its own fsspec
+    client and file listing, and what kept a table folder from being listed."""
+    _check_layout(job_client)
+    fs = job_client.fs_client
+    root = job_client.dataset_path
+    try:
+        entries = fs.ls(root, detail=True)
+    except FileNotFoundError:
+        return [], []
+    tables: list[TableFiles] = []
+    problems: list[ReadProblem] = []
+    for entry in sorted(entries, key=lambda e: str(e["name"])):
+        if entry.get("type") != "directory":
+            continue
+        name = str(entry["name"]).rstrip("/").rsplit("/", 1)[-1]
+        if name.startswith("_dlt_pipeline_state"):
+            continue  # dlt's own state blobs: not a table anyone models
+        try:
+            files = sorted(job_client.list_table_files(name))
+        except Exception as exc:  # vanished between the listing and now, or unreadable
+            problems.append(ReadProblem(
+                name, f"table `{name}`: its folder `{job_client.get_table_dir(name)}` cannot be "
+                f"listed ({_detail(exc)}); check that it exists and is readable."))
+            continue
+        found = _with_format(name, files, problems)
+        if found is not None:
+            tables.append(found)
+    return tables, problems
+
+
+def _with_format(name: str, files: Sequence[str], problems: list[ReadProblem]
+                 ) -> TableFiles | None:
+    if any(f.rstrip("/").endswith("/_delta_log") or "/_delta_log/" in f for f in files):
+        problems.append(ReadProblem(
+            name, f"table `{name}` is a Delta table: the `filesystem` adapter does not read "
+            "Delta tables yet, so it was not checked.", error=False))
+        return None
+    formats: dict[FileFormat, list[str]] = {}
+    for f in files:
+        fmt = file_format(f)
+        if fmt is not None:
+            formats.setdefault(fmt, []).append(f)
+    if not formats:
+        return None  # an empty folder: no data, as an empty dataset has no table
+    if len(formats) > 1:
+        counts = ", ".join(f"{len(v)} {k}" for k, v in sorted(formats.items()))
+        problems.append(ReadProblem(
+            name, f"table `{name}` holds files of more than one format ({counts}): it was not "
+            "checked. One table, one `loader_file_format`."))
+        return None
+    ((fmt, data),) = formats.items()
+    return TableFiles(name, fmt, tuple(data))
+
+
+def read_columns(connection: Any, table: TableFiles) -> TableColumns:
+    """What `table`'s files say, read on `connection` (an in-memory DuckDB)."""
+    if table.format == "parquet":
+        return _parquet_columns(connection, table)
+    return _jsonl_columns(connection, table)
+
+
+def _detail(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _duckdb_types(connection: Any, schema: Any) -> list[str]:
+    """The DuckDB type of each field of an Arrow schema, as DuckDB reads that file."""
+    try:
+        return [str(t) for t in connection.from_arrow(schema.empty_table()).types]
+    except Exception:  # a type DuckDB has no mapping for: Arrow's own name, upper-cased
+        return [str(f.type).upper() for f in schema]
+
+
+def _parquet_columns(connection: Any, table: TableFiles) -> TableColumns:
+    """The union of the files' footers (pyarrow), in first-seen order. A column whose type
+    differs between files is reported with the newest file's type, and a note says so."""
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no stubs
+
+    seen: dict[str, dict[str, list[str]]] = {}  # column -> type -> files, in file order
+    nullable: dict[str, bool] = {}
+    readable: list[str] = []
+    problems: list[ReadProblem] = []
+    for path in table.files:
+        try:
+            schema = pq.read_schema(path)
+        except Exception as exc:
+            problems.append(ReadProblem(
+                table.name, f"table `{table.name}`: Parquet file `{path}` cannot be read "
+                f"({_detail(exc)}). Restore or remove the file; its table was checked "
+                "without it."))
+            continue
+        readable.append(path)
+        for f, db_type in zip(schema, _duckdb_types(connection, schema), strict=True):
+            seen.setdefault(f.name, {}).setdefault(db_type, []).append(path)
+            nullable[f.name] = nullable.get(f.name, False) or f.nullable
+    columns = []
+    for name, types in seen.items():
+        in_all = sum(len(v) for v in types.values()) == len(readable)
+        newest = max(types, key=lambda t: max(readable.index(p) for p in types[t]))
+        if len(types) > 1:
+            spread = ", ".join(f"{t} in {len(v)} file(s) (e.g. `{v[-1]}`)"
+                               for t, v in types.items())
+            problems.append(ReadProblem(
+                table.name, f"table `{table.name}`: column `{name}` has different types in "
+                f"different files: {spread}; reported as {newest}, the newest file's type.",
+                error=False))
+        columns.append((name, newest, nullable[name] or not in_all))
+    return TableColumns(table, columns, tuple(readable), problems)
+
+
+def _jsonl_columns(connection: Any, table: TableFiles) -> TableColumns:
+    """DuckDB's schema inference over every file at once; when that fails, each file on its
+    own, so the error names the file that cannot be read."""
+    try:
+        relation = jsonl_relation(connection, table.files)
+        columns = [(c, str(t), True) for c, t in zip(relation.columns, relation.types,
+                                                       strict=True)]
+        return TableColumns(table, columns, table.files)
+    except Exception as exc:
+        whole = exc
+    problems = []
+    for path in table.files:
+        try:
+            jsonl_relation(connection, [path]).types  # noqa: B018  binding reads the file
+        except Exception as exc:
+            problems.append(ReadProblem(
+                table.name, f"table `{table.name}`: JSONL file `{path}` cannot be read "
+                f"({_detail(exc)}). Restore or remove the file."))
+    if not problems:
+        problems.append(ReadProblem(
+            table.name, f"table `{table.name}`: its JSONL files cannot be read together "
+            f"({_detail(whole)})."))
+    return TableColumns(table, [], (), problems)
+
+
+def parquet_relation(connection: Any, files: Sequence[str]) -> Any:
+    """A DuckDB relation over Parquet files, columns matched by name across files."""
+    return connection.read_parquet(list(files), union_by_name=True)
+
+
+def jsonl_relation(connection: Any, files: Sequence[str]) -> Any:
+    """A DuckDB relation over newline-delimited JSON files (gzip or plain), by name."""
+    return connection.read_json(list(files), format="newline_delimited", union_by_name=True)

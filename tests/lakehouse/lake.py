@@ -1,0 +1,129 @@
+"""A real dlt pipeline loading into a local `file://` bucket, and the drift it leaves.
+
+The project models `events` and `readings` (`SOURCE`). The producer that really loads them
+(`LOADER`) has moved on from those models: it never sends `score`, sends `rank` as text, adds
+`payload_size` to its second load and `unit` to readings, and stops filling `actor_login`.
+The first load is stamped three days back on `loaded_at`, the column removal windows on.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.projects import Project
+
+PIPELINE = "telemetry_lake"
+
+SOURCE = """
+from datetime import datetime
+from typing import Optional
+
+import dlt
+from pydantic import BaseModel
+
+
+class Event(BaseModel):
+    id: int
+    kind: str
+    actor_login: Optional[str] = None
+    score: Optional[int] = None
+    rank: Optional[int] = None
+    loaded_at: Optional[datetime] = None
+
+
+class Reading(BaseModel):
+    id: int
+    sensor: Optional[str] = None
+    value: Optional[float] = None
+    loaded_at: Optional[datetime] = None
+
+
+@dlt.resource(columns=Event, write_disposition="append")
+def events():
+    yield from ()
+
+
+@dlt.resource(columns=Reading, write_disposition="append")
+def readings():
+    yield from ()
+
+
+@dlt.source(name="telemetry")
+def telemetry():
+    return events(), readings()
+"""
+
+LOADER = """
+from datetime import datetime, timedelta, timezone
+
+import dlt
+
+
+def batch(start, n, when, dark):
+    @dlt.resource(name="events", write_disposition="append")
+    def events():
+        for i in range(start, start + n):
+            row = {"id": i, "kind": "push", "rank": f"r{i % 3}", "loaded_at": when,
+                   "actor_login": None if dark or i % 5 == 0 else f"user{i}"}
+            if dark:
+                row["payload_size"] = i * 7
+            yield row
+
+    @dlt.resource(name="readings", write_disposition="append")
+    def readings():
+        for i in range(start, start + n):
+            row = {"id": i, "sensor": f"s{i % 4}", "value": i / 2, "loaded_at": when}
+            if dark:
+                row["unit"] = "C"
+            yield row
+
+    @dlt.source(name="telemetry")
+    def telemetry():
+        return events(), readings()
+
+    return telemetry()
+
+
+now = datetime.now(timezone.utc)
+p = dlt.pipeline(PIPELINE, destination="filesystem", dataset_name=DATASET)
+p.run(batch(0, 20, now - timedelta(days=3), False), loader_file_format=FORMAT)
+p.run(batch(100, 10, now, True), loader_file_format=FORMAT)
+"""
+
+
+def setup(project: Project, bucket: Path, file_format: str, dataset: str = "lake") -> None:
+    """The project: source module, `[destination.filesystem]` on `bucket`, the source."""
+    project.module("telemetry_src", SOURCE)
+    project.config(
+        "[runtime]\ndlthub_telemetry = false\n\n[contract_ops]\nalert_sinks = []\n\n"
+        f"[destination.filesystem]\nbucket_url = {json.dumps(bucket.as_uri())}\n"
+    )
+    project.source("telemetry", "telemetry_src:telemetry", pipeline_name=PIPELINE,
+                   destination="filesystem", dataset_name=dataset,
+                   load_timestamp_column="loaded_at")
+    header = (f"PIPELINE = {PIPELINE!r}\nDATASET = {dataset!r}\n"
+              f"FORMAT = {file_format!r}\n")
+    project.python(header + LOADER)
+
+
+def reconcile_json(project: Project, *args: str) -> tuple[int, dict[str, Any], str]:
+    """`dlt-contract-ops reconcile ARGS --format json`: (exit code, document, stderr)."""
+    proc = project.cli("reconcile", *args, "--format", "json")
+    try:
+        doc = json.loads(proc.stdout)
+    except ValueError as exc:
+        raise AssertionError(f"not JSON: {proc.stdout!r}\nstderr: {proc.stderr}") from exc
+    return proc.returncode, doc, proc.stderr
+
+
+def by_kind(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Findings keyed by (drift type, table)."""
+    return {(f["drift_type"], f["table"]): f
+            for r in doc["results"] for f in r["findings"]}
+
+
+def table_files(bucket: Path, table: str, dataset: str = "lake") -> list[Path]:
+    """A table's data files, oldest load first."""
+    return sorted(p for p in (bucket / dataset / table).iterdir() if p.is_file())

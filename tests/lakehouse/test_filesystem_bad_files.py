@@ -1,0 +1,89 @@
+"""Files a lake really holds beside dlt's: a corrupt Parquet file is one error naming its
+table and file while the other tables are checked; a column another writer stored with a
+different type is a finding and a note, not a crash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.lakehouse import lake
+from tests.projects import Project
+
+
+@pytest.fixture
+def parquet_lake(project: Project, tmp_path: Path) -> tuple[Project, Path]:
+    bucket = tmp_path / "bucket"
+    lake.setup(project, bucket, "parquet")
+    return project, bucket
+
+
+def test_corrupt_parquet_file_is_one_clear_error(parquet_lake: tuple[Project, Path]) -> None:
+    project, bucket = parquet_lake
+    newest = lake.table_files(bucket, "events")[-1]
+    corrupt = newest.with_name("9999999999.1.deadbeef.parquet")
+    corrupt.write_bytes(b"PAR1 this is not a parquet file")
+
+    code, doc, stderr = lake.reconcile_json(project, "-s", "telemetry", "--dry-run")
+
+    assert code == 1, stderr
+    errors = [r["error"] for r in doc["results"] if r["error"]]
+    assert len(errors) == 1
+    assert "table `events`" in errors[0]
+    assert str(corrupt) in errors[0]
+    # the other table was checked all the same, and so were events' readable files
+    found = lake.by_kind(doc)
+    assert found[("additive", "readings")]["columns"] == ["unit"]
+    assert found[("type", "events")]["columns"] == ["rank"]
+
+
+def test_a_table_with_a_corrupt_file_is_queried_without_it(
+    parquet_lake: tuple[Project, Path]
+) -> None:
+    """The samples and coverage of the table are read from its other files; the file is
+    reported once, on the source's first result."""
+    project, bucket = parquet_lake
+    corrupt = bucket / "lake" / "events" / "9999999999.1.deadbeef.parquet"
+    corrupt.write_bytes(b"")
+
+    code, doc, stderr = lake.reconcile_json(
+        project, "-s", "telemetry", "--include-removal", "--dry-run")
+
+    assert code == 1, stderr
+    errors = [r["error"] for r in doc["results"] if r["error"]]
+    assert len(errors) == 1, errors
+    assert errors[0].count(str(corrupt)) == 1, errors
+    assert "0 bytes" in errors[0]  # what is wrong with it, in the reader's words
+    found = lake.by_kind(doc)
+    assert found[("removal", "events")]["coverage"]["actor_login"] == {
+        "baseline": 0.8, "recent": 0.0}
+    assert len(found[("additive", "events")]["samples"]["payload_size"]) == 5
+    assert str(corrupt) not in found[("additive", "events")]["reproduce"]
+
+
+def test_a_column_retyped_between_files_is_a_finding_and_a_note(
+    parquet_lake: tuple[Project, Path]
+) -> None:
+    """Another writer stores `id` as text in a file of its own: the newest file's type is
+    the live type (a type finding), a note names both types, and the queries still run."""
+    project, bucket = parquet_lake
+    newest = lake.table_files(bucket, "readings")[-1]
+    table = pq.read_table(newest)
+    retyped = table.set_column(table.schema.get_field_index("id"), "id",
+                               pa.array([str(v) for v in table.column("id").to_pylist()]))
+    pq.write_table(retyped, newest.with_name("9999999999.1.0ther.parquet"))
+
+    code, doc, stderr = lake.reconcile_json(
+        project, "-s", "telemetry", "--include-removal", "--dry-run")
+
+    assert code == 0, stderr
+    assert [r["error"] for r in doc["results"]] == [None] * len(doc["results"])
+    found = lake.by_kind(doc)
+    assert found[("type", "readings")]["column_types"] == {"id": "VARCHAR"}
+    notes = [n for r in doc["results"] for n in r["notes"]]
+    assert any("column `id` has different types" in n and "BIGINT" in n and "VARCHAR" in n
+               for n in notes), notes
+    assert found[("additive", "readings")]["columns"] == ["unit"]  # samples still read

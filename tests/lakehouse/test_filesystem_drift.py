@@ -1,0 +1,122 @@
+"""Additive, missing, type and removal drift on dlt's `filesystem` destination: a real
+pipeline loads Parquet or JSONL files into a local `file://` bucket, and `reconcile` (the
+CLI, the Python API and `dlt pipeline <name> reconcile`) reads what the files say."""
+
+from __future__ import annotations
+
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from dlt_contract_ops import reconcile
+from tests.lakehouse import lake
+from tests.projects import Project
+
+FORMATS = ["parquet", "jsonl"]
+
+#: what each format's files say the drifted columns are
+ADDED = {"parquet": {"payload_size": "BIGINT"}, "jsonl": {"payload_size": "BIGINT"}}
+
+
+@pytest.fixture(params=FORMATS)
+def loaded(request: pytest.FixtureRequest, project: Project, tmp_path: Path
+           ) -> tuple[Project, Path, str]:
+    bucket = tmp_path / "bucket"
+    lake.setup(project, bucket, request.param)
+    return project, bucket, request.param
+
+
+def _files_snapshot(bucket: Path) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in bucket.rglob("*") if p.is_file()}
+
+
+def test_cli_finds_all_four_drift_kinds(loaded: tuple[Project, Path, str]) -> None:
+    project, bucket, fmt = loaded
+    before = _files_snapshot(bucket)
+    code, doc, stderr = lake.reconcile_json(
+        project, "-s", "telemetry", "--include-removal", "--dry-run")
+    assert code == 0, stderr
+    assert [r["error"] for r in doc["results"]] == [None] * len(doc["results"])
+    assert {(r["destination"], r["dataset"]) for r in doc["results"]} == {("filesystem", "lake")}
+    found = lake.by_kind(doc)
+    assert sorted(found) == [
+        ("additive", "events"), ("additive", "readings"), ("missing", "events"),
+        ("removal", "events"), ("type", "events"),
+    ]
+    added = found[("additive", "events")]
+    assert added["columns"] == ["payload_size"]
+    assert added["column_types"] == ADDED[fmt]
+    assert set(added["samples"]["payload_size"]) <= {i * 7 for i in range(100, 110)}
+    assert len(added["samples"]["payload_size"]) == 5
+    assert found[("additive", "readings")]["columns"] == ["unit"]
+
+    assert found[("missing", "events")]["columns"] == ["score"]
+    retyped = found[("type", "events")]
+    assert retyped["columns"] == ["rank"]
+    assert retyped["column_types"] == {"rank": "VARCHAR"}
+    assert retyped["expected_types"] == {"rank": "bigint"}
+
+    dark = found[("removal", "events")]  # windowed on `loaded_at`, read from the files
+    assert dark["columns"] == ["actor_login"]
+    assert dark["coverage"]["actor_login"] == {"baseline": 0.8, "recent": 0.0}
+    first_seen = datetime.fromisoformat(dark["first_seen"]).timestamp()
+    assert abs(first_seen - time.time()) < 600  # the dark load is the recent one
+
+    # read, never written: not a file added, changed or removed
+    assert _files_snapshot(bucket) == before
+
+
+def test_reproduce_reads_the_files_as_pasted(loaded: tuple[Project, Path, str]) -> None:
+    project, bucket, fmt = loaded
+    code, doc, stderr = lake.reconcile_json(
+        project, "-s", "telemetry", "--include-removal", "--dry-run")
+    assert code == 0, stderr
+    found = lake.by_kind(doc)
+    scan = "READ_PARQUET(" if fmt == "parquet" else "READ_JSON("
+    coverage_sql = found[("removal", "events")]["reproduce"]
+    samples_sql = found[("additive", "events")]["reproduce"]
+    assert scan in coverage_sql
+    assert str(bucket / "lake" / "events") in coverage_sql
+    con = duckdb.connect()  # a fresh shell: no view, nothing but the pasted text
+    try:
+        coverage = con.execute(coverage_sql).fetchall()
+        samples = con.execute(samples_sql).fetchall()
+    finally:
+        con.close()
+    assert sorted((w, n, c) for w, n, c in coverage) == [("baseline", 20, 16), ("recent", 10, 0)]
+    assert len(samples) == 5
+
+
+def test_python_api_reads_the_bucket(loaded: tuple[Project, Path, str]) -> None:
+    project, _, _ = loaded
+    results = reconcile.run(["telemetry"], detectors=["additive", "missing", "type", "removal"],
+                            dry_run=True, project_dir=project.root)
+    assert [r.error for r in results] == [None] * 4
+    kinds = sorted((f.drift_type, f.table, tuple(f.columns)) for r in results for f in r.findings)
+    assert kinds == [
+        ("additive", "events", ("payload_size",)), ("additive", "readings", ("unit",)),
+        ("missing", "events", ("score",)), ("removal", "events", ("actor_login",)),
+        ("type", "events", ("rank",)),
+    ]
+
+
+def test_dlt_pipeline_reconcile(loaded: tuple[Project, Path, str]) -> None:
+    import json
+    import subprocess
+
+    project, _, _ = loaded
+    dlt_bin = Path(sys.executable).parent / "dlt"
+    proc = subprocess.run(
+        [str(dlt_bin), "pipeline", lake.PIPELINE, "reconcile", "--dry-run", "--format", "json",
+         "--fail-on-drift"],
+        cwd=project.root, capture_output=True, text=True,
+    )
+    assert proc.returncode == 3, proc.stderr  # drift found, and --fail-on-drift says so
+    doc = json.loads(proc.stdout)
+    assert {("additive", "events"), ("missing", "events"), ("type", "events")} <= set(
+        lake.by_kind(doc))
