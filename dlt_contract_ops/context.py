@@ -244,7 +244,7 @@ def unknown_destination_message(settings: SourceSettings) -> str:
     """What to say about a destination reference dlt cannot resolve."""
     import dlt.destinations
 
-    from dlt_contract_ops.settings.keys import closest
+    from dlt_contract_ops.errors import did_you_mean
     from dlt_contract_ops.settings.project import source_section, where
 
     known = sorted(n for n in dlt.destinations.__all__ if n != "destination")
@@ -255,11 +255,10 @@ def unknown_destination_message(settings: SourceSettings) -> str:
             f"`{settings.name}`) is not one dlt knows: set `destination` in "
             f"`[{source_section(settings.name)}]` to one of {', '.join(known)}."
         )
-    hint = closest(ref, known)
     return (
         f"Destination `{ref}` of source `{settings.name}` is not a destination dlt knows "
         f"({where(f'{source_section(settings.name)}.destination')})."
-        + (f" Did you mean `{hint}`?" if hint else "")
+        + did_you_mean(ref, known)
         + f" Use a dlt destination ({', '.join(known)}), or give a named destination its "
         f'type in `[destination.{ref}]` (`destination_type = "duckdb"`).'
     )
