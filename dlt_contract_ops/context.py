@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from dlt_contract_ops.core.additive import ignored_columns
-from dlt_contract_ops.core.columns import ExpectedTable, LiveTable, TimeAxis
+from dlt_contract_ops.core.columns import PARENT_ID, ROOT_ID, ExpectedTable, LiveTable, TimeAxis
 from dlt_contract_ops.core.timeaxis import choose_time_axis
 from dlt_contract_ops.destinations.base import DestinationAdapter
 from dlt_contract_ops.destinations.connect import Target, open_adapter
@@ -123,10 +123,9 @@ class SourceContext:
         live = self.live.get(child.table)
         if live is None:
             return None
-        if live.has("_dlt_root_id"):
-            return "_dlt_root_id"
-        return "_dlt_parent_id" if child.parent == child.root and live.has(
-            "_dlt_parent_id") else None
+        if live.has(ROOT_ID):
+            return ROOT_ID
+        return PARENT_ID if child.parent == child.root and live.has(PARENT_ID) else None
 
     def rows(self, table: str) -> Rows:
         """Where a per-table query reads `table`'s rows: the table, or for a child table, its

@@ -55,8 +55,8 @@ def profile_history(
 def _check_names(ctx: SourceContext, table: str | None, column: str | None) -> None:
     """ConfigError for a `table` or `column` that is not profiled: the names that are, and
     the closest one (`errors.did_you_mean`)."""
+    from dlt_contract_ops.core.columns import LOAD_ID
     from dlt_contract_ops.errors import ConfigError, did_you_mean
-    from dlt_contract_ops.profiles.query import LOAD_ID
     from dlt_contract_ops.profiles.sweep import plan_columns
 
     # what `profile_source` profiles: the present root tables with a load id column
