@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from dlt_contract_ops.core.additive import ignored_columns
-from dlt_contract_ops.core.columns import ExpectedTable, LiveTable, TimeAxis
+from dlt_contract_ops.core.columns import PARENT_ID, ROOT_ID, ExpectedTable, LiveTable, TimeAxis
 from dlt_contract_ops.core.timeaxis import choose_time_axis
 from dlt_contract_ops.destinations.base import DestinationAdapter
 from dlt_contract_ops.destinations.connect import Target, open_adapter
@@ -125,10 +125,9 @@ class SourceContext:
         live = self.live.get(child.table)
         if live is None:
             return None
-        if live.has("_dlt_root_id"):
-            return "_dlt_root_id"
-        return "_dlt_parent_id" if child.parent == child.root and live.has(
-            "_dlt_parent_id") else None
+        if live.has(ROOT_ID):
+            return ROOT_ID
+        return PARENT_ID if child.parent == child.root and live.has(PARENT_ID) else None
 
     def rows(self, table: str) -> Rows:
         """Where a per-table query reads `table`'s rows: the table, or for a child table, its
@@ -261,7 +260,7 @@ def unknown_destination_message(settings: SourceSettings) -> str:
     """What to say about a destination reference dlt cannot resolve."""
     import dlt.destinations
 
-    from dlt_contract_ops.settings.keys import closest
+    from dlt_contract_ops.errors import did_you_mean
     from dlt_contract_ops.settings.project import source_section, where
 
     known = sorted(n for n in dlt.destinations.__all__ if n != "destination")
@@ -272,11 +271,10 @@ def unknown_destination_message(settings: SourceSettings) -> str:
             f"`{settings.name}`) is not one dlt knows: set `destination` in "
             f"`[{source_section(settings.name)}]` to one of {', '.join(known)}."
         )
-    hint = closest(ref, known)
     return (
         f"Destination `{ref}` of source `{settings.name}` is not a destination dlt knows "
         f"({where(f'{source_section(settings.name)}.destination')})."
-        + (f" Did you mean `{hint}`?" if hint else "")
+        + did_you_mean(ref, known)
         + f" Use a dlt destination ({', '.join(known)}), or give a named destination its "
         f'type in `[destination.{ref}]` (`destination_type = "duckdb"`).'
     )

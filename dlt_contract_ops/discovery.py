@@ -256,7 +256,7 @@ def _ref_hint(obj: Any, missing: str, prefix: str) -> str:
     from dlt.extract import DltResource, DltSource
     from dlt.extract.reference import SourceFactory
 
-    from dlt_contract_ops.settings.keys import closest
+    from dlt_contract_ops.errors import did_you_mean
 
     names = []
     for attr in dir(obj):
@@ -267,10 +267,9 @@ def _ref_hint(obj: Any, missing: str, prefix: str) -> str:
             names.append(attr)
     if not names:
         return ""
-    hint = closest(missing, names)
-    if hint:
-        return f" Did you mean `{prefix}{hint}`?"
-    return f" Its dlt sources and resources: {', '.join(f'`{prefix}{n}`' for n in names)}."
+    return did_you_mean(missing, names, show=lambda n: f"`{prefix}{n}`") or (
+        f" Its dlt sources and resources: {', '.join(f'`{prefix}{n}`' for n in names)}."
+    )
 
 
 def build_source(

@@ -5,7 +5,47 @@ Messages say what went wrong, where (file, key, table, column in backticks) and 
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+
+def closest(word: str, choices: Iterable[str], *, cutoff: float = 0.6) -> str | None:
+    """The choice `word` is most likely a typo of, if any (the one home of difflib here).
+
+    >>> closest("recent_windw", ["recent_window", "baseline_window"])
+    'recent_window'
+    >>> closest("zzz", ["recent_window"]) is None
+    True
+    """
+    match = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=cutoff)
+    return match[0] if match else None
+
+
+def _backticked(name: str) -> str:
+    return f"`{name}`"
+
+
+def did_you_mean(
+    word: str,
+    choices: Iterable[str],
+    *,
+    cutoff: float = 0.6,
+    show: Callable[[str], str] = _backticked,
+) -> str:
+    """`" Did you mean `<closest>`?"` for a message about an unknown `word`, else "".
+
+    `show` renders the suggestion (a prefix, a symbol for a unit name, another quote).
+
+    >>> did_you_mean("sentri", ["logging", "sentry"])
+    ' Did you mean `sentry`?'
+    >>> did_you_mean("sentri", ["sentry"], show=lambda n: f"'{n}'")
+    " Did you mean 'sentry'?"
+    >>> did_you_mean("zzz", ["sentry"])
+    ''
+    """
+    close = closest(word, choices, cutoff=cutoff)
+    return f" Did you mean {show(close)}?" if close else ""
 
 
 class ContractOpsError(Exception):
@@ -50,12 +90,8 @@ class UnknownSourceError(ConfigError):
     """A source name has no `[sources.<name>.contract_ops]` table."""
 
     def __init__(self, name: str, known: list[str]) -> None:
-        # imported here: errors sit below every layer, the helper is a pure difflib call
-        from dlt_contract_ops.settings.keys import closest
-
-        close = closest(name, known)
         hint = f" Declared sources: {', '.join(sorted(known))}." if known else ""
-        hint += f" Did you mean `{close}`?" if close else ""
+        hint += did_you_mean(name, known)
         super().__init__(
             f"Unknown source `{name}`: add a `[sources.{name}.contract_ops]` table with `ref = "
             f'"module:attribute"` to .dlt/config.toml.{hint}'

@@ -5,6 +5,9 @@ Frozen pydantic models: immutable, and JSON-serializable with one call.
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
@@ -23,6 +26,18 @@ def _registered(name: str) -> str:
     return name
 
 FORMAT_VERSION = 1
+
+
+def finding_id(source: str, table: str, detector: str, columns: Iterable[str]) -> str:
+    """A finding's one identity (`DriftFinding.id`): the same drift gets the same id on every
+    run, whatever order its columns come in. Acknowledgements, the alert dedup state, the
+    emitter's ledger and SARIF's fingerprint all key on it.
+
+    >>> finding_id("shop", "orders", "additive", ["b", "a"])
+    '98d0d03472bc'
+    """
+    body = json.dumps([source, table, detector, sorted(columns)], ensure_ascii=False)
+    return hashlib.sha256(body.encode()).hexdigest()[:12]
 
 
 class Coverage(BaseModel):
@@ -87,9 +102,8 @@ class DriftFinding(BaseModel):
     @computed_field  # type: ignore[prop-decorator]  # pydantic's documented use on a property
     @property
     def id(self) -> str:
-        """Stable across runs for the same drift: (source, table, detector, columns)."""
-        from dlt_contract_ops.acks import finding_id
-
+        """The finding's one identity (`finding_id`): stable across runs for the same drift,
+        (source, table, detector, columns in any order)."""
         return finding_id(self.source, self.table, self.drift_type, self.columns)
 
     @property
@@ -97,10 +111,6 @@ class DriftFinding(BaseModel):
         """Covered by an acknowledgement that has not expired: not alerted, not failing."""
         return self.ack is not None and not self.ack.get("expired", False)
 
-    @property
-    def key(self) -> tuple[str, str, str, tuple[str, ...]]:
-        """Identity of the finding across runs: (source, resource, drift type, columns)."""
-        return (self.source, self.resource, self.drift_type, tuple(self.columns))
 
 
 #: `error_kind` of a source whose pipeline never ran on this machine: a note ("not loaded

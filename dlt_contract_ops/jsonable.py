@@ -1,4 +1,10 @@
-"""Turn driver values into JSON-friendly ones for samples."""
+"""Turn driver values into JSON-friendly ones for samples.
+
+Not `pydantic_core.to_jsonable_python`: it writes a Decimal as a string (`"1.5"`, here a
+number), a UTC datetime with `Z` (here `+00:00`), bytes as UTF-8 text (here base64) and
+fails on a memoryview or an unknown driver type (here `str(value)`), so the JSON document's
+samples would change.
+"""
 
 from __future__ import annotations
 

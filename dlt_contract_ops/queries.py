@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlglot import exp
 
-from dlt_contract_ops.core.columns import TimeAxis
+from dlt_contract_ops.core.columns import ROW_ID, TimeAxis, free_name
 from dlt_contract_ops.destinations.sql import any_not_null, col
 
 #: where a per-table query reads its rows: the table, or a child table's `nested_rows`
@@ -28,17 +28,6 @@ def _is_null_last(column: str) -> exp.Expression:
                     true=exp.Literal.number(1))],
         default=exp.Literal.number(0),
     )
-
-
-def _free(name: str, taken: set[str]) -> str:
-    """`name`, or `_name`, `__name`, ...: an alias no column of the table is called.
-
-    >>> _free("_co_rank_0", {"_co_rank_0", "x"})
-    '__co_rank_0'
-    """
-    while name in taken:
-        name = "_" + name
-    return name
 
 
 def sample_query(
@@ -85,8 +74,7 @@ def sample_query(
         inner.append(col(axis.column))
         for i, c in enumerate(columns):
             # each column's own first value: one window over the same (empty) frame for all
-            first_seen.append(_free(f"{FIRST_SEEN_ALIAS}_{i}", taken))
-            taken.add(first_seen[-1])
+            first_seen.append(free_name(f"{FIRST_SEEN_ALIAS}_{i}", taken))
             earliest = exp.Min(this=exp.Case(ifs=[exp.If(
                 this=exp.Not(this=exp.Is(this=col(c), expression=exp.null())),
                 true=col(axis.column))]))
@@ -94,8 +82,7 @@ def sample_query(
     if tiebreak is not None:
         inner.append(col(tiebreak))
     for i, c in enumerate(columns):
-        rank_name = _free(f"{_RANK_PREFIX}{i}", taken)
-        taken.add(rank_name)
+        rank_name = free_name(f"{_RANK_PREFIX}{i}", taken)
         inner.append(exp.alias_(_pick(c, axis, tiebreak), rank_name, quoted=True))
         in_rank = exp.LTE(this=col(rank_name), expression=exp.Literal.number(per_column))
         outer.append(exp.alias_(exp.Case(ifs=[exp.If(this=in_rank, true=col(c))]), c,
@@ -293,6 +280,6 @@ def nested_rows(child: exp.Table, root: exp.Table, link: str, root_columns: Sequ
         exp.select(*columns, copy=False)
         .from_(exp.alias_(child.copy(), NESTED_ALIAS), copy=False)
         .join(exp.alias_(root.copy(), ROOT_ALIAS), copy=False, on=exp.EQ(
-            this=col(link, NESTED_ALIAS), expression=col("_dlt_id", ROOT_ALIAS)))
+            this=col(link, NESTED_ALIAS), expression=col(ROW_ID, ROOT_ALIAS)))
     )
     return joined.subquery("t", copy=False)

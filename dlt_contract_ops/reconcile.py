@@ -135,20 +135,20 @@ def _with_delivery(
     naming them and the sinks (the run then exits 1), so a lost page is never silent. An acks
     file that could not be read is an error on each source's first result (its alerts went
     out as if nothing were acknowledged)."""
-    undelivered = {f.key for f in report.undelivered}
+    undelivered = {f.id for f in report.undelivered}
     told: set[str] = set()  # sources whose result carries the acks file's error
     out = []
     for r in results:
         findings = []
         for f in r.findings:
             update: dict[str, Any] = {}
-            if f.key in report.ledger:
-                update["alert"] = report.ledger[f.key]
+            if f.id in report.ledger:
+                update["alert"] = report.ledger[f.id]
             ack = acks.get(f.id) if acks is not None else None
             if ack is not None:
                 update["ack"] = {**ack.document(), "expired": ack.expired(acks.now)}  # type: ignore[union-attr]  # acks is set when ack is
             findings.append(f.model_copy(update=update) if update else f)
-        lost = [f for f in findings if f.key in undelivered]
+        lost = [f for f in findings if f.id in undelivered]
         changes: dict[str, Any] = {"findings": findings}
         errors = [r.error] if r.error else []
         kind = r.error_kind

@@ -3,7 +3,6 @@ module, `detectors`, validates those), built-ins included."""
 
 from __future__ import annotations
 
-import difflib
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
@@ -21,11 +20,6 @@ def _group(group: str) -> dict[str, EntryPoint]:
 def registered(group: str) -> dict[str, EntryPoint]:
     """Registered names of `group`, nothing imported."""
     return dict(_group(group))
-
-
-def closest(name: str, names: list[str]) -> str | None:
-    match = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-    return match[0] if match else None
 
 
 def entry_point(group: str, name: str) -> EntryPoint:

@@ -197,9 +197,9 @@ def check_source(report: Report, name: str, project: ProjectSettings, project_di
 
 def check_sinks(report: Report, project: ProjectSettings) -> None:
     """`alert_sink_registered`: names registered, options construct the sink."""
-    from dlt_contract_ops.errors import SinkOptionError
-    from dlt_contract_ops.registry import SINK_GROUP, closest, registered
-    from dlt_contract_ops.sinks.loader import load_sink, unknown_sink_message
+    from dlt_contract_ops.errors import SinkOptionError, did_you_mean
+    from dlt_contract_ops.registry import SINK_GROUP, registered
+    from dlt_contract_ops.sinks.loader import load_sink, quoted, unknown_sink_message
     from dlt_contract_ops.sinks.options import configured_sink_tables, read_sink_options
 
     known = registered(SINK_GROUP)
@@ -231,12 +231,11 @@ def check_sinks(report: Report, project: ProjectSettings) -> None:
     for name, origin in sorted(configured_sink_tables().items()):
         table = f"{SINK_SECTION}.{name}"
         if name not in known:
-            hint = closest(name, sorted(known))
             report.add(
                 "alert_sink_registered",
                 table,
                 f"`[{table}]` configures alert sink '{name}', which is not registered."
-                + (f" Did you mean '{hint}'?" if hint else "")
+                + did_you_mean(name, known, show=quoted)
                 + f" Registered sinks: {', '.join(sorted(known)) or 'none'}.",
                 origin,
             )

@@ -14,6 +14,7 @@ from typing import Any
 from sqlglot import exp
 
 from dlt_contract_ops.contracts.verify import EXAMPLES_PER_VIOLATION, Check
+from dlt_contract_ops.core.columns import free_name
 from dlt_contract_ops.destinations.sql import col, param
 
 #: dialects with a regular-expression match that searches the value as Pydantic does
@@ -35,14 +36,6 @@ def regex_note(dialect: str) -> str:
     if dialect in REGEX_DIALECTS:
         return ""
     return _NO_REGEX.get(dialect, f"no regular-expression match is known for dialect `{dialect}`")
-
-
-def _free(name: str, taken: set[str]) -> str:
-    """`name`, or `_name`, ...: a name no column of the table has; taken from then on."""
-    while name in taken:
-        name = "_" + name
-    taken.add(name)
-    return name
 
 
 def _one(n: int) -> exp.Expr:
@@ -109,14 +102,14 @@ def aggregate_query(
             for c, label in zip(checks, labels, strict=True)
         ]
         return exp.select(*select).from_(table), params
-    n = _free("_co_rows", names)
+    n = free_name("_co_rows", names)
     inner: list[exp.Expr] = [col(k) for k in key.columns]
     inner.append(exp.alias_(exp.Count(this=exp.Star()), n, quoted=True))
     sums: dict[Check, str] = {}
     for c in checks:
         if c is key:
             continue
-        sums[c] = _free(f"_co_v{len(sums)}", names)
+        sums[c] = free_name(f"_co_v{len(sums)}", names)
         inner.append(exp.alias_(exp.Sum(this=_flag(violation(c, params))), sums[c], quoted=True))
     grouped = exp.select(*inner).from_(table).group_by(*[col(k) for k in key.columns])
     rows = exp.Sum(this=col(n))
@@ -125,7 +118,7 @@ def aggregate_query(
         total = exp.Sub(this=rows.copy(), expression=exp.Count(this=exp.Star())) if c is key \
             else exp.Sum(this=col(sums[c]))
         outer.append(exp.alias_(total, label, quoted=True))
-    sub = exp.alias_(exp.Subquery(this=grouped), _free("_co_keys", names))
+    sub = exp.alias_(exp.Subquery(this=grouped), free_name("_co_keys", names))
     return exp.select(*outer).from_(sub), params
 
 
@@ -163,11 +156,11 @@ def examples_query(
     outputs = [list(row_id) if c.rule == "not_null" else list(c.columns) for c in checks]
     shown = list(dict.fromkeys(n for out in outputs for n in out))
     key = next((c for c in checks if c.rule == "unique_key"), None)
-    flags = [_free(f"_co_flag_{i}", names) for i in range(len(checks))]
-    ranks = [_free(f"_co_rank_{i}", names) for i in range(len(checks))]
-    firsts = [_free(f"_co_first_{i}", names) for i in range(len(checks))]
-    hits = [_free(f"_co_hit_{i}", names) for i in range(len(checks))]
-    key_rows = _free("_co_key_rows", names)
+    flags = [free_name(f"_co_flag_{i}", names) for i in range(len(checks))]
+    ranks = [free_name(f"_co_rank_{i}", names) for i in range(len(checks))]
+    firsts = [free_name(f"_co_first_{i}", names) for i in range(len(checks))]
+    hits = [free_name(f"_co_hit_{i}", names) for i in range(len(checks))]
+    key_rows = free_name("_co_key_rows", names)
 
     base: list[exp.Expr] = [col(n) for n in shown]
     if key is not None:
@@ -200,7 +193,7 @@ def examples_query(
         for c, flag in zip(checks, flags, strict=True)
     ]
     s2 = exp.select(*ranked).from_(
-        exp.alias_(exp.Subquery(this=s1), _free("_co_rows", names))
+        exp.alias_(exp.Subquery(this=s1), free_name("_co_rows", names))
     ).where(exp.or_(*any_flag))
 
     final: list[exp.Expr] = [col(n) for n in shown]
@@ -215,7 +208,7 @@ def examples_query(
                                 quoted=True))
         keep.append(kept.copy())
     q = exp.select(*final).from_(
-        exp.alias_(exp.Subquery(this=s2), _free("_co_ranked", names))
+        exp.alias_(exp.Subquery(this=s2), free_name("_co_ranked", names))
     ).where(exp.or_(*keep))
     return q, params, outputs
 

@@ -11,13 +11,15 @@ from typing import Any
 
 import click
 
+# light: the package's FORMATS module imports no pydantic
+from dlt_contract_ops.formats import CONTRACT_FORMATS
+
 EXIT_READY = 0
 EXIT_BLOCKED = 1
 EXIT_USAGE = 2
 
-_FORMATS = ("text", "json", "junit", "github")
 _format_option = click.option(
-    "--format", "fmt", type=click.Choice(_FORMATS), default="text", show_default=True,
+    "--format", "fmt", type=click.Choice(CONTRACT_FORMATS), default="text", show_default=True,
     help="text for people; json for machines; junit and github for CI systems.",
 )
 _perspective_option = click.option(

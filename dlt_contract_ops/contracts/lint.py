@@ -8,7 +8,6 @@ A rule's level is `error` (fails the lint), `warning` (reported) or `off`; the d
 
 from __future__ import annotations
 
-import difflib
 import enum
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
@@ -17,7 +16,7 @@ from typing import Literal
 
 from dlt_contract_ops.contracts.model import ColumnContract, ResourceContract, member_label
 from dlt_contract_ops.contracts.units import unit_advice
-from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.errors import ConfigError, did_you_mean
 
 Level = Literal["error", "warning", "off"]
 LEVELS: tuple[Level, ...] = ("error", "warning", "off")
@@ -148,11 +147,9 @@ def parse_levels(settings: Iterable[str] | Mapping[str, str]) -> dict[LintRule, 
     for rule_id, level in pairs:
         rule = LintRule.by_id(rule_id) or LintRule.by_id(f"lint.{rule_id}")
         if rule is None:
-            close = difflib.get_close_matches(rule_id, ids, n=1, cutoff=0.6)
-            hint = close[0] if close else None
             raise ConfigError(
                 f"Unknown lint rule `{rule_id}`."
-                + (f" Did you mean `{hint}`?" if hint else f" Rules: {', '.join(ids)}.")
+                + (did_you_mean(rule_id, ids) or f" Rules: {', '.join(ids)}.")
             )
         if level not in LEVELS:
             raise ConfigError(

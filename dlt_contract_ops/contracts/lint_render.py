@@ -6,16 +6,15 @@ Every renderer reads the same report and returns a string ending in a newline.
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ET
 from typing import Any
 
-# the GitHub workflow-command writer (escaping included) is shared with `check`'s annotations
-from dlt_contract_ops.contracts.ci import _command
 from dlt_contract_ops.contracts.lint import LintFinding, LintReport
 from dlt_contract_ops.contracts.wording import Locations
+from dlt_contract_ops.formats import CONTRACT_FORMATS as FORMATS
+from dlt_contract_ops.formats.github import command
+from dlt_contract_ops.formats.junit import Case, Outcome, Suite, junit_document
 
 LINT_FORMAT = "dlt-contract-ops/contract-lint@1"
-FORMATS = ("text", "json", "junit", "github")
 _MARK = {"error": "✗", "warning": "!"}
 
 
@@ -86,33 +85,20 @@ def lint_json(report: LintReport) -> str:
 def lint_junit(report: LintReport) -> str:
     """One test case per finding (an error fails, a warning passes with its text) plus a
     `lint` case that fails when any error was found."""
-    root = ET.Element("testsuites", {"name": "dlt-contract-ops contract lint"})
-    suite = ET.SubElement(root, "testsuite", {"name": f"contract lint {report.source}"})
+    cases = []
     for f in report.findings:
         name = f"{f.rule_id} {f.column}" if f.column is not None else f.rule_id
-        case = ET.SubElement(suite, "testcase", {
-            "classname": f"{report.source}.{f.resource}", "name": name, "time": "0",
-        })
+        classname = f"{report.source}.{f.resource}"
         if f.level == "error":
-            ET.SubElement(case, "failure", {"type": "error", "message": f.rule.title}).text = (
-                f.message
-            )
+            cases.append(Case(classname, name, failure=Outcome("error", f.rule.title, f.message)))
         else:
-            ET.SubElement(case, "system-out").text = f"warning: {f.message}"
-    verdict = ET.SubElement(suite, "testcase", {
-        "classname": report.source, "name": "lint", "time": "0",
-    })
+            cases.append(Case(classname, name, out=f"warning: {f.message}"))
     if report.failed:
-        ET.SubElement(verdict, "failure", {"type": "FAILED", "message": _summary(report)})
+        cases.append(Case(report.source, "lint", failure=Outcome("FAILED", _summary(report))))
     else:
-        ET.SubElement(verdict, "system-out").text = _summary(report)
-    counts = {"tests": str(len(report.findings) + 1),
-              "failures": str(len(report.errors) + (1 if report.failed else 0)),
-              "errors": "0", "skipped": "0"}
-    suite.attrib.update(counts)
-    root.attrib.update(counts)
-    ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+        cases.append(Case(report.source, "lint", out=_summary(report)))
+    suite = Suite(f"contract lint {report.source}", tuple(cases))
+    return junit_document("dlt-contract-ops contract lint", [suite])
 
 
 def lint_github(report: LintReport, locations: Locations) -> str:
@@ -120,9 +106,9 @@ def lint_github(report: LintReport, locations: Locations) -> str:
     lines = []
     for f in report.findings:
         where = locations.get((f.resource, f.column)) or locations.get((f.resource, None))
-        lines.append(_command(f.level, f"{f.rule_id} {f.subject}", f.message, where))
+        lines.append(command(f.level, f"{f.rule_id} {f.subject}", f.message, file=where))
     level = "error" if report.failed else "notice"
-    lines.append(_command(level, f"contract lint {report.verdict} {report.source}",
-                          _summary(report), None))
-    lines += [_command("notice", "contract lint note", n, None) for n in report.notes]
+    lines.append(command(level, f"contract lint {report.verdict} {report.source}",
+                         _summary(report)))
+    lines += [command("notice", "contract lint note", n) for n in report.notes]
     return "\n".join(lines) + "\n"

@@ -16,11 +16,11 @@ from dlt_contract_ops.contracts.wording import (
     bump_phrase,
     heading,
 )
+from dlt_contract_ops.formats import CONTRACT_FORMATS as FORMATS
 
 __all__ = ["FORMATS", "Locations", "blocking_reason", "bump_phrase", "heading", "render"]
 
 REPORT_FORMAT = "dlt-contract-ops/contract-report@1"
-FORMATS = ("text", "json", "junit", "github")
 
 def render(report: GateReport, fmt: str, locations: Locations | None = None) -> str:
     """`report` in `fmt` (one of FORMATS)."""

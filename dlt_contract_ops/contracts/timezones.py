@@ -11,13 +11,14 @@ Reads the time zone database when asked (never on import); the answers are cache
 
 from __future__ import annotations
 
-import difflib
 import functools
 import hashlib
 import re
 import zoneinfo
 from importlib import resources
 from pathlib import Path
+
+from dlt_contract_ops.errors import did_you_mean
 
 _OFFSET = re.compile(r"^([+-])(\d{2}):?(\d{2})$")
 _UTC_SPELLINGS = frozenset({"Z", "+00:00", "+0000", "+00"})
@@ -97,10 +98,11 @@ def _known() -> frozenset[str]:
 
 def _hint(key: str) -> str:
     known = sorted(_known())
-    folded = [k for k in known if k.casefold() == key.casefold()]
-    close = folded or difflib.get_close_matches(key, known, n=1, cutoff=0.8)
-    if close:
-        return f". Did you mean `{close[0]}`?"
+    # a zone in the wrong case is the one to suggest, however far apart the letters are
+    same = [k for k in known if k.casefold() == key.casefold()]
+    hint = did_you_mean(key, same, cutoff=0.0) if same else did_you_mean(key, known, cutoff=0.8)
+    if hint:
+        return "." + hint
     return (
         ". Use an IANA name (`UTC`, `Europe/Berlin`), a fixed offset (`+05:30`), or `local` for "
         "a wall-clock time in no promised zone."

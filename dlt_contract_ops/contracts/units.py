@@ -16,8 +16,9 @@ probably meant (`unit_advice`). Pure: no I/O.
 
 from __future__ import annotations
 
-import difflib
 import re
+
+from dlt_contract_ops.errors import did_you_mean
 
 # canonical symbol -> spelled-out names (matched case-insensitively) and other symbols
 _TABLE: dict[str, tuple[str, ...]] = {
@@ -230,7 +231,8 @@ def _close(unit: str) -> str:
         return " (symbols are case-sensitive). Did you mean " + " or ".join(
             f"`{s}`" for s in same_letters
         ) + "?"
-    close = difflib.get_close_matches(unit, [*_SYMBOLS, *_WORDS], n=1, cutoff=0.75)
-    if close:
-        return f". Did you mean `{_SYMBOLS.get(close[0]) or _WORDS[close[0]]}`?"
-    return ""
+    hint = did_you_mean(
+        unit, [*_SYMBOLS, *_WORDS], cutoff=0.75,
+        show=lambda c: f"`{_SYMBOLS.get(c) or _WORDS[c]}`",
+    )
+    return "." + hint if hint else ""

@@ -27,6 +27,7 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args, get_origin
 
 from dlt_contract_ops.contracts.model import ColumnContract, ResourceContract
+from dlt_contract_ops.core.columns import ROW_ID
 
 if TYPE_CHECKING:
     pass
@@ -305,7 +306,7 @@ def plan_checks(
         else:
             by_rule["unique_key"].append(Check("unique_key", tuple(keys)))
     row_id = tuple(keys) if keys and all(k in live for k in keys) else (
-        ("_dlt_id",) if "_dlt_id" in live else ()
+        (ROW_ID,) if ROW_ID in live else ()
     )
     return Plan(tuple(c for r in RULES for c in by_rule[r]), tuple(notes), row_id)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from dlt_contract_ops.contracts.gate import Waiver
 from dlt_contract_ops.contracts.rules import Rule
-from dlt_contract_ops.errors import WaiverError
+from dlt_contract_ops.errors import WaiverError, did_you_mean
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -28,13 +28,6 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 _KEYS = ("rule", "resource", "column", "reason", "expires")
-
-
-def _hint(value: str, choices: list[str]) -> str:
-    from dlt_contract_ops.settings.keys import closest
-
-    close = closest(value, choices)
-    return f" Did you mean `{close}`?" if close else ""
 
 
 def _date(value: Any, where: str) -> dt.date:
@@ -89,11 +82,11 @@ def parse_waivers(text: str, path: str) -> tuple[Waiver, ...]:
             raise WaiverError(f"{where}: must be a table with {', '.join(_KEYS)}.")
         for key in entry:
             if key not in _KEYS:
-                raise WaiverError(f"{where}: unknown key `{key}`.{_hint(key, list(_KEYS))}")
+                raise WaiverError(f"{where}: unknown key `{key}`.{did_you_mean(key, _KEYS)}")
         rule = _text(entry, "rule", where) or ""
         if Rule.by_id(rule) is None:
             raise WaiverError(
-                f"{where}: `rule` is `{rule}`, which is no rule id.{_hint(rule, rule_ids)} "
+                f"{where}: `rule` is `{rule}`, which is no rule id.{did_you_mean(rule, rule_ids)} "
                 "Rule ids are listed in docs/contracts.md."
             )
         resource = _text(entry, "resource", where) or ""

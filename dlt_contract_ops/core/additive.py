@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from dlt_contract_ops.core.columns import ExpectedTable, LiveTable
-
-SYSTEM_PREFIX = "_dlt_"
+from dlt_contract_ops.core.columns import DLT_PREFIX, ExpectedTable, LiveTable
 
 
 @dataclass(frozen=True)
@@ -33,7 +31,7 @@ def detect_additive(
     live: LiveTable,
     *,
     ignored: frozenset[str] = frozenset(),
-    system_prefix: str = SYSTEM_PREFIX,
+    system_prefix: str = DLT_PREFIX,
 ) -> AdditiveDrift | None:
     """Live columns of `live` that `expected` does not declare, or None when there are none.
 

@@ -5,6 +5,31 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+#: dlt's own columns, as every dlt naming convention keeps them: the load a row came in,
+#: the row's id, a nested row's links to its parent and root row, and its list index
+LOAD_ID = "_dlt_load_id"
+ROW_ID = "_dlt_id"
+PARENT_ID = "_dlt_parent_id"
+ROOT_ID = "_dlt_root_id"
+LIST_IDX = "_dlt_list_idx"
+#: the prefix of every column dlt adds; such a column is never drift
+DLT_PREFIX = "_dlt_"
+DLT_COLUMNS = frozenset({LOAD_ID, ROW_ID, PARENT_ID, ROOT_ID, LIST_IDX})
+
+
+def free_name(name: str, taken: set[str]) -> str:
+    """`name`, or `_name`, `__name`, ...: an alias no column in `taken` is called; added to
+    `taken`, so the next helper alias cannot take it too.
+
+    >>> taken = {"_co_rank_0", "x"}
+    >>> free_name("_co_rank_0", taken), free_name("_co_rank_0", taken)
+    ('__co_rank_0', '___co_rank_0')
+    """
+    while name in taken:
+        name = "_" + name
+    taken.add(name)
+    return name
+
 
 @dataclass(frozen=True)
 class ExpectedColumn:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from dlt_contract_ops.core.columns import LiveTable, TimeAxis
-
-LOAD_ID_COLUMN = "_dlt_load_id"
+from dlt_contract_ops.core.columns import LOAD_ID, LiveTable, TimeAxis
 
 
 def choose_time_axis(
@@ -22,6 +20,6 @@ def choose_time_axis(
         return TimeAxis(load_timestamp_column, "timestamp")
     if partition_column and live.has(partition_column):
         return TimeAxis(partition_column, "partition")
-    if live.has(LOAD_ID_COLUMN):
-        return TimeAxis(LOAD_ID_COLUMN, "load_id")
+    if live.has(LOAD_ID):
+        return TimeAxis(LOAD_ID, "load_id")
     return None

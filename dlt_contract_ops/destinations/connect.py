@@ -19,10 +19,10 @@ from dlt_contract_ops.errors import (
     DestinationError,
     NotLoadedError,
     UnsupportedDestinationError,
+    did_you_mean,
 )
 from dlt_contract_ops.registry import (
     DESTINATION_GROUP,
-    closest,
     distribution,
     entry_point,
     registered,
@@ -105,11 +105,10 @@ def adapter_class(destination_type: str) -> type[DestinationAdapter]:
     try:
         ep = entry_point(DESTINATION_GROUP, destination_type)
     except KeyError:
-        hint = closest(destination_type, names)
         raise UnsupportedDestinationError(
             f"Destination `{destination_type}` is core tier: dlt loads it, but no reconciler "
             f"adapter is registered for it (registered: {', '.join(names) or 'none'})."
-            + (f" Did you mean `{hint}`?" if hint else "")
+            + did_you_mean(destination_type, names)
             + " Install a package that registers one in the entry-point group "
             f"`{DESTINATION_GROUP}`, or write one (docs/destinations.md)."
         ) from None

@@ -15,6 +15,9 @@ if TYPE_CHECKING:  # the CLI reads FORMATS for `--help`: no pydantic at import t
 
 #: the `reconcile --format` choices, in the order `--help` shows them
 FORMATS: tuple[str, ...] = ("text", "json", "junit", "github", "sarif")
+#: the `contract diff/check/lint --format` choices: every one but SARIF, which contracts
+#: do not render
+CONTRACT_FORMATS: tuple[str, ...] = tuple(f for f in FORMATS if f != "sarif")
 
 
 def render(results: Sequence[ReconcileResult], fmt: str, *, dry_run: bool = False) -> str:

@@ -10,10 +10,10 @@ break, `:` or `,` cannot end a command early or forge another one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from dlt_contract_ops.findings import ReconcileResult
-from dlt_contract_ops.formats.wording import acknowledgement, summary
-from dlt_contract_ops.render import text_name
+if TYPE_CHECKING:  # the contracts' annotations use this module: no pydantic at import time
+    from dlt_contract_ops.findings import ReconcileResult
 
 
 def escape_data(text: str) -> str:
@@ -34,21 +34,32 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def command(level: str, title: str, message: str) -> str:
-    """One workflow command line, e.g. `::warning title=...::message`."""
-    return f"::{level} title={escape_property(title)}::{escape_data(message)}"
+def command(
+    level: str, title: str, message: str, *, file: tuple[str, int] | None = None
+) -> str:
+    """One workflow command line, e.g. `::warning title=...::message`; `file` is the
+    (path, line) it annotates.
+
+    >>> command("error", "a:b", "x", file=("m.py", 3))
+    '::error file=m.py,line=3,title=a%3Ab::x'
+    """
+    where = f"file={escape_property(file[0])},line={file[1]}," if file is not None else ""
+    return f"::{level} {where}title={escape_property(title)}::{escape_data(message)}"
 
 
 def to_github(results: Sequence[ReconcileResult]) -> str:
     """The results as workflow commands (`reconcile --format github`); empty when clean.
 
-    >>> from dlt_contract_ops.findings import DriftFinding
+    >>> from dlt_contract_ops.findings import DriftFinding, ReconcileResult
     >>> f = DriftFinding(drift_type="additive", source="shop", resource="Orders",
     ...                  table="orders", columns=["ip"])
     >>> print(to_github([ReconcileResult(source="shop", findings=[f])]), end="")
     ::warning title=additive drift in shop.orders::shop: additive drift in table `orders` \
 (resource Orders): 1 column(s): ip
     """
+    from dlt_contract_ops.formats.wording import acknowledgement, summary
+    from dlt_contract_ops.render import text_name
+
     lines: list[str] = []
     for r in results:
         for f in r.findings:

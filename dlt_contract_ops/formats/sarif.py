@@ -11,7 +11,6 @@ false when anything errored. The log validates against the OASIS SARIF 2.1.0 sch
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -51,11 +50,6 @@ def _location(r: ReconcileResult, f: DriftFinding) -> dict[str, Any]:
     }
 
 
-def _fingerprint(f: DriftFinding) -> str:
-    """Stable across runs for the same drift (the finding's `key`), so viewers dedup it."""
-    return hashlib.sha256(json.dumps(list(f.key), ensure_ascii=False).encode()).hexdigest()
-
-
 def _result(r: ReconcileResult, f: DriftFinding) -> dict[str, Any]:
     properties = finding_document(f)
     properties.update({"pipeline": r.pipeline, "destination": r.destination,
@@ -66,7 +60,8 @@ def _result(r: ReconcileResult, f: DriftFinding) -> dict[str, Any]:
         "level": "note" if f.acknowledged else "warning",
         "message": {"text": f"{r.source}: {summary(f)}"},
         "locations": [_location(r, f)],
-        "partialFingerprints": {"driftKey/v1": _fingerprint(f)},
+        # the finding's id: stable across runs for the same drift, so viewers dedup it
+        "partialFingerprints": {"findingId/v1": f.id},
         "properties": {k: v for k, v in properties.items() if v is not None},
     }
     if f.acknowledged:

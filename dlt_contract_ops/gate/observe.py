@@ -25,12 +25,9 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
+from dlt_contract_ops.core.columns import DLT_COLUMNS
 from dlt_contract_ops.gate.compare import ColumnShape, Shape
 
-#: columns dlt adds to every row; never part of a contract
-DLT_COLUMNS = frozenset(
-    {"_dlt_id", "_dlt_load_id", "_dlt_parent_id", "_dlt_list_idx", "_dlt_root_id"}
-)
 _CONTAINERS = (dict, list, tuple, set)
 
 

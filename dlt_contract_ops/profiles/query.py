@@ -30,10 +30,10 @@ from typing import Any, Literal
 
 from sqlglot import exp
 
+from dlt_contract_ops.core.columns import LOAD_ID
 from dlt_contract_ops.destinations.sql import col
 from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
 
-LOAD_ID = "_dlt_load_id"
 #: dialects whose own approximate distinct count sqlglot renders from `exp.ApproxDistinct`;
 #: elsewhere (PostgreSQL, SQLite, MySQL have none) an exact `COUNT(DISTINCT ...)`
 APPROX_DIALECTS = frozenset(

@@ -54,21 +54,19 @@ def profile_history(
 
 def _check_names(ctx: SourceContext, table: str | None, column: str | None) -> None:
     """ConfigError for a `table` or `column` that is not profiled: the names that are, and
-    the closest one (`settings.keys.closest`)."""
-    from dlt_contract_ops.errors import ConfigError
-    from dlt_contract_ops.profiles.query import LOAD_ID
+    the closest one (`errors.did_you_mean`)."""
+    from dlt_contract_ops.core.columns import LOAD_ID
+    from dlt_contract_ops.errors import ConfigError, did_you_mean
     from dlt_contract_ops.profiles.sweep import plan_columns
-    from dlt_contract_ops.settings.keys import closest
 
     # what `profile_source` profiles: the present root tables with a load id column
     present = {e.table: (e, live) for e, live in ctx.present_tables() if live.has(LOAD_ID)}
 
     def unknown(kind: str, name: str, known: Sequence[str], where: str) -> ConfigError:
-        close = closest(name, known)
         listed = ", ".join(sorted(known)) or "none"
         return ConfigError(
             f"Unknown {kind} `{name}` {where}: profiled {kind}s are {listed}."
-            + (f" Did you mean `{close}`?" if close else "")
+            + did_you_mean(name, known)
         )
 
     if table is not None and table not in present:

@@ -19,13 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from dlt_contract_ops.core.columns import ExpectedTable, LiveTable
+from dlt_contract_ops.core.columns import DLT_PREFIX, LOAD_ID, ExpectedTable, LiveTable
 from dlt_contract_ops.destinations.execution import shaped
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
 from dlt_contract_ops.profiles.compare import DistributionRule, window
 from dlt_contract_ops.profiles.model import LoadProfile
 from dlt_contract_ops.profiles.query import (
-    LOAD_ID,
     Bound,
     ProfiledColumn,
     category_plan,
@@ -109,7 +108,7 @@ def plan_columns(ctx: SourceContext, expected: ExpectedTable, live: LiveTable
     out = [
         ProfiledColumn(c.name, kind_of(read(live.columns[c.name].data_type)), codes.get(c.name))
         for c in sorted(expected.columns, key=lambda c: c.name)
-        if live.has(c.name) and c.name not in ignored and not c.name.startswith("_dlt_")
+        if live.has(c.name) and c.name not in ignored and not c.name.startswith(DLT_PREFIX)
     ]
     axis = ctx.axis(expected.table)
     if axis is None or axis.kind == "load_id":

@@ -10,7 +10,7 @@ from typing import Any
 from sqlglot import exp
 
 from dlt_contract_ops.core.additive import AdditiveDrift, detect_additive
-from dlt_contract_ops.core.columns import ExpectedTable, TimeAxis
+from dlt_contract_ops.core.columns import ROW_ID, ExpectedTable, TimeAxis
 from dlt_contract_ops.detector import DetectorRun
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.jsonable import jsonable
@@ -50,7 +50,7 @@ def run_additive(run: DetectorRun) -> ReconcileResult:
             continue
         axis = ctx.axis(expected.table)
         table = ctx.rows(expected.table)
-        tiebreak = "_dlt_id" if live.has("_dlt_id") else None
+        tiebreak = ROW_ID if live.has(ROW_ID) else None
         # bounded: the scan never grows with the table (the newest n rows; on dlt's load ids
         # and partitions also only rows this recent, which lets warehouses prune). A
         # configured timestamp column carries the producer's times, which may be old: it is

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import time
 
-from dlt_contract_ops.core.columns import TimeAxis
+from dlt_contract_ops.core.columns import LOAD_ID, TimeAxis
 from dlt_contract_ops.detector import DetectorRun
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.profiles.compare import compare, window
-from dlt_contract_ops.profiles.query import LOAD_ID, history_query
+from dlt_contract_ops.profiles.query import history_query
 from dlt_contract_ops.profiles.sweep import shared_profiles, store_notes
 from dlt_contract_ops.queries import axis_time
 

@@ -17,7 +17,7 @@ from typing import Any
 from sqlglot import exp
 
 from dlt_contract_ops.context import SourceContext
-from dlt_contract_ops.core.columns import ExpectedTable, LiveTable, TimeAxis
+from dlt_contract_ops.core.columns import LOAD_ID, ExpectedTable, LiveTable, TimeAxis
 from dlt_contract_ops.core.removal import (
     LoadCount,
     WindowCounts,
@@ -30,7 +30,6 @@ from dlt_contract_ops.destinations.sql import col
 from dlt_contract_ops.detector import DetectorRun
 from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
 from dlt_contract_ops.profiles.model import LoadProfile
-from dlt_contract_ops.profiles.query import LOAD_ID
 from dlt_contract_ops.queries import (
     Rows,
     axis_bound,

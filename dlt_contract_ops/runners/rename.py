@@ -18,13 +18,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from dlt_contract_ops.core.columns import TimeAxis
+from dlt_contract_ops.core.columns import LOAD_ID, TimeAxis
 from dlt_contract_ops.core.rename import assign_pairs, candidate_pairs
 from dlt_contract_ops.detector import DetectorRun
 from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
 from dlt_contract_ops.queries import axis_bound, handoff_query
-
-LOAD_ID = "_dlt_load_id"
 
 
 @dataclass(frozen=True)

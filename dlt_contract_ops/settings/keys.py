@@ -1,20 +1,12 @@
-"""The one "unknown key, did you mean" helper of every configuration table."""
+"""The one "unknown key" message of every configuration table (the "did you mean" in it is
+`errors.did_you_mean`)."""
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-
-def closest(name: str, known: Iterable[str], cutoff: float = 0.6) -> str | None:
-    """The known name `name` is most likely a typo of, if any.
-
-    >>> closest("recent_windw", ["recent_window", "baseline_window"])
-    'recent_window'
-    """
-    match = difflib.get_close_matches(name, sorted(known), n=1, cutoff=cutoff)
-    return match[0] if match else None
+from dlt_contract_ops.errors import did_you_mean
 
 
 def unknown_key_messages(
@@ -30,9 +22,8 @@ def unknown_key_messages(
     for key in table:
         if key in known:
             continue
-        hint = closest(str(key), known)
         out.append(
             f"Unknown key `{key}` in `[{section}]` ({where})."
-            + (f" Did you mean `{hint}`?" if hint else f" Known keys: {', '.join(known)}.")
+            + (did_you_mean(str(key), known) or f" Known keys: {', '.join(known)}.")
         )
     return out

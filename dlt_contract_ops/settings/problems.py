@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.errors import ConfigError, closest
 from dlt_contract_ops.settings.files import dig, toml_files
-from dlt_contract_ops.settings.keys import closest, unknown_key_messages
+from dlt_contract_ops.settings.keys import unknown_key_messages
 from dlt_contract_ops.settings.specs import (
     DEDUP_KEYS,
     DISTRIBUTION_KEYS,

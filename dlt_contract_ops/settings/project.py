@@ -18,7 +18,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import BeforeValidator, Field, Strict
 
 from dlt_contract_ops.core.removal import (
     DEFAULT_BASELINE_THRESHOLD,
@@ -52,6 +54,7 @@ DEFAULT_SAMPLE_ROWS = 10_000
 DEFAULT_PROFILE_RETENTION = 90 * 86400.0
 
 _Spec = TypeVar("_Spec")
+_T = TypeVar("_T")
 
 
 def where(key: str) -> str:
@@ -90,15 +93,51 @@ def as_text(value: Any, key: str) -> str | None:
     return value
 
 
-def as_fraction(value: Any, key: str) -> float:
-    """A number in [0, 1]."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = -1.0
-    if isinstance(value, bool) or not 0.0 <= number <= 1.0:
-        raise ConfigError(f"{where(key)} = {value!r} must be a fraction between 0 and 1, e.g. 0.2.")
-    return number
+def _not_a_bool(value: Any) -> Any:
+    if isinstance(value, bool):  # pydantic reads `true` as 1.0; a setting must not
+        raise ValueError("a boolean is not a number")
+    return value
+
+
+@dataclass(frozen=True)
+class Typed(Generic[_T]):
+    """A setting's type as pydantic checks it (`annotation`), and the one-line error naming
+    the key (`message`, with `{key}` and `{value!r}`) when a value is not of it.
+
+    >>> WHOLE.read(3, "`n`"), FRACTION.read("0.5", "`f`")
+    (3, 0.5)
+    >>> WHOLE.read(True, "`n`")
+    Traceback (most recent call last):
+    dlt_contract_ops.errors.ConfigError: `n` must be a whole number >= 1, got True.
+    """
+
+    annotation: Any
+    message: str
+
+    def read(self, value: Any, named: str) -> _T:
+        from pydantic import TypeAdapter, ValidationError
+
+        try:
+            out: _T = TypeAdapter(self.annotation).validate_python(value)
+        except ValidationError:
+            raise ConfigError(self.message.format(key=named, value=value)) from None
+        return out
+
+
+_NUMBER = Annotated[float, BeforeValidator(_not_a_bool), Field(allow_inf_nan=False)]
+#: a number in [0, 1] (thresholds, confidences, shares)
+FRACTION: Typed[float] = Typed(
+    Annotated[_NUMBER, Field(ge=0, le=1)],
+    "{key} = {value!r} must be a fraction between 0 and 1, e.g. 0.2.",
+)
+#: a finite number >= 0
+NON_NEGATIVE: Typed[float] = Typed(
+    Annotated[_NUMBER, Field(ge=0)], "{key} must be a number >= 0, got {value!r}."
+)
+#: a whole number >= 1 (an int in the file: `5.0` and `"5"` are not)
+WHOLE: Typed[int] = Typed(
+    Annotated[int, Strict(), Field(ge=1)], "{key} must be a whole number >= 1, got {value!r}."
+)
 
 
 def _duration(value: Any, key: str) -> timedelta:
@@ -134,15 +173,7 @@ class RemovalSettings:
                 span = parse_duration(value, name_of(key))
                 out = replace(out, **{key: span})  # type: ignore[arg-type]  # key is a window
             elif key.endswith("_threshold"):
-                try:
-                    number = float(value)
-                except (TypeError, ValueError):
-                    number = -1.0
-                if isinstance(value, bool) or not 0.0 <= number <= 1.0:
-                    raise ConfigError(
-                        f"{name_of(key)} = {value!r} must be a fraction between 0 and 1, "
-                        "e.g. 0.2."
-                    )
+                number = FRACTION.read(value, name_of(key))
                 out = replace(out, **{key: number})  # type: ignore[arg-type]  # a threshold
             elif key == "from_profiles":
                 if not isinstance(value, bool):
@@ -326,10 +357,10 @@ def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
         lock_timeout=_seconds(spec.lock_timeout, f"{p}.lock_timeout", DEFAULT_LOCK_TIMEOUT),
         rename_min_confidence=(
             DEFAULT_RENAME_MIN_CONFIDENCE if spec.rename.min_confidence is None
-            else as_fraction(spec.rename.min_confidence, f"{p}.rename.min_confidence")
+            else FRACTION.read(spec.rename.min_confidence, where(f"{p}.rename.min_confidence"))
         ),
         sample_window=_seconds(spec.sample_window, f"{p}.sample_window", DEFAULT_SAMPLE_WINDOW),
-        sample_rows=_positive_int(spec.sample_rows, f"{p}.sample_rows", DEFAULT_SAMPLE_ROWS),
+        sample_rows=_whole(spec.sample_rows, f"{p}.sample_rows", DEFAULT_SAMPLE_ROWS),
         profile_store=(
             Path(run_dir, os.path.expanduser(profile_store)) if profile_store else None
         ),
@@ -348,42 +379,30 @@ def _distribution(spec: DistributionSpec, section: str) -> DistributionRule:
     """`[contract_ops.distribution]` over the defaults (`profiles.compare.DEFAULT_*`)."""
     base = DistributionRule()
 
-    def number(key: str, default: float) -> float:
-        value = getattr(spec, key)
-        if value is None:
-            return default
-        try:
-            out = float(value)
-        except (TypeError, ValueError):
-            out = -1.0
-        if isinstance(value, bool) or not 0.0 <= out < float("inf"):
-            raise ConfigError(f"{where(f'{section}.{key}')} must be a number >= 0, got {value!r}.")
-        return out
-
     return DistributionRule(
-        baseline_loads=_positive_int(spec.baseline_loads, f"{section}.baseline_loads",
-                                     base.baseline_loads),
+        baseline_loads=_whole(spec.baseline_loads, f"{section}.baseline_loads",
+                              base.baseline_loads),
         baseline_window=(
             base.baseline_window if spec.baseline_window is None
             else _duration(spec.baseline_window, f"{section}.baseline_window")
         ),
-        min_baseline_loads=_positive_int(spec.min_baseline_loads,
-                                         f"{section}.min_baseline_loads",
-                                         base.min_baseline_loads),
-        max_categories=_positive_int(spec.max_categories, f"{section}.max_categories",
-                                     base.max_categories),
-        threshold=number("threshold", base.threshold),
-        min_change=as_fraction(spec.min_change, f"{section}.min_change")
-        if spec.min_change is not None else base.min_change,
+        min_baseline_loads=_whole(spec.min_baseline_loads, f"{section}.min_baseline_loads",
+                                  base.min_baseline_loads),
+        max_categories=_whole(spec.max_categories, f"{section}.max_categories",
+                              base.max_categories),
+        threshold=(
+            base.threshold if spec.threshold is None
+            else NON_NEGATIVE.read(spec.threshold, where(f"{section}.threshold"))
+        ),
+        min_change=(
+            base.min_change if spec.min_change is None
+            else FRACTION.read(spec.min_change, where(f"{section}.min_change"))
+        ),
     )
 
 
-def _positive_int(value: Any, key: str, default: int) -> int:
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ConfigError(f"{where(key)} must be a whole number >= 1, got {value!r}.")
-    return value
+def _whole(value: Any, key: str, default: int) -> int:
+    return default if value is None else WHOLE.read(value, where(key))
 
 
 def source_section(name: str) -> str:

@@ -1,10 +1,12 @@
 """Dedup across runs: alert on a finding when it is new or changed, and again after
 `realert_after`, so an hourly cron does not page anyone twelve times for the same column.
 
-The state is a small local JSON file (never the destination) keyed by (source, resource,
-drift type, columns). By default it lives in dlt's data directory (where dlt keeps its own
-local pipeline state, `~/.dlt/` or `DLT_DATA_DIR`), one file per project folder:
-`<data dir>/contract_ops/alert_state/<project>-<hash>.json`. `[contract_ops.dedup]
+The state is a small local JSON file (never the destination) keyed by the finding's id
+(`DriftFinding.id`, the identity acknowledgements use too). An entry written under the 0.1.0
+key, (source, resource, drift type, columns) as a JSON array, is found by that key and moved
+under the id the next time it is written. By default it lives in dlt's data directory
+(where dlt keeps its own local pipeline state, `~/.dlt/` or `DLT_DATA_DIR`), one file per
+project folder: `<data dir>/contract_ops/alert_state/<project>-<hash>.json`. `[contract_ops.dedup]
 state_file` moves it (relative paths are relative to the project), e.g. onto a volume that
 outlives a container.
 
@@ -15,7 +17,7 @@ written by format 1 (one record per finding) still reads: its record counts for 
 (`*`) until it ages out or the finding changes.
 
 Every finding is still returned and printed; what dedup and delivery decided is recorded
-in an `AlertLedger` (finding key -> "new" | "repeat" | "undelivered") and then carried on
+in an `AlertLedger` (finding id -> "new" | "repeat" | "undelivered") and then carried on
 each finding (`DriftFinding.alert`).
 """
 
@@ -43,10 +45,12 @@ AlertReason = Literal[
     "first", "changed", "realert", "unchanged", "unchecked", "in_flight",
     "no_sink_confirmed", "paging_sink_failed",
 ]
-FindingKey = tuple[str, str, str, tuple[str, ...]]
+#: a finding's one identity, `DriftFinding.id`
+FindingId = str
 
-#: 2: one record per sink (`sinks`); format 1 (one record per finding) still reads
-STATE_FORMAT_VERSION = 2
+#: 3: keyed by the finding's id; 2: one record per sink (`sinks`), keyed by the 0.1.0 key;
+#: formats 1 (one record per finding) and 2 still read
+STATE_FORMAT_VERSION = 3
 #: the sink name under which a format 1 record is read: it counts for every sink
 ANY_SINK = "*"
 #: a pending claim of a run on another host stops counting after this many seconds
@@ -101,9 +105,32 @@ def overall(marks: Mapping[str, AlertMark]) -> AlertMark:
 
 
 def finding_key(finding: DriftFinding) -> str:
-    """The state-file key: (source, resource, drift type, columns) as a JSON array."""
-    source, resource, drift_type, columns = finding.key
-    return json.dumps([source, resource, drift_type, list(columns)], ensure_ascii=False)
+    """The state-file key: the finding's id."""
+    return finding.id
+
+
+def legacy_key(finding: DriftFinding) -> str:
+    """The key 0.1.0 wrote (state formats 1 and 2): (source, resource, drift type, columns in
+    their order) as a JSON array."""
+    return json.dumps(
+        [finding.source, finding.resource, finding.drift_type, list(finding.columns)],
+        ensure_ascii=False,
+    )
+
+
+def _entry(alerts: dict[str, Any], finding: DriftFinding, *, adopt: bool) -> Any:
+    """`finding`'s entry in `alerts`, under its id or else its 0.1.0 key; `adopt` moves an
+    entry found under the old key to the id (in `alerts`, written with the next write)."""
+    key = finding_key(finding)
+    if key in alerts:
+        return alerts[key]
+    old = legacy_key(finding)
+    if old not in alerts:
+        return None
+    if not adopt:
+        return alerts[old]
+    alerts[key] = alerts.pop(old)
+    return alerts[key]
 
 
 def finding_digest(finding: DriftFinding) -> str:
@@ -202,7 +229,7 @@ class DedupStore:
     def check(self, finding: DriftFinding, sinks: Sequence[str] = ()) -> dict[str, AlertMark]:
         """What `reserve` would decide now for each of `sinks`, without writing (dry runs,
         disabled emission). No sinks: each sink the state knows for `finding` (or `*`)."""
-        entry = self._alerts(repair=False).get(finding_key(finding))
+        entry = _entry(self._alerts(repair=False), finding, adopt=False)
         records = (entry or {}).get("sinks", {})
         digest, now = finding_digest(finding), self._clock()
         return {
@@ -217,7 +244,7 @@ class DedupStore:
             alerts = self._alerts(repair=True)
             now = self._clock()
             key = finding_key(finding)
-            entry = alerts.get(key) or {"sinks": {}}
+            entry = _entry(alerts, finding, adopt=True) or {"sinks": {}}
             records: dict[str, Any] = entry["sinks"]
             digest = finding_digest(finding)
             marks: dict[str, AlertMark] = {}
@@ -260,7 +287,8 @@ class DedupStore:
             for sink, findings in delivered.items():
                 for finding in findings:
                     key = finding_key(finding)
-                    entry = {"sinks": {}, **(alerts.get(key) or {}), **_header(finding)}
+                    entry = {"sinks": {}, **(_entry(alerts, finding, adopt=True) or {}),
+                             **_header(finding)}
                     records = entry["sinks"]
                     # an alert first sent by the previous version dates from then
                     first = next(
@@ -277,6 +305,7 @@ class DedupStore:
                     alerts[key] = entry
             for sink, findings in undelivered.items():
                 for finding in findings:
+                    _entry(alerts, finding, adopt=True)
                     self._release(alerts, finding_key(finding), sink)
             self._write(alerts, now)
 
@@ -322,6 +351,7 @@ def _header(finding: DriftFinding) -> dict[str, Any]:
     return {
         "source": finding.source,
         "resource": finding.resource,
+        "table": finding.table,
         "drift_type": finding.drift_type,
         "columns": list(finding.columns),
     }
@@ -366,7 +396,7 @@ def _aside_path(path: Path) -> Path:
     return aside
 
 
-class AlertLedger(Mapping[FindingKey, AlertStatus]):
+class AlertLedger(Mapping[FindingId, AlertStatus]):
     """Finding key -> "new" | "repeat" | "undelivered" for one run.
 
     The emitter fills it as it decides and delivers; the sweep copies each status onto its
@@ -374,19 +404,19 @@ class AlertLedger(Mapping[FindingKey, AlertStatus]):
     """
 
     def __init__(self) -> None:
-        self._marks: dict[FindingKey, AlertMark] = {}
+        self._marks: dict[FindingId, AlertMark] = {}
 
     def record(self, finding: DriftFinding, mark: AlertMark) -> None:
-        self._marks[finding.key] = mark
+        self._marks[finding.id] = mark
 
     def mark(self, finding: DriftFinding) -> AlertMark | None:
         """The full decision (status and reason) for `finding`, None if none was made."""
-        return self._marks.get(finding.key)
+        return self._marks.get(finding.id)
 
-    def __getitem__(self, key: FindingKey) -> AlertStatus:
+    def __getitem__(self, key: FindingId) -> AlertStatus:
         return self._marks[key].status
 
-    def __iter__(self) -> Iterator[FindingKey]:
+    def __iter__(self) -> Iterator[FindingId]:
         return iter(self._marks)
 
     def __len__(self) -> int:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dlt_contract_ops.findings import DriftFinding
-from dlt_contract_ops.sinks.dedup import AlertLedger, FindingKey
+from dlt_contract_ops.sinks.dedup import AlertLedger, FindingId
 
 
 def pages(sink: Any) -> bool:
@@ -57,21 +57,21 @@ class DeliveryReport:
     #: findings a paging sink (or every sink) they were sent to did not deliver
     undelivered: list[DriftFinding] = field(default_factory=list)
     #: finding key -> the sinks that did not deliver it (sent to them again next run)
-    undelivered_to: dict[FindingKey, tuple[str, ...]] = field(default_factory=dict)
+    undelivered_to: dict[FindingId, tuple[str, ...]] = field(default_factory=dict)
     #: finding key -> the sinks that delivered it this run
-    delivered_to: dict[FindingKey, tuple[str, ...]] = field(default_factory=dict)
+    delivered_to: dict[FindingId, tuple[str, ...]] = field(default_factory=dict)
     #: sink name -> why it failed, for the error message
     failures: dict[str, str] = field(default_factory=dict)
 
     def problem(self, lost: Sequence[DriftFinding]) -> str:
         """The error a result carries for its undelivered findings `lost`, naming them, the
         sinks that did not deliver them and why."""
-        sinks = sorted({n for f in lost for n in self.undelivered_to.get(f.key, ())})
+        sinks = sorted({n for f in lost for n in self.undelivered_to.get(f.id, ())})
         why = "; ".join(
             f"'{n}': {m}" for n, m in sorted(self.failures.items()) if not sinks or n in sinks
         )
         which = ", ".join(f"`{f.table}` {f.drift_type}" for f in lost)
-        if not any(self.delivered_to.get(f.key) for f in lost):
+        if not any(self.delivered_to.get(f.id) for f in lost):
             return (
                 f"alert not delivered for {len(lost)} finding(s) ({which}): no alert sink "
                 f"confirmed delivery ({why or 'no sink accepted it'}). They were written to "

@@ -34,7 +34,7 @@ from dlt_contract_ops.findings import DriftFinding
 from dlt_contract_ops.settings.duration import human
 from dlt_contract_ops.settings.project import DedupSettings, default_state_file
 from dlt_contract_ops.sinks.base import AlertSink, ConfirmsDelivery, ErrorEvent
-from dlt_contract_ops.sinks.dedup import ANY_SINK, AlertMark, DedupStore, FindingKey, overall
+from dlt_contract_ops.sinks.dedup import ANY_SINK, AlertMark, DedupStore, FindingId, overall
 from dlt_contract_ops.sinks.delivery import DeliveryReport, missed, pages
 from dlt_contract_ops.sinks.loader import load_sink
 from dlt_contract_ops.sinks.logging_sink import LoggingSink, error_line, where
@@ -102,8 +102,8 @@ class Emitter:
         self._dedup_broken = False
         self._closed = False
         #: finding key -> (finding, the sinks it went to, those whose emit_drift returned)
-        self._handed: dict[FindingKey, tuple[DriftFinding, list[str], set[str]]] = {}
-        self._fell_back: set[FindingKey] = set()
+        self._handed: dict[FindingId, tuple[DriftFinding, list[str], set[str]]] = {}
+        self._fell_back: set[FindingId] = set()
 
     @classmethod
     def from_names(
@@ -219,7 +219,7 @@ class Emitter:
         accepted: set[str] = set()
         # handed over before any sink runs: a send cut short by SIGINT/SIGTERM leaves it
         # undelivered, so flush logs it and releases its dedup claims instead of forgetting it
-        self._handed[finding.key] = (finding, targets, accepted)
+        self._handed[finding.id] = (finding, targets, accepted)
         self._fan_out(
             "a drift event", lambda sink: sink.emit_drift(finding), accepted, only=targets
         )
@@ -278,7 +278,7 @@ class Emitter:
     def _fall_back(self, finding: DriftFinding, lost: Sequence[str], *, delivered: bool) -> None:
         """Write the whole finding (columns, types, samples, reproduce) to the log: no sink,
         or not the paging sinks `lost`, has it. This does not count as delivery."""
-        self._fell_back.add(finding.key)
+        self._fell_back.add(finding.id)
         at = where(finding.pipeline, finding.source, finding.resource)
         if delivered:
             names = ", ".join(f"'{n}'" for n in lost)
@@ -349,7 +349,7 @@ class Emitter:
             if not isinstance(sink, ConfirmsDelivery):
                 continue
             try:
-                unconfirmed = {f.key for f in sink.undelivered()}
+                unconfirmed = {f.id for f in sink.undelivered()}
             except Exception as exc:  # cannot tell: better a repeated alert than a lost one
                 log.warning("alert sink '%s' cannot report delivery: %s", name, exc)
                 unconfirmed = set(self._handed)
@@ -366,16 +366,16 @@ class Emitter:
                 (delivered if name in accepted else undelivered).setdefault(name, []).append(
                     finding
                 )
-            self.report.delivered_to[finding.key] = tuple(n for n in targets if n in accepted)
+            self.report.delivered_to[finding.id] = tuple(n for n in targets if n in accepted)
             lost = missed(targets, accepted, paging)
             if not lost:
                 continue
             self.report.undelivered.append(finding)
-            self.report.undelivered_to[finding.key] = tuple(lost)
+            self.report.undelivered_to[finding.id] = tuple(lost)
             self.report.ledger.record(finding, AlertMark(
                 "undelivered", "paging_sink_failed" if accepted else "no_sink_confirmed"
             ))
-            if finding.key not in self._fell_back:  # an asynchronous sink lost it
+            if finding.id not in self._fell_back:  # an asynchronous sink lost it
                 self._fall_back(finding, lost, delivered=bool(accepted))
         if self.dedup is not None and not self._dedup_broken:
             try:

@@ -7,9 +7,13 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from dlt_contract_ops.errors import AlertSinkError, OptionProblem, SinkOptionError
-from dlt_contract_ops.registry import SINK_GROUP, closest, load, registered
-from dlt_contract_ops.settings.keys import closest as closest_key
+from dlt_contract_ops.errors import (
+    AlertSinkError,
+    OptionProblem,
+    SinkOptionError,
+    did_you_mean,
+)
+from dlt_contract_ops.registry import SINK_GROUP, load, registered
 from dlt_contract_ops.sinks.base import AlertSink
 from dlt_contract_ops.sinks.options import (
     OptionValue,
@@ -23,11 +27,15 @@ from dlt_contract_ops.sinks.spec import resolve_options
 def unknown_sink_message(name: str) -> str:
     """"Unknown alert sink 'sentri'. Did you mean 'sentry'?" plus what is registered."""
     names = sorted(registered(SINK_GROUP))
-    hint = closest(name, names)
-    message = f"Unknown alert sink '{name}'."
-    if hint:
-        message += f" Did you mean '{hint}'?"
-    return message + f" Registered sinks: {', '.join(names) or 'none'}."
+    return (
+        f"Unknown alert sink '{name}'.{did_you_mean(name, names, show=quoted)}"
+        f" Registered sinks: {', '.join(names) or 'none'}."
+    )
+
+
+def quoted(name: str) -> str:
+    """A sink name as the sink messages show it: `'sentry'` (their own quoting, kept)."""
+    return f"'{name}'"
 
 
 def _distribution(name: str) -> str | None:
@@ -77,8 +85,7 @@ def _check_options(name: str, factory: Any, options: Mapping[str, OptionValue]) 
     if not var_kw:
         for key, opt in sorted(options.items()):
             if key not in accepted:
-                close = closest_key(key, accepted)
-                hint = f" Did you mean `{close}`?" if close else ""
+                hint = did_you_mean(key, accepted)
                 problems.append(OptionProblem(key, opt.origin, (
                     f"Unknown option `{key}` for alert sink '{name}' in `{table_name(name)}` "
                     f"({opt.origin}).{hint} Known options: {', '.join(sorted(accepted)) or 'none'}."

@@ -16,16 +16,16 @@ from dlt_contract_ops.acks import (
     ACKS_FILE,
     Ack,
     add_ack,
-    finding_id,
     index_path,
     known_findings,
+    load_book,
     parse_until,
     read_acks,
     remember,
 )
 from dlt_contract_ops.acks_cli import ack_problems, record_ack
 from dlt_contract_ops.errors import ConfigError
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.findings import DriftFinding, finding_id
 from dlt_contract_ops.reconcile import run
 from dlt_contract_ops.settings import project_context
 from dlt_contract_ops.sinks.emitter import Emitter
@@ -98,6 +98,34 @@ def test_finding_id_is_stable_and_column_order_free() -> None:
     assert a != finding_id("app", "events", "additive", ["a", "b", "c"])
     assert a != finding_id("app", "events", "removal", ["a", "b"])
     assert len(a) == 12
+
+
+#: an acknowledgements file exactly as 0.1.0 wrote it: its id is the one identity a finding
+#: still has (`DriftFinding.id`: source, table, detector, sorted columns), spelled out here
+_ACKS_0_1_0 = """\
+# Acknowledged drift (dlt-contract-ops ack/unack). Commit this file: its history is the audit trail.
+[[acks]]
+id = "98d0d03472bc"
+source = "shop"
+table = "orders"
+detector = "additive"
+columns = ["a", "b"]
+until = 2099-12-31T23:59:59Z
+reason = "known"
+by = "alice"
+created = 2026-01-01T00:00:00Z
+"""
+
+
+def test_an_ack_file_written_by_0_1_0_still_covers_its_finding(tmp_path: Path) -> None:
+    (tmp_path / ACKS_FILE).parent.mkdir(parents=True)
+    (tmp_path / ACKS_FILE).write_text(_ACKS_0_1_0)
+    finding = DriftFinding(drift_type="additive", source="shop", resource="Orders",
+                           table="orders", columns=["b", "a"])
+    book = load_book(tmp_path, NOW)
+    assert finding.id == "98d0d03472bc"
+    assert book.covers(finding.id)
+    assert not book.covers(finding.model_copy(update={"columns": ["a"]}).id)
 
 
 def test_ack_suppresses_alerts_and_fail_on_drift_until_expiry_then_alerts_once(

@@ -175,7 +175,7 @@ def test_delivered_when_every_paging_sink_delivered(
     paging = {n for n, s in configured if getattr(s, "pages", True)}
     delivered = bool(settled) and settled >= paging
     status = "new" if delivered else "undelivered"
-    assert dict(emitter.report.ledger) == {finding.key: status}
+    assert dict(emitter.report.ledger) == {finding.id: status}
     assert emitter.report.undelivered == ([] if delivered else [finding])
     # each sink settles what it delivered, and nothing else
     assert _recorded(path) == ({finding_key(finding): settled} if settled else {})
@@ -185,7 +185,7 @@ def test_delivered_when_every_paging_sink_delivered(
     # the next run, with a healthy sink: sent again unless that sink delivered it
     healthy = Recording()
     again = _sweep(DedupStore(path, DAY), [("up", healthy)], [finding])
-    assert dict(again.report.ledger) == {finding.key: "repeat" if "up" in settled else "new"}
+    assert dict(again.report.ledger) == {finding.id: "repeat" if "up" in settled else "new"}
     assert healthy.drift == ([] if "up" in settled else [finding])
     assert _recorded(path) == {finding_key(finding): settled | {"up"}}
 
@@ -226,7 +226,8 @@ def test_async_sink_undelivered_falls_back_after_flush(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "state.json"
-    lost, kept = make_finding(resource="lost"), make_finding(resource="kept")
+    lost = make_finding(resource="lost", table="lost")
+    kept = make_finding(resource="kept", table="kept")
     sink = Unconfirmed(lost=("lost",))
     emitter = Emitter([("async", sink)], dedup=DedupStore(path, DAY))
     with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
@@ -234,10 +235,10 @@ def test_async_sink_undelivered_falls_back_after_flush(
         emitter.drift(kept)
         # accepted for sending: nothing known yet, nothing written to the log
         assert _fallback(caplog) == []
-        assert dict(emitter.report.ledger) == {lost.key: "new", kept.key: "new"}
+        assert dict(emitter.report.ledger) == {lost.id: "new", kept.id: "new"}
         emitter.flush(1.0)
     assert sink.calls == ["emit", "emit", "flush", "undelivered"]
-    assert dict(emitter.report.ledger) == {lost.key: "undelivered", kept.key: "new"}
+    assert dict(emitter.report.ledger) == {lost.id: "undelivered", kept.id: "new"}
     assert emitter.report.undelivered == [lost]
     assert emitter.report.failures == {"async": "the receiving end did not confirm"}
     assert _fallback(caplog) == [drift_detail(lost)]
@@ -266,7 +267,7 @@ def test_an_interrupted_send_is_undelivered_and_its_claim_released(
         [entry] = json.loads(path.read_text())["alerts"].values()
         assert "pending" in entry["sinks"]["hook"]
         emitter.flush(1.0)  # what the sweep does on its way out of an interrupt
-    assert dict(emitter.report.ledger) == {finding.key: "undelivered"}
+    assert dict(emitter.report.ledger) == {finding.id: "undelivered"}
     assert emitter.report.undelivered == [finding]
     assert json.loads(path.read_text())["alerts"] == {}
     assert _fallback(caplog) == [drift_detail(finding)]
@@ -289,7 +290,7 @@ def test_webhook_500_is_not_recorded_and_is_sent_by_the_next_run(
         with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
             failed = sweep()
         assert len(hook.requests) == 2  # one attempt and one retry, both answered 500
-        assert dict(failed.report.ledger) == {finding.key: "undelivered"}
+        assert dict(failed.report.ledger) == {finding.id: "undelivered"}
         assert failed.report.failures["webhook"].startswith(
             f"DeliveryError: Webhook POST to {hook.url} failed after 2 attempt(s): HTTP 500"
         )
@@ -298,13 +299,13 @@ def test_webhook_500_is_not_recorded_and_is_sent_by_the_next_run(
 
         hook.default = Reply(200)
         sent = sweep()
-        assert dict(sent.report.ledger) == {finding.key: "new"}
+        assert dict(sent.report.ledger) == {finding.id: "new"}
         assert len(hook.requests) == 3
         assert hook.requests[-1].json()["finding"]["columns"] == ["payload_size", "Straße-Nr"]
         assert list(_recorded(path)) == [finding_key(finding)]
 
         held = sweep()
-        assert dict(held.report.ledger) == {finding.key: "repeat"}
+        assert dict(held.report.ledger) == {finding.id: "repeat"}
         assert len(hook.requests) == 3
 
 
@@ -319,7 +320,7 @@ def _webhook_sweep(path: str, url: str, start: Any, out: Any) -> None:
     start.wait()
     emitter.drift(finding)
     emitter.flush(5.0)
-    out.put(emitter.report.ledger[finding.key])
+    out.put(emitter.report.ledger[finding.id])
 
 
 def _race(path: Path, url: str, runs: int) -> list[str]:
@@ -484,5 +485,5 @@ def test_sigint_during_a_blocked_send_exits_and_the_next_run_sends_it(
         [sent] = hook.requests
         assert sent.json()["finding"]["columns"] == ["payload size"]
     assert list(_recorded(state)) == [finding_key(make_finding(
-        source="app", resource="events", columns=["payload size"]
+        source="app", resource="events", table="events", columns=["payload size"]
     ))]

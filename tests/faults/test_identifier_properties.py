@@ -35,7 +35,7 @@ from dlt.common.normalizers.naming.snake_case import NamingConvention
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
-from dlt_contract_ops.core.additive import SYSTEM_PREFIX
+from dlt_contract_ops.core.columns import DLT_PREFIX
 from dlt_contract_ops.findings import DriftFinding
 from dlt_contract_ops.reconcile import run
 from tests.destinations import scenario
@@ -116,7 +116,7 @@ def lands_as(loaded: Loaded, producer: str, name: str) -> str | None:
 
 def ignored_by_design(column: str) -> bool:
     """dlt system columns and the configured load timestamp are never drift."""
-    return column.startswith(SYSTEM_PREFIX) or column in IGNORED
+    return column.startswith(DLT_PREFIX) or column in IGNORED
 
 
 def _sql(backend: Backend, sql: str) -> str:

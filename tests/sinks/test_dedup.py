@@ -26,6 +26,7 @@ from dlt_contract_ops.sinks.dedup import (
     decide,
     finding_digest,
     finding_key,
+    legacy_key,
     overall,
 )
 from dlt_contract_ops.sinks.emitter import Emitter
@@ -37,6 +38,9 @@ from tests.sinks.test_emitter import Recording
 DAY = 86400.0
 START = 1_000_000.0
 SINK = ("r",)  # the one sink of most tests here; per-sink cases name theirs
+#: the state-file key 0.1.0 wrote for `make_finding()`: (source, resource, drift type,
+#: columns in their order) as a JSON array, spelled out so the old algorithm is pinned here
+_KEY_0_1_0 = '["shop", "Order Items", "additive", ["payload_size", "Straße-Nr"]]'
 
 
 @pytest.mark.parametrize(
@@ -163,18 +167,20 @@ def test_state_file_shape_and_pruning(tmp_path: Path) -> None:
     clock = Clock()
     path = tmp_path / "state.json"
     store = DedupStore(path, DAY, clock=clock)
-    old, fresh = make_finding(resource="old"), make_finding(resource="fresh")
+    old = make_finding(resource="old", table="old")
+    fresh = make_finding(resource="fresh", table="fresh")
     _alerted(store, old)
     clock.now += DAY + 1
     _alerted(store, fresh)
     doc = json.loads(path.read_text())
-    assert doc["format_version"] == 2
+    assert doc["format_version"] == 3
     # the old entry would alert again anyway: it is dropped, the file stays small
     assert list(doc["alerts"]) == [finding_key(fresh)]
     entry = doc["alerts"][finding_key(fresh)]
     assert entry == {
         "source": "shop",
         "resource": "fresh",
+        "table": "fresh",
         "drift_type": "additive",
         "columns": ["payload_size", "Straße-Nr"],
         "sinks": {"r": {
@@ -184,8 +190,7 @@ def test_state_file_shape_and_pruning(tmp_path: Path) -> None:
             "last_alerted_at": "1970-01-13T13:46:41+00:00",
         }},
     }
-    assert json.loads(finding_key(fresh)) == ["shop", "fresh", "additive",
-                                              ["payload_size", "Straße-Nr"]]
+    assert finding_key(fresh) == fresh.id
     assert not list(tmp_path.glob(".state.json.*.tmp"))
 
 
@@ -193,10 +198,10 @@ def test_a_pending_claim_is_never_pruned(tmp_path: Path) -> None:
     path = tmp_path / "state.json"
     clock = Clock()
     store = DedupStore(path, DAY, clock=clock)
-    sending = make_finding(resource="sending")
+    sending = make_finding(resource="sending", table="sending")
     store.reserve(sending, SINK)
     clock.now += DAY + 1
-    _alerted(store, make_finding(resource="other"))  # a write that prunes
+    _alerted(store, make_finding(resource="other", table="other"))  # a write that prunes
     assert "pending" in _alerts(path)[finding_key(sending)]["sinks"]["r"]
 
 
@@ -208,7 +213,8 @@ def test_check_never_writes(tmp_path: Path) -> None:
     _alerted(store, make_finding())
     written = path.read_bytes()
     assert store.check(make_finding(), SINK) == {"r": AlertMark("repeat", "unchanged")}
-    assert store.check(make_finding(resource="other"), SINK) == {"r": AlertMark("new", "first")}
+    other = make_finding(resource="other", table="other")
+    assert store.check(other, SINK) == {"r": AlertMark("new", "first")}
     # no sink named (alert_sinks = []): decided for each sink the state knows
     assert store.check(make_finding()) == {"r": AlertMark("repeat", "unchanged")}
     assert path.read_bytes() == written
@@ -291,7 +297,8 @@ def test_pending_claim_of_another_process(
     claim = {"pending": {"owner": owners[owner], "since": START}}
     path.write_text(json.dumps({
         "format_version": fmt,
-        "alerts": {finding_key(finding): {
+        # the key 0.1.0 wrote (formats 1 and 2)
+        "alerts": {_KEY_0_1_0: {
             "source": "shop", "resource": "Order Items", "drift_type": "additive",
             "columns": list(finding.columns),
             # format 1 had one claim per finding, which stands for every sink
@@ -339,7 +346,7 @@ def test_a_claim_holds_only_for_its_sink(tmp_path: Path) -> None:
 
 def _format_1(path: Path, finding: DriftFinding, digest: str | None = None) -> None:
     """The state file exactly as the previous version wrote it after alerting `finding`."""
-    path.write_text(json.dumps({"format_version": 1, "alerts": {finding_key(finding): {
+    path.write_text(json.dumps({"format_version": 1, "alerts": {legacy_key(finding): {
         "source": finding.source, "resource": finding.resource,
         "drift_type": finding.drift_type, "columns": list(finding.columns),
         "digest": digest or finding_digest(finding),
@@ -363,7 +370,7 @@ def test_a_format_1_alert_counts_as_settled_for_every_sink(tmp_path: Path) -> No
     assert store.reserve(finding, sinks) == dict.fromkeys(sinks, AlertMark("new", "realert"))
     store.settle({"logging": [finding]}, {"webhook": [finding]})
     doc = json.loads(path.read_text())
-    assert doc["format_version"] == 2
+    assert doc["format_version"] == 3
     # the format 1 record was older than realert_after: pruned like any stale record
     assert sorted(doc["alerts"][finding_key(finding)]["sinks"]) == ["logging"]
     assert store.reserve(finding, sinks) == {
@@ -392,7 +399,7 @@ def _reserve_many(path: str, resources: list[str], start: Any, out: Any) -> None
     store = DedupStore(Path(path), DAY)
     start.wait()
     for r in resources:
-        finding = make_finding(resource=r)
+        finding = make_finding(resource=r, table=r)
         out.put((os.getpid(), r, _alerted(store, finding, ("logging", "webhook")).status))
 
 
@@ -428,7 +435,8 @@ def test_concurrent_runs_lose_no_update(tmp_path: Path) -> None:
     results = _race(path, per_process)
     assert {status for _, _, status in results} == {"new"}
     alerts = _alerts(path)
-    assert sorted(json.loads(k)[1] for k in alerts) == sorted(r for rs in per_process for r in rs)
+    resources = sorted(e["resource"] for e in alerts.values())
+    assert resources == sorted(r for rs in per_process for r in rs)
     assert all(
         sorted(e["sinks"]) == ["logging", "webhook"]
         and all("last_alerted" in r and "pending" not in r for r in e["sinks"].values())
@@ -507,17 +515,17 @@ def _emit(
 
 def test_emitter_sends_new_and_suppresses_repeats(tmp_path: Path) -> None:
     store = DedupStore(tmp_path / "s.json", DAY)
-    a, b = make_finding(resource="a"), make_finding(resource="b")
+    a, b = make_finding(resource="a", table="a"), make_finding(resource="b", table="b")
     first, sink = _emit([a], store)
     assert [f.resource for f in sink.drift] == ["a"]
-    assert dict(first.report.ledger) == {a.key: "new"}
+    assert dict(first.report.ledger) == {a.id: "new"}
     second, sink = _emit([a, b], store)
     assert [f.resource for f in sink.drift] == ["b"]
-    assert dict(second.report.ledger) == {a.key: "repeat", b.key: "new"}
+    assert dict(second.report.ledger) == {a.id: "repeat", b.id: "new"}
     assert second.report.ledger.mark(a) == AlertMark("repeat", "unchanged")
     assert second.report.ledger.mark(b) == AlertMark("new", "first")
     assert second.report.undelivered == []
-    assert sorted(json.loads(k)[1] for k in _alerts(tmp_path / "s.json")) == ["a", "b"]
+    assert sorted(e["resource"] for e in _alerts(tmp_path / "s.json").values()) == ["a", "b"]
 
 
 def test_dry_run_and_no_sinks_mark_but_never_record(tmp_path: Path) -> None:
@@ -525,10 +533,10 @@ def test_dry_run_and_no_sinks_mark_but_never_record(tmp_path: Path) -> None:
     store = DedupStore(path, DAY)
     dry, dry_sink = _emit([make_finding()], store, dry_run=True)
     assert dry_sink.drift == []
-    assert dict(dry.report.ledger) == {make_finding().key: "new"}
+    assert dict(dry.report.ledger) == {make_finding().id: "new"}
     assert not path.exists()
     none, _ = _emit([make_finding()], store, no_sinks=True)
-    assert dict(none.report.ledger) == {make_finding().key: "new"}
+    assert dict(none.report.ledger) == {make_finding().id: "new"}
     assert not path.exists()
     _, sink = _emit([make_finding()], store)
     assert [f.resource for f in sink.drift] == ["Order Items"]
@@ -536,7 +544,7 @@ def test_dry_run_and_no_sinks_mark_but_never_record(tmp_path: Path) -> None:
     # and once alerted, a dry run reports the repeat without touching the file
     written = path.read_bytes()
     dry, _ = _emit([make_finding()], store, dry_run=True)
-    assert dict(dry.report.ledger) == {make_finding().key: "repeat"}
+    assert dict(dry.report.ledger) == {make_finding().id: "repeat"}
     assert path.read_bytes() == written
 
 
@@ -564,7 +572,7 @@ def test_unwritable_state_alerts_anyway(tmp_path: Path, caplog: pytest.LogCaptur
     blocker = tmp_path / "file"
     blocker.write_text("")
     store = DedupStore(blocker / "sub" / "state.json", DAY)  # a file where a folder must be
-    a, b = make_finding(resource="a"), make_finding(resource="b")
+    a, b = make_finding(resource="a", table="a"), make_finding(resource="b", table="b")
     with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
         emitter, sink = _emit([a, b, a], store)
     assert [f.resource for f in sink.drift] == ["a", "b", "a"]
@@ -588,3 +596,37 @@ def test_dry_run_does_not_claim_a_repeat_was_held_back(
     _emit([make_finding()], store)
     [held] = [r.getMessage() for r in caplog.records if "not sent again" in r.getMessage()]
     assert "already alerted within 24h" in held
+
+
+# -- a state written by 0.1.0 (format 2, keyed by (source, resource, drift type, columns)) --
+
+
+def test_the_0_1_0_key_is_still_computed_the_old_way() -> None:
+    assert legacy_key(make_finding()) == _KEY_0_1_0
+    assert finding_key(make_finding()) == make_finding().id != _KEY_0_1_0
+
+
+def test_a_0_1_0_state_file_still_reads_and_moves_under_the_finding_id(tmp_path: Path) -> None:
+    path = tmp_path / "state.json"
+    finding = make_finding()
+    record = {"digest": finding_digest(finding), "first_alerted": START, "last_alerted": START,
+              "last_alerted_at": "1970-01-12T13:46:40+00:00"}
+    path.write_text(json.dumps({"format_version": 2, "alerts": {_KEY_0_1_0: {
+        "source": "shop", "resource": "Order Items", "drift_type": "additive",
+        "columns": ["payload_size", "Straße-Nr"], "sinks": {"logging": record},
+    }}}, ensure_ascii=False))
+    clock = Clock(START + 60)
+    store = DedupStore(path, DAY, clock=clock)
+    # the alert 0.1.0 sent is not sent again, to that sink; a dry run reads it too
+    assert store.check(finding, ("logging",)) == {"logging": AlertMark("repeat", "unchanged")}
+    marks = store.reserve(finding, ("logging", "webhook"))
+    assert marks == {"logging": AlertMark("repeat", "unchanged"),
+                     "webhook": AlertMark("new", "first")}
+    store.settle({"webhook": [finding]}, {})
+    alerts = _alerts(path)
+    assert list(alerts) == [finding.id]  # moved, not copied
+    assert alerts[finding.id]["sinks"]["logging"] == record
+    assert alerts[finding.id]["sinks"]["webhook"]["first_alerted"] == START + 60
+    assert store.reserve(finding, ("logging", "webhook")) == dict.fromkeys(
+        ("logging", "webhook"), AlertMark("repeat", "unchanged")
+    )

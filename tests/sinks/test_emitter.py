@@ -91,7 +91,7 @@ def test_every_sink_gets_every_event_and_a_raising_one_starves_nobody(
     # the others have them, 'broken' (a paging sink) does not: undelivered to it, in the log
     assert [r.getMessage() for r in _alerts(caplog)] == [drift_detail(f) for f in findings]
     assert emitter.report.undelivered == findings
-    assert emitter.report.undelivered_to == {f.key: ("broken",) for f in findings}
+    assert emitter.report.undelivered_to == {f.id: ("broken",) for f in findings}
     assert emitter.report.failures == {"broken": "ConnectionError: alert backend down"}
 
 

@@ -72,9 +72,9 @@ def test_logging_alongside_a_refused_webhook_settles_only_logging(
         caplog.set_level(logging.WARNING, logger="dlt_contract_ops")
         failed = sweep(refused)
         # the log has it (the sink's line, then the whole finding), the webhook does not
-        assert dict(failed.report.ledger) == {finding.key: "undelivered"}
+        assert dict(failed.report.ledger) == {finding.id: "undelivered"}
         assert failed.report.undelivered == [finding]
-        assert failed.report.undelivered_to == {finding.key: ("webhook",)}
+        assert failed.report.undelivered_to == {finding.id: ("webhook",)}
         assert list(failed.report.failures) == ["webhook"]
         assert _alert_lines(caplog) == [drift_line(finding), drift_detail(finding)]
         assert _settled(path, finding) == {"logging"}
@@ -85,7 +85,7 @@ def test_logging_alongside_a_refused_webhook_settles_only_logging(
         hook.default = Reply(200)
         caplog.clear()
         sent = sweep(hook.url)
-        assert dict(sent.report.ledger) == {finding.key: "new"}
+        assert dict(sent.report.ledger) == {finding.id: "new"}
         assert sent.report.undelivered == []
         assert len(hook.requests) == tried + 1
         assert hook.requests[-1].json()["finding"]["columns"] == ["payload_size", "Straße-Nr"]
@@ -94,7 +94,7 @@ def test_logging_alongside_a_refused_webhook_settles_only_logging(
 
         caplog.clear()
         held = sweep(hook.url)
-        assert dict(held.report.ledger) == {finding.key: "repeat"}
+        assert dict(held.report.ledger) == {finding.id: "repeat"}
         assert len(hook.requests) == tried + 1
         assert _alert_lines(caplog) == []
 
@@ -115,15 +115,15 @@ def test_sentry_and_webhook_when_only_sentry_fails(tmp_path: Path) -> None:
             return emitter
 
         first = sweep()
-        assert dict(first.report.ledger) == {finding.key: "undelivered"}
-        assert first.report.undelivered_to == {finding.key: ("sentry",)}
+        assert dict(first.report.ledger) == {finding.id: "undelivered"}
+        assert first.report.undelivered_to == {finding.id: ("sentry",)}
         assert len(hook.requests) == 1
         assert _settled(path, finding) == {"webhook"}
 
         sentry.default = Reply(200)
         seen = len(sentry.requests)
         second = sweep()
-        assert dict(second.report.ledger) == {finding.key: "new"}
+        assert dict(second.report.ledger) == {finding.id: "new"}
         assert len(hook.requests) == 1  # the webhook had it: not paged twice
         assert len(sentry.requests) == seen + 1
         [event] = list(events(sentry))[seen:]
@@ -131,7 +131,7 @@ def test_sentry_and_webhook_when_only_sentry_fails(tmp_path: Path) -> None:
         assert _settled(path, finding) == {"sentry", "webhook"}
 
         third = sweep()
-        assert dict(third.report.ledger) == {finding.key: "repeat"}
+        assert dict(third.report.ledger) == {finding.id: "repeat"}
         assert (len(sentry.requests), len(hook.requests)) == (seen + 1, 1)
 
 
@@ -156,7 +156,7 @@ def test_a_dry_run_after_a_refused_page_sends_nothing_and_settles_nothing(
         dry.drift(finding)
         dry.flush(5.0)
     # what a real run would do: the webhook still has to get it
-    assert dict(dry.report.ledger) == {finding.key: "new"}
+    assert dict(dry.report.ledger) == {finding.id: "new"}
     assert len(hook.requests) == 1
     assert _alert_lines(caplog) == []
     assert path.read_bytes() == written
@@ -241,6 +241,6 @@ def test_the_gate_pages_a_refused_webhook_on_the_next_rejection(project: Project
             again = alert_rejection(report, "orders", None, dry_run=False)
             assert len(hook.requests) == 2
     assert [f.drift_type for f in failed.undelivered] == ["gate"]
-    assert failed.undelivered_to == {failed.undelivered[0].key: ("webhook",)}
+    assert failed.undelivered_to == {failed.undelivered[0].id: ("webhook",)}
     assert sent.undelivered == []
     assert list(again.ledger.values()) == ["repeat"]

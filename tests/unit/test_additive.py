@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from dlt_contract_ops.core.additive import SYSTEM_PREFIX, detect_additive, ignored_columns
-from dlt_contract_ops.core.columns import ExpectedColumn, ExpectedTable, LiveColumn, LiveTable
+from dlt_contract_ops.core.additive import detect_additive, ignored_columns
+from dlt_contract_ops.core.columns import (
+    DLT_PREFIX,
+    ExpectedColumn,
+    ExpectedTable,
+    LiveColumn,
+    LiveTable,
+)
 
 
 def _expected(*names: str) -> ExpectedTable:
@@ -78,7 +84,7 @@ def test_system_prefix_is_a_parameter() -> None:
     drift = detect_additive(_expected("id"), live, system_prefix="_airbyte_")
     assert drift is not None
     assert drift.columns == ("_dlt_id",)
-    assert SYSTEM_PREFIX == "_dlt_"
+    assert DLT_PREFIX == "_dlt_"
 
 
 @pytest.mark.parametrize(

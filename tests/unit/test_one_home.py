@@ -1,0 +1,207 @@
+"""One home per concept: the helper, writer or identity lives in one module and every other
+module uses it (a second copy is how wording, escaping and identities drift apart)."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+import dlt_contract_ops
+from dlt_contract_ops.core.columns import DLT_COLUMNS, DLT_PREFIX, free_name
+from dlt_contract_ops.errors import ConfigError, did_you_mean
+from dlt_contract_ops.findings import DriftFinding, finding_id
+from dlt_contract_ops.settings.project import FRACTION, NON_NEGATIVE, WHOLE
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+PACKAGE = Path(dlt_contract_ops.__file__).parent
+ROOT = PACKAGE.parent
+
+
+def _modules() -> dict[str, ast.Module]:
+    return {
+        path.relative_to(PACKAGE).as_posix(): ast.parse(path.read_text(encoding="utf-8"))
+        for path in sorted(PACKAGE.rglob("*.py"))
+    }
+
+
+MODULES = _modules()
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    """ids of the string constants that are docstrings (their examples may name anything)."""
+    out = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(
+            body[0].value, ast.Constant
+        ):
+            out.add(id(body[0].value))
+    return out
+
+
+def _where(predicate: object) -> list[str]:
+    """The modules with a node for which `predicate(node, tree)` holds."""
+    hits = []
+    for name, tree in MODULES.items():
+        docs = _docstrings(tree)
+        if any(
+            predicate(node, docs)  # type: ignore[operator]  # a callable, typed loosely here
+            for node in ast.walk(tree)
+        ):
+            hits.append(name)
+    return hits
+
+
+def _imports(module: str) -> object:
+    def check(node: ast.AST, _: set[int]) -> bool:
+        if isinstance(node, ast.Import):
+            return any(a.name == module or a.name.startswith(module + ".") for a in node.names)
+        if isinstance(node, ast.ImportFrom):
+            return node.module is not None and (
+                node.module == module or node.module.startswith(module + ".")
+            )
+        return False
+
+    return check
+
+
+def _defines(name: str) -> object:
+    def check(node: ast.AST, _: set[int]) -> bool:
+        return isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name == name
+
+    return check
+
+
+def _literal(*values: str) -> object:
+    def check(node: ast.AST, docs: set[int]) -> bool:
+        return isinstance(node, ast.Constant) and node.value in values and id(node) not in docs
+
+    return check
+
+
+def test_the_sweep_sees_the_package() -> None:
+    # the scans below cannot pass by scanning nothing
+    assert "errors.py" in MODULES
+    assert "formats/junit.py" in MODULES
+    assert len(MODULES) > 100
+
+
+@pytest.mark.parametrize(
+    ("what", "predicate", "home"),
+    [
+        ("difflib (did you mean)", _imports("difflib"), ["errors.py"]),
+        ("a did-you-mean helper", _defines("did_you_mean"), ["errors.py"]),
+        ("a closest-match helper", _defines("closest"), ["errors.py"]),
+        ("dlt's column names", _literal(*DLT_COLUMNS, DLT_PREFIX), ["core/columns.py"]),
+        ("a free alias", _defines("free_name"), ["core/columns.py"]),
+        ("the old free alias", _defines("_free"), []),
+        ("an XML writer (JUnit)", _imports("xml.etree"), ["formats/junit.py"]),
+        ("a JUnit root", _literal("testsuites"), ["formats/junit.py"]),
+        ("a workflow-command escape", _literal("%0A"), ["formats/github.py"]),
+        ("a finding identity", _defines("finding_id"), ["findings.py"]),
+        ("a hand-written HTML escaper", _defines("esc"), []),
+        ("html.escape", _imports("html"), []),
+        ("a hand-checked fraction", _defines("as_fraction"), []),
+        ("a hand-checked whole number", _defines("_positive_int"), []),
+    ],
+)
+def test_one_home(what: str, predicate: object, home: list[str]) -> None:
+    assert _where(predicate) == home, what
+
+
+def test_one_formats_tuple() -> None:
+    """Only `formats/__init__.py` spells out the output formats."""
+
+    def spelled(node: ast.AST, _: set[int]) -> bool:
+        return isinstance(node, ast.Tuple) and {"junit", "github"} <= {
+            e.value for e in node.elts if isinstance(e, ast.Constant)
+        }
+
+    assert _where(spelled) == ["formats/__init__.py"]
+
+
+# -- the homes behave ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "choices", "kwargs", "expected"),
+    [
+        ("sentri", ["logging", "sentry"], {}, " Did you mean `sentry`?"),
+        ("sentri", ("sentry",), {"show": lambda n: f"'{n}'"}, " Did you mean 'sentry'?"),
+        ("github_sorce", {"github_source", "issues"}, {"show": lambda n: f"`m:{n}`"},
+         " Did you mean `m:github_source`?"),
+        ("zzz", ["sentry"], {}, ""),
+        ("sentri", [], {}, ""),
+        ("Europe/Berln", ["Europe/Berlin"], {"cutoff": 0.99}, ""),  # a strict cutoff
+    ],
+)
+def test_did_you_mean(word: str, choices: object, kwargs: dict[str, object],
+                      expected: str) -> None:
+    assert did_you_mean(word, choices, **kwargs) == expected  # type: ignore[arg-type]
+
+
+def test_free_name_takes_the_name_it_returns() -> None:
+    taken = {"_co_rows", "id"}
+    assert [free_name("_co_rows", taken), free_name("_co_rows", taken)] == [
+        "__co_rows", "___co_rows"
+    ]
+    assert free_name("x", taken) == "x"
+    assert "x" in taken
+
+
+def test_the_finding_id_is_the_one_acks_wrote() -> None:
+    finding = DriftFinding(drift_type="additive", source="shop", resource="Orders",
+                           table="orders", columns=["b", "a"])
+    assert finding.id == finding_id("shop", "orders", "additive", ["a", "b"]) == "98d0d03472bc"
+    assert not hasattr(finding, "key")
+
+
+@pytest.mark.parametrize(
+    ("typed", "value", "expected"),
+    [
+        (FRACTION, 0.2, 0.2),
+        (FRACTION, "0.5", 0.5),
+        (FRACTION, 1, 1.0),
+        (FRACTION, 1.5, "`k` = 1.5 must be a fraction between 0 and 1, e.g. 0.2."),
+        (FRACTION, True, "`k` = True must be a fraction between 0 and 1, e.g. 0.2."),
+        (FRACTION, "nan", "`k` = 'nan' must be a fraction between 0 and 1, e.g. 0.2."),
+        (FRACTION, "half", "`k` = 'half' must be a fraction between 0 and 1, e.g. 0.2."),
+        (NON_NEGATIVE, 3, 3.0),
+        (NON_NEGATIVE, -1, "`k` must be a number >= 0, got -1."),
+        (NON_NEGATIVE, float("inf"), "`k` must be a number >= 0, got inf."),
+        (NON_NEGATIVE, False, "`k` must be a number >= 0, got False."),
+        (WHOLE, 5, 5),
+        (WHOLE, 0, "`k` must be a whole number >= 1, got 0."),
+        (WHOLE, 5.0, "`k` must be a whole number >= 1, got 5.0."),
+        (WHOLE, "5", "`k` must be a whole number >= 1, got '5'."),
+        (WHOLE, True, "`k` must be a whole number >= 1, got True."),
+    ],
+)
+def test_typed_settings(typed: object, value: object, expected: object) -> None:
+    if isinstance(expected, str):
+        with pytest.raises(ConfigError) as info:
+            typed.read(value, "`k`")  # type: ignore[attr-defined]
+        assert str(info.value) == expected
+    else:
+        assert typed.read(value, "`k`") == expected  # type: ignore[attr-defined]
+
+
+def test_the_html_templates_ship_as_package_data() -> None:
+    templates = resources.files("dlt_contract_ops.formats") / "templates"
+    names = sorted(p.name for p in templates.iterdir() if p.name.endswith(".html.j2"))
+    assert names == ["report.html.j2", "sparkline.html.j2"]
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "formats/templates/*.html.j2" in (
+        pyproject["tool"]["setuptools"]["package-data"]["dlt_contract_ops"]
+    )
+    declared = " ".join(pyproject["project"]["dependencies"])
+    assert "jinja2" in declared
+    assert "tomlkit" in declared
