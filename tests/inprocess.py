@@ -71,8 +71,11 @@ def _evict(root: Path) -> None:
 
 
 @contextlib.contextmanager
-def as_process(cwd: Path, argv: Sequence[str]) -> Iterator[None]:
-    """Enter `cwd` as a fresh process would, and restore this process's state on exit."""
+def as_process(cwd: Path, argv: Sequence[str], *, read_config: bool) -> Iterator[None]:
+    """Enter `cwd` as a fresh process would, and restore this process's state on exit.
+
+    `read_config`: point dlt's run context at `cwd` first (user code); the CLI does that
+    itself (`project_context`)."""
     import dlt  # noqa: F401  (initializes dlt's default run context before we note it)
     from dlt.common.configuration.container import Container
     from dlt.common.configuration.specs.pluggable_run_context import PluggableRunContext
@@ -89,17 +92,21 @@ def as_process(cwd: Path, argv: Sequence[str]) -> Iterator[None]:
     run_context = Container()[PluggableRunContext]
     previous_run_dir = run_context.context.run_dir
 
-    os.chdir(cwd)
-    sys.path.insert(0, str(cwd))
-    sys.argv = list(argv)
-    _evict(cwd)
-    # a fresh process has no root handler: the CLI's `logging.basicConfig` must take effect
-    # (pytest's capture handlers are put back afterwards)
-    for handler in saved_handlers:
-        root.removeHandler(handler)
-    root.setLevel(logging.WARNING)
-    run_context.reload(str(cwd))
     try:
+        os.chdir(cwd)
+        sys.path.insert(0, str(cwd))
+        sys.argv = list(argv)
+        _evict(cwd)
+        # a fresh process has no root handler: the CLI's `logging.basicConfig` must take
+        # effect (pytest's capture handlers are put back afterwards)
+        for handler in saved_handlers:
+            root.removeHandler(handler)
+        root.setLevel(logging.WARNING)
+        if read_config:
+            # dlt reads `.dlt/` of the cwd when it starts; a broken file fails the user's code
+            # where it reads config, as in a fresh process, not this set-up
+            with contextlib.suppress(Exception):
+                run_context.reload(str(cwd))
         yield
     finally:
         for handler in list(root.handlers):
@@ -114,7 +121,10 @@ def as_process(cwd: Path, argv: Sequence[str]) -> Iterator[None]:
         os.environ.clear()
         os.environ.update(saved_env)
         os.chdir(saved_cwd)
-        run_context.reload(previous_run_dir)
+        try:
+            run_context.reload(previous_run_dir)
+        except Exception:  # the previous folder's TOML broke since: read the test's own cwd
+            run_context.reload(saved_cwd)
 
 
 def run_cli(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -126,7 +136,7 @@ def run_cli(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     from dlt_contract_ops.commands import main
 
     argv = ["dlt-contract-ops", *args]
-    with as_process(cwd, argv):
+    with as_process(cwd, argv, read_config=False):
         result = CliRunner().invoke(main, list(args), prog_name="dlt-contract-ops")
     stderr = result.stderr
     if result.exception is not None and not isinstance(result.exception, SystemExit):
@@ -140,7 +150,11 @@ def run_python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     out, err = io.StringIO(), io.StringIO()
     argv = ["-c"]
     returncode = 0
-    with as_process(cwd, argv), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with (
+        as_process(cwd, argv, read_config=True),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
         try:
             exec(compile(code, "<string>", "exec"), {"__name__": "__main__"})
         except SystemExit as exc:
