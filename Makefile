@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 
 export RUNTIME__DLTHUB_TELEMETRY := false
 
-.PHONY: demo test lint bench install clean
+.PHONY: demo test lint bench golden install clean
 
 install: $(STAMP)
 
@@ -23,6 +23,10 @@ demo: $(STAMP)
 # every core; a test module stays on one worker so its module-scoped warehouse is built once
 test: $(STAMP)
 	$(PY) -m pytest -n auto --dist loadfile
+
+# rewrite the golden files (SQL per dialect, contract reports) from the code; review the diff
+golden: $(STAMP)
+	$(PY) -m tests.regen_golden
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check dlt_contract_ops tests examples bench

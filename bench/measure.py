@@ -24,6 +24,7 @@ from typing import Any
 
 from bench.project import Workload
 from bench.spec import PIPELINE_NAME, SOURCE_NAME
+from dlt_contract_ops.sweep_stats import SweepStats, observe_sweeps
 
 #: what `make bench` times, and the detectors each runs
 MODES: dict[str, tuple[str, ...]] = {
@@ -33,38 +34,11 @@ MODES: dict[str, tuple[str, ...]] = {
 }
 
 
-@dataclass
-class SweepStats:
-    """Counters of one sweep, read just before its adapters close."""
-
-    queries: Counter[str] = field(default_factory=Counter)
-    query_seconds: Counter[str] = field(default_factory=Counter)
-    sources_built: int = 0
-    locations: set[str] = field(default_factory=set)
-
-
 @contextmanager
 def capture_sweeps() -> Iterator[list[SweepStats]]:
-    """Record every sweep's counters: `Sweep.close` is wrapped for the duration."""
-    from dlt_contract_ops.context import Sweep
-
-    seen: list[SweepStats] = []
-    original = Sweep.close
-
-    def close(self: Sweep) -> None:
-        stats = SweepStats(sources_built=self.sources_built)
-        for adapter in self.adapters:
-            stats.queries.update(adapter.queries)
-            stats.query_seconds.update(adapter.query_seconds)
-            stats.locations.add(str(getattr(adapter, "location", "")))
-        seen.append(stats)
-        original(self)
-
-    Sweep.close = close  # type: ignore[method-assign]
-    try:
+    """Record every sweep's counters (the library's `observe_sweeps` seam)."""
+    with observe_sweeps() as seen:
         yield seen
-    finally:
-        Sweep.close = original  # type: ignore[method-assign]
 
 
 @contextmanager

@@ -28,6 +28,7 @@ from dlt_contract_ops.resolver import resolve_source, resolve_target_of
 from dlt_contract_ops.settings.project import ProjectSettings, SourceSettings
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.emitter import Emitter
+from dlt_contract_ops.sweep_stats import SweepStats, observed, record
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -395,6 +396,13 @@ class Sweep:
         return notes, dropped
 
     def close(self) -> None:
+        if observed():
+            stats = SweepStats(sources_built=self.sources_built)
+            for adapter in self.adapters:
+                stats.queries.update(adapter.queries)
+                stats.query_seconds.update(adapter.query_seconds)
+                stats.locations.add(str(getattr(adapter, "location", "")))
+            record(stats)
         for adapter in self.adapters:
             try:
                 adapter.close()

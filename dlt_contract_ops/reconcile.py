@@ -33,6 +33,7 @@ from dlt_contract_ops.settings.project import (
     declared_sources,
     load_project_settings,
 )
+from dlt_contract_ops.sinks.base import AlertSink
 from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter
 
 log = logging.getLogger("dlt_contract_ops")
@@ -193,7 +194,7 @@ def run(
     detectors: Sequence[str] | None = None,
     dry_run: bool = False,
     project_dir: str | os.PathLike[str] | None = None,
-    alert_sinks: Sequence[str] | None = None,
+    alert_sinks: Sequence[str | AlertSink] | None = None,
     removal: Mapping[str, Any] | None = None,
     dedup: bool = True,
     progress: Progress | None = None,
@@ -207,6 +208,8 @@ def run(
     finding to the sinks, whatever the alert state file says (the CLI's `--no-dedup`).
     Each finding carries what became of its alert (`alert`); one no sink delivered puts an
     error on its result. `progress` is told of each source as it is built (see `Progress`).
+    `alert_sinks` replaces the configured `[contract_ops] alert_sinks`: names, or sink
+    instances such as `dlt_contract_ops.sinks.memory.MemorySink` (what a test inspects).
     """
     detectors = selected() if detectors is None else tuple(detectors)
     unknown = [d for d in detectors if d not in detector_names()]
@@ -268,7 +271,7 @@ def reconcile_source(
     *,
     dry_run: bool = False,
     project_dir: str | os.PathLike[str] | None = None,
-    alert_sinks: Sequence[str] | None = None,
+    alert_sinks: Sequence[str | AlertSink] | None = None,
     dedup: bool = True,
 ) -> ReconcileResult:
     """Additive drift of one source: live columns its resources' models do not know.
@@ -288,7 +291,7 @@ def reconcile_all(
     include_removal: bool = False,
     dry_run: bool = False,
     project_dir: str | os.PathLike[str] | None = None,
-    alert_sinks: Sequence[str] | None = None,
+    alert_sinks: Sequence[str | AlertSink] | None = None,
     dedup: bool = True,
 ) -> list[ReconcileResult]:
     """Every declared source, each against its own destination and dataset: additive,
@@ -313,7 +316,7 @@ def detect_removal(
     recent_threshold: float = DEFAULT_RECENT_THRESHOLD,
     now: datetime | None = None,
     project_dir: str | os.PathLike[str] | None = None,
-    alert_sinks: Sequence[str] | None = None,
+    alert_sinks: Sequence[str | AlertSink] | None = None,
     dedup: bool = True,
 ) -> ReconcileResult:
     """Removal drift of one source: declared columns whose non-NULL coverage collapsed.

@@ -9,6 +9,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from tests.inprocess import run_cli, run_python
+
 
 class Project:
     """A dlt project folder: `.dlt/config.toml`, `.dlt/secrets.toml`, and source modules."""
@@ -62,13 +64,27 @@ class Project:
         self.config("\n".join(lines) + "\n")
 
     def python(self, code: str, *, check: bool = True) -> subprocess.CompletedProcess[str]:
-        """Run `code` in a fresh interpreter with the project as cwd (a pipeline run, SQL)."""
+        """Run `code` with the project as cwd, in this process as a fresh interpreter would
+        (a pipeline run, SQL); see `tests/inprocess.py` for what is restored afterwards."""
+        return self._checked(run_python(textwrap.dedent(code), self.root), check)
+
+    def python_process(
+        self, code: str, *, check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        """Run `code` in a fresh interpreter with the project as cwd: for what only a process
+        shows (`os._exit`, a module hidden from `sys.modules`, signals)."""
         proc = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(code)],
             cwd=self.root,
             capture_output=True,
             text=True,
         )
+        return self._checked(proc, check)
+
+    @staticmethod
+    def _checked(
+        proc: subprocess.CompletedProcess[str], check: bool
+    ) -> subprocess.CompletedProcess[str]:
         if check and proc.returncode != 0:
             raise AssertionError(
                 f"project script failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
@@ -76,7 +92,13 @@ class Project:
         return proc
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
-        """Run `dlt-contract-ops ARGS` as a user would, in the project folder."""
+        """`dlt-contract-ops ARGS` in the project folder, in this process (the real click
+        group; exit code, stdout and stderr as the console script gives them)."""
+        return run_cli(args, self.root)
+
+    def cli_process(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run `dlt-contract-ops ARGS` as a user would, a real process in the project folder:
+        for what only a process shows (signals, the interpreter's exit, the entry point)."""
         return subprocess.run(
             [sys.executable, "-m", "dlt_contract_ops.cli", *args],
             cwd=self.root,

@@ -71,6 +71,12 @@ class HeldDrift:
         self.emitter.error(event)
 
 
+def sink_name(sink: AlertSink) -> str:
+    """The name an instance passed as a sink goes by: its `name`, else its class name."""
+    name = getattr(sink, "name", None)
+    return name if isinstance(name, str) and name else type(sink).__name__
+
+
 def _default_state_file() -> Path:
     import dlt
 
@@ -108,7 +114,7 @@ class Emitter:
     @classmethod
     def from_names(
         cls,
-        names: Sequence[str],
+        names: Sequence[str | AlertSink],
         options: Mapping[str, Mapping[str, Any]] | None = None,
         *,
         dry_run: bool = False,
@@ -117,25 +123,34 @@ class Emitter:
     ) -> Emitter:
         """Load the sinks named `names` (inside a project context).
 
+        An entry may also be a sink instance (e.g. `MemorySink`), used as given under its
+        `name` attribute (else its class name): the seam for tests and library callers that
+        hold their own sink.
+
         `options` maps a sink name to the keyword arguments it gets; a sink with no entry
         reads `[contract_ops.alert_sink.<name>]` from config and secrets. `dedup=False` turns
         dedup off for this invocation (`--no-dedup`); `[contract_ops.dedup] enabled = false`
         turns it off for the project.
         """
         loaded: list[tuple[str, AlertSink]] = []
+        given_sinks = {sink_name(n): n for n in names if not isinstance(n, str)}
+        sink_names = [n if isinstance(n, str) else sink_name(n) for n in names]
         if dry_run:
             log.debug("dry run: alert sinks not loaded, emission suppressed")
         else:
-            for name in dict.fromkeys(names):  # a name listed twice is one sink
+            for name in dict.fromkeys(sink_names):  # a name listed twice is one sink
+                if name in given_sinks:
+                    loaded.append((name, given_sinks[name]))
+                    continue
                 try:
                     given = (options or {}).get(name)
                     loaded.append((name, load_sink(name, given)))
                 except AlertSinkError as exc:
                     log.warning("alert sink '%s' dropped for this run: %s", name, exc)
-            if names and not loaded:
+            if sink_names and not loaded:
                 log.warning(
                     "every configured alert sink (%s) dropped: falling back to 'logging'",
-                    ", ".join(names),
+                    ", ".join(sink_names),
                 )
                 loaded.append(("logging", LoggingSink()))
         store: DedupStore | None = None
@@ -144,7 +159,7 @@ class Emitter:
             store = DedupStore(
                 settings.state_file or _default_state_file(), settings.realert_after
             )
-        planned = tuple(dict.fromkeys(names)) if dry_run else None
+        planned = tuple(dict.fromkeys(sink_names)) if dry_run else None
         return cls(loaded, dry_run=dry_run, dedup=store, names=planned)
 
     # -- events --------------------------------------------------------------------------

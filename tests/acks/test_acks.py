@@ -8,7 +8,6 @@ import json
 import multiprocessing
 import os
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -28,7 +27,7 @@ from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.findings import DriftFinding, finding_id
 from dlt_contract_ops.reconcile import run
 from dlt_contract_ops.settings import project_context
-from dlt_contract_ops.sinks.emitter import Emitter
+from dlt_contract_ops.sinks.memory import MemorySink
 from tests.projects import Project
 from tests.sinks.app_project import add_column
 
@@ -36,40 +35,14 @@ from tests.sinks.app_project import add_column
 NOW = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
 
 
-class Recording:
-    """An AlertSink that keeps what it was handed."""
-
-    def __init__(self) -> None:
-        self.drift: list[DriftFinding] = []
-
-    def emit_drift(self, finding: DriftFinding) -> None:
-        self.drift.append(finding)
-
-    def emit_error(self, event: Any) -> None:
-        pass
-
-    def flush(self, timeout: float) -> None:
-        pass
-
-
 @pytest.fixture
-def sink(monkeypatch: pytest.MonkeyPatch) -> Recording:
-    """Every sweep in the test sends to one recording sink (the emitter's own fan-out)."""
-    recording = Recording()
-    real = Emitter.from_names.__func__  # type: ignore[attr-defined]  # a classmethod
-
-    def from_names(cls: type[Emitter], names: Any, *args: Any, **kwargs: Any) -> Emitter:
-        emitter = real(cls, [], *args, **kwargs)
-        emitter.sinks = [] if kwargs.get("dry_run") else [("recording", recording)]
-        emitter.names = ("recording",)  # delivery is tracked per sink name
-        return emitter
-
-    monkeypatch.setattr(Emitter, "from_names", classmethod(from_names))
-    return recording
+def sink() -> MemorySink:
+    """The sink every `_sweep` of the test sends to (the emitter's own fan-out and dedup)."""
+    return MemorySink()
 
 
-def _sweep(project: Project, now: dt.datetime = NOW) -> list[DriftFinding]:
-    results = run(["app"], project_dir=project.root, removal={"now": now})
+def _sweep(project: Project, sink: MemorySink, now: dt.datetime = NOW) -> list[DriftFinding]:
+    results = run(["app"], project_dir=project.root, removal={"now": now}, alert_sinks=[sink])
     assert all(r.error is None for r in results), [r.error for r in results]
     return [f for r in results for f in r.findings]
 
@@ -129,15 +102,15 @@ def test_an_ack_file_written_by_0_1_0_still_covers_its_finding(tmp_path: Path) -
 
 
 def test_ack_suppresses_alerts_and_fail_on_drift_until_expiry_then_alerts_once(
-    app_project: Project, sink: Recording
+    app_project: Project, sink: MemorySink
 ) -> None:
-    [finding] = _sweep(app_project)
+    [finding] = _sweep(app_project, sink)
     assert [f.id for f in sink.drift] == [finding.id]
     assert not finding.acknowledged
     record_ack(finding.id, "7d", "known: payload size ships next sprint", "alice",
                project_dir=app_project.root, now=NOW)
     sink.drift.clear()
-    [acked] = _sweep(app_project, NOW + dt.timedelta(days=1))
+    [acked] = _sweep(app_project, sink, NOW + dt.timedelta(days=1))
     assert sink.drift == []  # reported, not alerted
     assert acked.acknowledged
     assert acked.ack is not None
@@ -152,7 +125,7 @@ def test_ack_suppresses_alerts_and_fail_on_drift_until_expiry_then_alerts_once(
     assert "[acked until " in text
     assert "by alice" in text
     # after the expiry the drift alerts again, once, saying the acknowledgement expired
-    [expired] = _sweep(app_project, NOW + dt.timedelta(days=8))
+    [expired] = _sweep(app_project, sink, NOW + dt.timedelta(days=8))
     assert [f.id for f in sink.drift] == [finding.id]
     assert sink.drift[0].ack is not None
     assert sink.drift[0].ack["expired"] is True
@@ -161,18 +134,18 @@ def test_ack_suppresses_alerts_and_fail_on_drift_until_expiry_then_alerts_once(
     assert not expired.acknowledged
     # once: the next sweep holds the same expired drift back as a repeat
     sink.drift.clear()
-    _sweep(app_project, NOW + dt.timedelta(days=8, hours=1))
+    _sweep(app_project, sink, NOW + dt.timedelta(days=8, hours=1))
     assert sink.drift == []
 
 
 def test_an_ack_for_two_columns_does_not_cover_a_third(
-    app_project: Project, sink: Recording
+    app_project: Project, sink: MemorySink
 ) -> None:
-    [finding] = _sweep(app_project)
+    [finding] = _sweep(app_project, sink)
     record_ack(finding.id, "7d", "accepted", "bob", project_dir=app_project.root, now=NOW)
     add_column(app_project.root, "utm source")
     sink.drift.clear()
-    [grown] = _sweep(app_project, NOW + dt.timedelta(hours=1))
+    [grown] = _sweep(app_project, sink, NOW + dt.timedelta(hours=1))
     assert grown.id != finding.id
     assert grown.ack is None
     assert [f.id for f in sink.drift] == [grown.id]  # the changed drift alerts
@@ -189,8 +162,8 @@ def test_unknown_id_needs_force(app_project: Project) -> None:
         record_ack("nope", "7d", "why", "me", project_dir=app_project.root, force=True)
 
 
-def test_validate_rules(app_project: Project, sink: Recording) -> None:
-    [finding] = _sweep(app_project)
+def test_validate_rules(app_project: Project, sink: MemorySink) -> None:
+    [finding] = _sweep(app_project, sink)
     path = app_project.root / ACKS_FILE
     record_ack(finding.id, "1d", "live", "a", project_dir=app_project.root, now=NOW)
     record_ack("0123456789ab", "1d", "gone", "b", force=True, project_dir=app_project.root,
@@ -228,8 +201,8 @@ def test_concurrent_acks_lose_no_entry(tmp_path: Path) -> None:
     assert len({a.id for a in acks}) == 40
 
 
-def test_validate_lists_ack_problems_with_the_file(app_project: Project, sink: Recording) -> None:
-    [finding] = _sweep(app_project)
+def test_validate_lists_ack_problems_with_the_file(app_project: Project, sink: MemorySink) -> None:
+    [finding] = _sweep(app_project, sink)
     # `validate` judges expiry by the wall clock: acknowledge from now on
     record_ack("0123456789ab", "1d", "gone", "b", force=True, project_dir=app_project.root)
     proc = app_project.cli("validate", "--format", "json")

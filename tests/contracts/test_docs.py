@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from dlt_contract_ops.contracts.rules import Rule
+from tests.inprocess import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 ROW = re.compile(r"^\| `([a-z_.]+)` \| [^|]+ \| (\w+) \| (\w+) \| (yes|no) \|$")
@@ -48,10 +49,6 @@ def test_example_project_matches_its_released_contract(tmp_path: Path) -> None:
     project = tmp_path / "contracts_example"
     shutil.copytree(ROOT / "examples" / "contracts", project,
                     ignore=shutil.ignore_patterns("__pycache__"))
-    proc = subprocess.run(
-        [sys.executable, "-m", "dlt_contract_ops.cli", "contract", "check", "-s", "orders",
-         "--transitive"],
-        cwd=project, capture_output=True, text=True,
-    )
+    proc = run_cli(["contract", "check", "-s", "orders", "--transitive"], project)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "✓ no contract changes" in proc.stdout

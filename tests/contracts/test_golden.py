@@ -1,13 +1,12 @@
 """Golden outputs: every format of a few representative reports, byte for byte.
 
-Regenerate after an intended change with `UPDATE_GOLDEN=1 pytest tests/contracts/test_golden.py`
-and review the diff of tests/contracts/golden/ like code.
+Regenerate after an intended change with `make golden` (`python -m tests.regen_golden`) and
+review the diff of tests/contracts/golden/ like code. The test run itself never writes them.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
@@ -79,15 +78,24 @@ SCENARIOS: dict[str, Callable[[], tuple[GateReport, Locations]]] = {
 _EXT = {"text": "txt", "json": "json", "junit": "xml", "github": "github.txt"}
 
 
+def rendered(scenario: str, fmt: str) -> str:
+    """What golden file `golden/<scenario>.<ext>` must hold."""
+    report, locations = SCENARIOS[scenario]()
+    return render(report, fmt, locations)
+
+
+def golden_files() -> dict[Path, str]:
+    """Every golden file and what it must hold (`python -m tests.regen_golden` writes them)."""
+    return {GOLDEN / f"{scenario}.{_EXT[fmt]}": rendered(scenario, fmt)
+            for scenario in sorted(SCENARIOS) for fmt in FORMATS}
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 def test_golden(scenario: str, fmt: str) -> None:
-    report, locations = SCENARIOS[scenario]()
-    got = render(report, fmt, locations)
+    got = rendered(scenario, fmt)
     path = GOLDEN / f"{scenario}.{_EXT[fmt]}"
-    if os.environ.get("UPDATE_GOLDEN") == "1":
-        path.write_text(got, encoding="utf-8")
-    assert path.exists(), f"missing golden {path}: run with UPDATE_GOLDEN=1 and review it"
+    assert path.exists(), f"missing golden {path}: run `make golden` and review it"
     assert got == path.read_text(encoding="utf-8")
 
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 import json
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
 
-from dlt_contract_ops.context import Sweep
 from dlt_contract_ops.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.sweep_stats import SweepStats, observe_sweeps
 from tests.conftest import require_server
 from tests.projects import Project
 
@@ -165,19 +165,20 @@ def _break(project: Project, destination: Destination) -> None:
     destination.execute(project, statements)
 
 
+class Queries:
+    """Queries of the test's sweeps per kind, each read as its sweep closed."""
+
+    def __init__(self, sweeps: list[SweepStats]) -> None:
+        self.sweeps = sweeps
+
+    def items(self) -> Iterable[tuple[str, int]]:
+        return sum((s.queries for s in self.sweeps), Counter[str]()).items()
+
+
 @pytest.fixture
-def queries(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
-    """Queries of the sweep, per kind, read just before its adapters close."""
-    seen: Counter[str] = Counter()
-    close = Sweep.close
-
-    def recording_close(self: Sweep) -> None:
-        for adapter in self.adapters:
-            seen.update(adapter.queries)
-        close(self)
-
-    monkeypatch.setattr(Sweep, "close", recording_close)
-    return seen
+def queries() -> Iterator[Queries]:
+    with observe_sweeps() as sweeps:
+        yield Queries(sweeps)
 
 
 def _verify(project: Project) -> ReconcileResult:
@@ -192,7 +193,7 @@ def _violations(finding: DriftFinding) -> dict[tuple[str, str], dict[str, Any]]:
     return {(v["column"], v["rule"]): v for v in finding.violations}
 
 
-def test_clean_data_raises_nothing(loaded: Project, queries: Counter[str]) -> None:
+def test_clean_data_raises_nothing(loaded: Project, queries: Queries) -> None:
     result = _verify(loaded)
 
     assert result.findings == []
@@ -201,7 +202,7 @@ def test_clean_data_raises_nothing(loaded: Project, queries: Counter[str]) -> No
 
 
 def test_every_violation_class_with_counts_and_examples(
-    loaded: Project, destination: Destination, queries: Counter[str]
+    loaded: Project, destination: Destination, queries: Queries
 ) -> None:
     _break(loaded, destination)
 

@@ -3,13 +3,12 @@
 Each case renders through the adapter exactly as a reconcile would (`driver_sql` is the text
 `run` hands the driver; `reproduce` the text a user pastes) and is compared byte for byte
 with `golden/<dialect>/<case>.sql`. The files were reviewed by hand; after a deliberate
-change, regenerate with `CO_UPDATE_GOLDEN=1 pytest tests/destinations/test_golden.py` and
-review the diff again.
+change, regenerate them with `make golden` (`python -m tests.regen_golden`) and review the
+diff again. The test run itself never writes them.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -149,15 +148,23 @@ def _folder_dialect(folder: str) -> str:
     return folder.split("_")[0]
 
 
+def rendered(folder: str, case: str) -> str:
+    """The SQL golden file `golden/<folder>/<case>.sql` must hold."""
+    make, _cases = ADAPTERS[folder]
+    return {**CASES, **EXTRA}[case](make()) + "\n"
+
+
+def golden_files() -> dict[Path, str]:
+    """Every golden file and what it must hold (`python -m tests.regen_golden` writes them)."""
+    return {GOLDEN / folder / f"{case}.sql": rendered(folder, case)
+            for folder, (_make, cases) in ADAPTERS.items() for case in cases}
+
+
 @pytest.mark.parametrize(("folder", "case"), PARAMS)
 def test_sql_matches_golden_file(folder: str, case: str) -> None:
-    make, _cases = ADAPTERS[folder]
-    sql = {**CASES, **EXTRA}[case](make()) + "\n"
+    sql = rendered(folder, case)
     path = GOLDEN / folder / f"{case}.sql"
-    if os.environ.get("CO_UPDATE_GOLDEN") == "1":
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(sql, encoding="utf-8")
-    assert path.exists(), f"missing golden file {path}: run with CO_UPDATE_GOLDEN=1, review it"
+    assert path.exists(), f"missing golden file {path}: run `make golden`, review it"
     assert sql == path.read_text(encoding="utf-8")
 
 

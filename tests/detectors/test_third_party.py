@@ -110,16 +110,16 @@ def shop(project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> P
 
 def test_a_third_party_detector_runs_like_a_built_in(shop: Project) -> None:
     # --help: its flag, worded from its summary
-    help_text = shop.cli("reconcile", "--help").stdout
+    help_text = shop.cli_process("reconcile", "--help").stdout
     assert "--include-freshness" in help_text
     assert "Also detect tables whose newest load" in " ".join(help_text.split())
 
     # off without its flag
-    plain = json.loads(shop.cli("reconcile", "--all", "--dry-run", "--format", "json").stdout)
+    plain = json.loads(shop.cli_process("reconcile", "--all", "--dry-run", "--format", "json").stdout)
     assert "freshness" not in {r["detector"] for r in plain["results"]}
 
     # JSON: its block and its finding (orders only: customers loaded just now)
-    proc = shop.cli("reconcile", "--all", "--dry-run", "--include-freshness",
+    proc = shop.cli_process("reconcile", "--all", "--dry-run", "--include-freshness",
                     "--format", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
@@ -143,14 +143,14 @@ def test_a_third_party_detector_runs_like_a_built_in(shop: Project) -> None:
     assert timeless([r for r in doc["results"] if r is not block]) == timeless(plain["results"])
 
     # text: its heading and its lines
-    text = shop.cli("reconcile", "--all", "--dry-run", "--include-freshness").stdout
+    text = shop.cli_process("reconcile", "--all", "--dry-run", "--include-freshness").stdout
     assert "Source: shop (freshness)  |  Findings: 1" in text
     assert "  • orders: freshness drift (1 column(s))" in text
     assert re.search(r"      Newest load: \d+\.\d+ at \S+, (9|10)d \d+h ago \(max_age 1d 0h\)",
                      text)
 
     # SARIF: its rule after the built-ins' (their indexes stay put), its result
-    sarif = json.loads(shop.cli("reconcile", "--all", "--dry-run", "--include-freshness",
+    sarif = json.loads(shop.cli_process("reconcile", "--all", "--dry-run", "--include-freshness",
                                 "--format", "sarif").stdout)
     run = sarif["runs"][0]
     rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
@@ -160,24 +160,24 @@ def test_a_third_party_detector_runs_like_a_built_in(shop: Project) -> None:
     assert "Newest load" in result["message"]["text"]
 
     # JUnit and GitHub: a test case and an annotation
-    junit = shop.cli("reconcile", "--all", "--dry-run", "--include-freshness",
+    junit = shop.cli_process("reconcile", "--all", "--dry-run", "--include-freshness",
                      "--format", "junit").stdout
     assert 'name="shop.freshness"' in junit
     assert "freshness drift" in junit
-    github = shop.cli("reconcile", "--all", "--dry-run", "--include-freshness",
+    github = shop.cli_process("reconcile", "--all", "--dry-run", "--include-freshness",
                       "--format", "github").stdout
     assert "::warning title=freshness drift in shop.orders::" in github
 
     # the HTML report, with the flag the report command derives too
     page = shop.root / "report.html"
-    proc = shop.cli("report", "--include-freshness", "--html", str(page))
+    proc = shop.cli_process("report", "--include-freshness", "--html", str(page))
     assert proc.returncode == 0, proc.stderr
     html = page.read_text()
     assert '<span class="badge freshness">freshness</span>' in html
     assert '<div class="detail">Newest load: ' in html
 
     # --fail-on-drift counts its findings
-    assert shop.cli("reconcile", "--all", "--dry-run", "--include-freshness",
+    assert shop.cli_process("reconcile", "--all", "--dry-run", "--include-freshness",
                     "--fail-on-drift").returncode == 3
 
 
@@ -185,7 +185,7 @@ def test_its_settings_are_its_own_table(shop: Project, monkeypatch: pytest.Monke
     args = ("reconcile", "--all", "--dry-run", "--include-freshness", "--format", "json")
 
     def freshness() -> dict[str, object]:
-        proc = shop.cli(*args)
+        proc = shop.cli_process(*args)
         assert proc.returncode == 0, proc.stderr
         [block] = [r for r in json.loads(proc.stdout)["results"] if r["detector"] == "freshness"]
         return block  # type: ignore[no-any-return]
@@ -200,7 +200,7 @@ def test_its_settings_are_its_own_table(shop: Project, monkeypatch: pytest.Monke
 
     # a value its model refuses: the key, where it is set, exit 2
     monkeypatch.setenv("SOURCES__SHOP__CONTRACT_OPS__FRESHNESS__MAX_AGE", "soon")
-    proc = shop.cli(*args)
+    proc = shop.cli_process(*args)
     assert proc.returncode == 2
     assert "`max_age` in `[sources.shop.contract_ops.freshness]`" in proc.stdout + proc.stderr
     assert "'soon'" in proc.stdout + proc.stderr
@@ -208,7 +208,7 @@ def test_its_settings_are_its_own_table(shop: Project, monkeypatch: pytest.Monke
 
     # an unknown key of its table, in any file: did you mean, exit 2
     shop.secrets('[contract_ops.freshness]\nmax_agee = "1d"\n')
-    proc = shop.cli(*args)
+    proc = shop.cli_process(*args)
     assert proc.returncode == 2
     assert "Unknown key `max_agee` in `[contract_ops.freshness]` (" in proc.stderr
     assert "Did you mean `max_age`?" in proc.stderr

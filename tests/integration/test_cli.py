@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from dlt_contract_ops.findings import FINDING_KEYS, OPTIONAL_FINDING_KEYS, RESULT_KEYS
+from tests.inprocess import run_cli
 from tests.integration import shop
 from tests.projects import Project
 
@@ -158,15 +158,8 @@ def test_alerts_are_emitted_unless_dry_run(shop_project: Project) -> None:
 def test_project_dir_from_another_directory(shop_project: Project, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    proc = subprocess.run(
-        [
-            sys.executable, "-m", "dlt_contract_ops.cli", "reconcile", "-s", "shop",
-            "--format", "json", "--dry-run", "--project-dir", str(shop_project.root),
-        ],
-        cwd=elsewhere,
-        capture_output=True,
-        text=True,
-    )
+    proc = run_cli(["reconcile", "-s", "shop", "--format", "json", "--dry-run",
+                    "--project-dir", str(shop_project.root)], elsewhere)
     assert proc.returncode == 0, proc.stderr
     result = _results(_json(proc))["shop"]
     assert {f["resource"] for f in result["findings"]} == {"OrderItems", "plain"}

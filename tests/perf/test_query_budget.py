@@ -14,13 +14,14 @@ DuckDB dataset, `billing` in its own file.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pytest
 
-from dlt_contract_ops.context import Sweep
 from dlt_contract_ops.detectors import selected
 from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.sweep_stats import SweepStats, observe_sweeps
 from tests.projects import Project
 
 #: what every reconcile runs
@@ -175,26 +176,31 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Project:
 
 @dataclass
 class Counted:
-    queries: Counter[str] = field(default_factory=Counter)
-    sources_built: int = 0
-    sweeps: int = 0
+    """The sweeps of the test, each counted as it closed (`observe_sweeps`)."""
+
+    seen: list[SweepStats] = field(default_factory=list)
+
+    @property
+    def sweeps(self) -> int:
+        return len(self.seen)
+
+    @property
+    def sources_built(self) -> int:
+        return sum(s.sources_built for s in self.seen)
+
+    @property
+    def queries(self) -> Counter[str]:
+        return sum((s.queries for s in self.seen), Counter())
+
+    def clear(self) -> None:
+        self.seen.clear()
 
 
 @pytest.fixture
-def counted(monkeypatch: pytest.MonkeyPatch) -> Counted:
+def counted() -> Iterator[Counted]:
     """Read every sweep's counters just before its adapters close."""
-    seen = Counted()
-    close = Sweep.close
-
-    def recording_close(self: Sweep) -> None:
-        seen.sweeps += 1
-        seen.sources_built += self.sources_built
-        for adapter in self.adapters:
-            seen.queries.update(adapter.queries)
-        close(self)
-
-    monkeypatch.setattr(Sweep, "close", recording_close)
-    return seen
+    with observe_sweeps() as seen:
+        yield Counted(seen)
 
 
 # detectors -> queries per kind: 2 datasets; 4 loaded modelled root tables (orders,
@@ -246,7 +252,7 @@ def test_a_repeat_sweep_without_new_loads_reads_no_load_again(
     loaded: Project, counted: Counted
 ) -> None:
     first = run(None, detectors=("removal",), dry_run=True, project_dir=loaded.root)
-    counted.queries.clear()
+    counted.clear()
     repeat = run(None, detectors=("removal",), dry_run=True, project_dir=loaded.root)
 
     # one bounded profile query per root table (no new load: no category query), and the

@@ -95,7 +95,7 @@ def test_a_sweep_killed_between_a_load_and_its_columns_leaves_no_half_load(
     new = _newest_load(shop)
 
     # a real sweep process that dies the moment its first new load row is in
-    killed = shop.python(textwrap.dedent("""
+    killed = shop.python_process(textwrap.dedent("""
         import os
         from dlt_contract_ops.profiles import store
         from dlt_contract_ops.reconcile import run

@@ -125,7 +125,7 @@ def test_text_output_lists_each_problem(app_project: Project) -> None:
 def test_sentry_without_its_extra_fails_validate(app_project: Project) -> None:
     app_project.config(CONFIG + '\n[contract_ops]\nalert_sinks = ["sentry"]\n')
     app_project.secrets('[contract_ops.alert_sink.sentry]\ndsn = "http://k@127.0.0.1:9/1"\n')
-    proc = app_project.python(
+    proc = app_project.python_process(
         """
         import sys
         sys.modules["sentry_sdk"] = None  # an environment installed without the extra

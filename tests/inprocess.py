@@ -1,0 +1,172 @@
+"""Run the CLI, or a snippet of user code, inside the test process as if it were its own.
+
+A subprocess per assertion costs an interpreter start and the imports of dlt, pydantic and
+sqlglot each time; most tests only need what the command prints and its exit code. These
+helpers give the same `subprocess.CompletedProcess` (returncode, stdout, stderr kept apart)
+from a call in this process, and put back what a process would have thrown away:
+
+- the working directory, `os.environ`, `sys.path` and `sys.argv`;
+- the user project's own modules (a later project with a module of the same name must import
+  its own, as a fresh interpreter would);
+- dlt's run context (which `.dlt/` folder its config providers read);
+- the logging set-up the CLI does on start (`logging.basicConfig` on stderr, dlt's level).
+
+What only a process shows stays a process: signals, `os._exit` crashes, console scripts and
+the `dlt` plugin entry point (`Project.cli_process` / `Project.python_process`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import os
+import subprocess
+import sys
+import traceback
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+
+def _project_modules(root: Path) -> list[str]:
+    """Names in `sys.modules` whose file lies in `root` (the user's source modules)."""
+    prefix = str(root.resolve()) + os.sep
+    found = []
+    for name, module in list(sys.modules.items()):
+        path = getattr(module, "__file__", None)
+        if path and os.path.abspath(path).startswith(prefix):
+            found.append(name)
+    return found
+
+
+def _top_level_names(root: Path) -> set[str]:
+    """Modules and packages a script in `root` would import from `root` itself."""
+    names = set()
+    for entry in root.iterdir():
+        if entry.suffix == ".py":
+            names.add(entry.stem)
+        elif entry.is_dir() and (entry / "__init__.py").exists():
+            names.add(entry.name)
+    return names
+
+
+#: where the test process's own code comes from: never evicted, whatever a project names
+_KEEP = (str(Path(__file__).resolve().parents[1]) + os.sep, sys.prefix + os.sep,
+         sys.base_prefix + os.sep)
+
+
+def _evict(root: Path) -> None:
+    """Forget the modules a fresh interpreter in `root` would import from its files: those
+    loaded from `root`, and a user module of the same top-level name loaded from another
+    project (an earlier test's); never this repository's or an installed package's."""
+    tops = _top_level_names(root)
+    for name, module in list(sys.modules.items()):
+        if name.split(".")[0] not in tops:
+            continue
+        path = getattr(module, "__file__", None) or ""
+        if not os.path.abspath(path).startswith(_KEEP):
+            del sys.modules[name]
+    for name in _project_modules(root):
+        sys.modules.pop(name, None)
+
+
+@contextlib.contextmanager
+def as_process(cwd: Path, argv: Sequence[str], *, read_config: bool) -> Iterator[None]:
+    """Enter `cwd` as a fresh process would, and restore this process's state on exit.
+
+    `read_config`: point dlt's run context at `cwd` first (user code); the CLI does that
+    itself (`project_context`)."""
+    import dlt  # noqa: F401  (initializes dlt's default run context before we note it)
+    from dlt.common.configuration.container import Container
+    from dlt.common.configuration.specs.pluggable_run_context import PluggableRunContext
+
+    saved_cwd = os.getcwd()
+    saved_env = dict(os.environ)
+    saved_path = list(sys.path)
+    saved_argv = list(sys.argv)
+    root = logging.getLogger()
+    saved_handlers = list(root.handlers)
+    saved_level = root.level
+    dlt_logger = logging.getLogger("dlt")
+    saved_dlt_level = dlt_logger.level
+    run_context = Container()[PluggableRunContext]
+    previous_run_dir = run_context.context.run_dir
+
+    try:
+        os.chdir(cwd)
+        sys.path.insert(0, str(cwd))
+        sys.argv = list(argv)
+        _evict(cwd)
+        # a fresh process has no root handler: the CLI's `logging.basicConfig` must take
+        # effect (pytest's capture handlers are put back afterwards)
+        for handler in saved_handlers:
+            root.removeHandler(handler)
+        root.setLevel(logging.WARNING)
+        if read_config:
+            # dlt reads `.dlt/` of the cwd when it starts; a broken file fails the user's code
+            # where it reads config, as in a fresh process, not this set-up
+            with contextlib.suppress(Exception):
+                run_context.reload(str(cwd))
+        yield
+    finally:
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        for handler in saved_handlers:
+            root.addHandler(handler)
+        root.setLevel(saved_level)
+        dlt_logger.setLevel(saved_dlt_level)
+        _evict(cwd)
+        sys.argv = saved_argv
+        sys.path[:] = saved_path
+        os.environ.clear()
+        os.environ.update(saved_env)
+        os.chdir(saved_cwd)
+        try:
+            run_context.reload(previous_run_dir)
+        except Exception:  # the previous folder's TOML broke since: read the test's own cwd
+            run_context.reload(saved_cwd)
+
+
+def run_cli(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`dlt-contract-ops ARGS` in `cwd`, in this process: the real click group, the exit
+    code it would exit with, stdout and stderr apart; an uncaught exception is exit 1 with
+    its traceback on stderr, as the interpreter would print it."""
+    from click.testing import CliRunner
+
+    from dlt_contract_ops.commands import main
+
+    argv = ["dlt-contract-ops", *args]
+    with as_process(cwd, argv, read_config=False):
+        result = CliRunner().invoke(main, list(args), prog_name="dlt-contract-ops")
+    stderr = result.stderr
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        assert result.exc_info is not None
+        stderr += "".join(traceback.format_exception(*result.exc_info))
+    return subprocess.CompletedProcess(argv, result.exit_code, result.stdout, stderr)
+
+
+def run_python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`python -c CODE` in `cwd`, in this process (a pipeline run, a query by hand)."""
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["-c"]
+    returncode = 0
+    with (
+        as_process(cwd, argv, read_config=True),
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        try:
+            exec(compile(code, "<string>", "exec"), {"__name__": "__main__"})
+        except SystemExit as exc:
+            code_ = exc.code
+            if code_ is None:
+                returncode = 0
+            elif isinstance(code_, int):
+                returncode = code_
+            else:
+                print(code_, file=sys.stderr)
+                returncode = 1
+        except BaseException:
+            traceback.print_exc()
+            returncode = 1
+    return subprocess.CompletedProcess(argv, returncode, out.getvalue(), err.getvalue())
