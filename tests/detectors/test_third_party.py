@@ -115,12 +115,14 @@ def test_a_third_party_detector_runs_like_a_built_in(shop: Project) -> None:
     assert "Also detect tables whose newest load" in " ".join(help_text.split())
 
     # off without its flag
-    plain = json.loads(shop.cli_process("reconcile", "--all", "--dry-run", "--format", "json").stdout)
+    plain = json.loads(
+        shop.cli_process("reconcile", "--all", "--dry-run", "--format", "json").stdout
+    )
     assert "freshness" not in {r["detector"] for r in plain["results"]}
 
     # JSON: its block and its finding (orders only: customers loaded just now)
     proc = shop.cli_process("reconcile", "--all", "--dry-run", "--include-freshness",
-                    "--format", "json")
+                            "--format", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     [block] = [r for r in doc["results"] if r["detector"] == "freshness"]
