@@ -97,7 +97,8 @@ def install(folder: Path, dist: str, modules: dict[str, str], entry_points: str)
 @pytest.fixture
 def shop(project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
     """A loaded shop (orders ten days old, customers fresh) and the freshness plugin on
-    PYTHONPATH for every `dlt-contract-ops` process the test starts."""
+    PYTHONPATH for every `dlt-contract-ops` process the test starts (`cli_process`: the
+    plugin is found through the entry points of a fresh interpreter's path)."""
     plugins = install(tmp_path / "site", "contract-ops-freshness",
                       {"freshness_detector": doc_module()},
                       "freshness = freshness_detector:FRESHNESS\n")
@@ -115,7 +116,9 @@ def test_a_third_party_detector_runs_like_a_built_in(shop: Project) -> None:
     assert "Also detect tables whose newest load" in " ".join(help_text.split())
 
     # off without its flag
-    plain = json.loads(shop.cli_process("reconcile", "--all", "--dry-run", "--format", "json").stdout)
+    plain = json.loads(
+        shop.cli_process("reconcile", "--all", "--dry-run", "--format", "json").stdout
+    )
     assert "freshness" not in {r["detector"] for r in plain["results"]}
 
     # JSON: its block and its finding (orders only: customers loaded just now)
