@@ -97,7 +97,8 @@ def install(folder: Path, dist: str, modules: dict[str, str], entry_points: str)
 @pytest.fixture
 def shop(project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
     """A loaded shop (orders ten days old, customers fresh) and the freshness plugin on
-    PYTHONPATH for every `dlt-contract-ops` process the test starts."""
+    PYTHONPATH for every `dlt-contract-ops` process the test starts (`cli_process`: the
+    plugin is found through the entry points of a fresh interpreter's path)."""
     plugins = install(tmp_path / "site", "contract-ops-freshness",
                       {"freshness_detector": doc_module()},
                       "freshness = freshness_detector:FRESHNESS\n")
