@@ -1,6 +1,6 @@
 """Time the reconciler in-process and the raw-SQL floor on the same warehouse.
 
-Ours: `dlt_contract_ops.reconcile.run` as a library caller uses it, with the per-kind query
+Ours: `dlt_contract_ops.engine.reconcile.run` as a library caller uses it, with the per-kind query
 counters and query time the adapters keep, captured as each sweep closes. The floor: the very
 SQL text and parameters the reconciler sent to DuckDB (metadata, one coverage aggregate per
 table, one sample query per drifted table), recorded once and replayed on a plain read-only
@@ -46,7 +46,7 @@ class SweepStats:
 @contextmanager
 def capture_sweeps() -> Iterator[list[SweepStats]]:
     """Record every sweep's counters: `Sweep.close` is wrapped for the duration."""
-    from dlt_contract_ops.context import Sweep
+    from dlt_contract_ops.engine.context import Sweep
 
     seen: list[SweepStats] = []
     original = Sweep.close
@@ -129,7 +129,7 @@ def _forget_source_module() -> None:
 
 def run_ours(workload: Workload, mode: str, *, cold_import: bool) -> Sample:
     """One reconcile of the bench source, as a library caller runs it."""
-    from dlt_contract_ops.reconcile import run
+    from dlt_contract_ops.engine.reconcile import run
 
     if cold_import:
         _forget_source_module()

@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dlt_contract_ops.contracts.diff import Change, diff_releases, diff_resources
-    from dlt_contract_ops.contracts.gate import (
-        Assessment,
-        Finding,
-        GateReport,
-        Waiver,
-        assess,
-    )
     from dlt_contract_ops.contracts.model import (
         ColumnContract,
         Release,
         ResourceContract,
         Version,
+    )
+    from dlt_contract_ops.contracts.release import (
+        Assessment,
+        Finding,
+        GateReport,
+        Waiver,
+        assess,
     )
     from dlt_contract_ops.contracts.rules import Bump, Perspective, Rule, Severity
     from dlt_contract_ops.contracts.semantics import Semantics, TableSemantics

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from dlt_contract_ops.contracts.gate import Assessment, Finding, GateReport
+from dlt_contract_ops.contracts.release import Assessment, Finding, GateReport
 from dlt_contract_ops.contracts.wording import Locations, blocking_reason, bump_phrase, heading
 
 

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from dlt_contract_ops.contracts import ci
-from dlt_contract_ops.contracts.gate import Assessment, Finding, GateReport
+from dlt_contract_ops.contracts.release import Assessment, Finding, GateReport
 from dlt_contract_ops.contracts.wording import (
     Locations,
     blocking_reason,

@@ -1,7 +1,7 @@
 """What a detector's settings model is made of: its keys (the unknown-key check of
 `settings.problems`) and `Duration`, the settings' one duration grammar as a pydantic type.
 
-A detector declares its settings as `Detector.settings` (see `dlt_contract_ops.detector`):
+A detector declares its settings as `Detector.settings` (see `dlt_contract_ops.detectors.base`):
 a pydantic model, read from `[contract_ops.<detector>]` overlaid per source by
 `[sources.<X>.contract_ops.<detector>]` (`detector_settings.own_settings`); or a function of
 the source's resolved settings (the built-ins, whose tables `settings.project` reads).
@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator
 
-from dlt_contract_ops.detector import resolve
+from dlt_contract_ops.detectors.base import resolve
 from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.settings.duration import parse_duration
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.detector import Detector
+    from dlt_contract_ops.detectors.base import Detector
 
 
 def _duration(value: Any) -> timedelta:

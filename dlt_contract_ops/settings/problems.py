@@ -39,7 +39,7 @@ _SOURCE_SUBTABLES: dict[str, frozenset[str] | None] = {"removal": REMOVAL_KEYS, 
 def _detector_tables() -> dict[str, frozenset[str]]:
     """`[contract_ops.<detector>]` of each registered detector with a settings model (a
     plugin's): name -> its keys. The built-ins' tables are in the specs above."""
-    from dlt_contract_ops.detectors import registered_detectors
+    from dlt_contract_ops.detectors.registry import registered_detectors
     from dlt_contract_ops.settings.detectors import model_keys
 
     tables = {}

@@ -20,6 +20,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
+from dlt_contract_ops.core.distribution import DistributionRule
 from dlt_contract_ops.core.removal import (
     DEFAULT_BASELINE_THRESHOLD,
     DEFAULT_BASELINE_WINDOW,
@@ -27,7 +28,6 @@ from dlt_contract_ops.core.removal import (
     DEFAULT_RECENT_WINDOW,
 )
 from dlt_contract_ops.errors import ConfigError, UnknownSourceError
-from dlt_contract_ops.profiles.compare import DistributionRule
 from dlt_contract_ops.settings.duration import parse_duration
 from dlt_contract_ops.settings.files import env_name, locate
 from dlt_contract_ops.settings.specs import (

@@ -28,9 +28,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
-from dlt_contract_ops.acks import AckBook
+from dlt_contract_ops.acks.store import AckBook
 from dlt_contract_ops.errors import AlertSinkError
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.duration import human
 from dlt_contract_ops.settings.project import DedupSettings, default_state_file
 from dlt_contract_ops.sinks.base import AlertSink, ConfirmsDelivery, ErrorEvent

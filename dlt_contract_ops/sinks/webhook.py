@@ -54,7 +54,7 @@ from tenacity.stop import stop_base
 from urllib3.connectionpool import HTTPConnectionPool
 
 from dlt_contract_ops.errors import DeliveryError
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.sinks import payloads
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.options import (

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.acks import (
+from dlt_contract_ops.acks.service import ack_problems, record_ack
+from dlt_contract_ops.acks.store import (
     ACKS_FILE,
     Ack,
     add_ack,
@@ -23,10 +24,9 @@ from dlt_contract_ops.acks import (
     read_acks,
     remember,
 )
-from dlt_contract_ops.acks_cli import ack_problems, record_ack
+from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.errors import ConfigError
-from dlt_contract_ops.findings import DriftFinding
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings import project_context
 from dlt_contract_ops.sinks.emitter import Emitter
 from tests.projects import Project

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from dlt_contract_ops.context import Sweep
-from dlt_contract_ops.detectors import selected
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.detectors.registry import selected
+from dlt_contract_ops.engine.context import Sweep
+from dlt_contract_ops.engine.reconcile import run
 from tests.projects import Project
 
 #: what every reconcile runs

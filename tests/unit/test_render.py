@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dlt_contract_ops.findings import (
+from dlt_contract_ops.model.findings import (
     FINDING_KEYS,
     FORMAT_VERSION,
     RESULT_KEYS,
@@ -14,7 +14,7 @@ from dlt_contract_ops.findings import (
     DriftFinding,
     ReconcileResult,
 )
-from dlt_contract_ops.render import to_json, to_text
+from dlt_contract_ops.output.text import to_json, to_text
 
 ISSUE_RESULT_KEYS = {
     "source", "pipeline", "destination", "dataset", "detector", "findings", "error", "notes",

@@ -1,0 +1,1 @@
+"""acks: see docs/architecture.md."""

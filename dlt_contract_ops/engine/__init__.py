@@ -1,0 +1,1 @@
+"""engine: see docs/architecture.md."""
