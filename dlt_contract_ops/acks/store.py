@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,16 +35,6 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 
 ACKS_FILE = Path(".dlt") / "contract_ops_acks.toml"
 _ID = re.compile(r"[0-9a-f]{12}")
-
-
-def finding_id(source: str, table: str, detector: str, columns: Iterable[str]) -> str:
-    """The stable id of a finding: the same drift gets the same id on every run.
-
-    >>> finding_id("shop", "orders", "additive", ["b", "a"])
-    '98d0d03472bc'
-    """
-    body = json.dumps([source, table, detector, sorted(columns)], ensure_ascii=False)
-    return hashlib.sha256(body.encode()).hexdigest()[:12]
 
 
 def _utc(moment: dt.datetime) -> dt.datetime:

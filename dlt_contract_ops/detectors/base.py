@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from dlt_contract_ops.registry import resolve
+
 if TYPE_CHECKING:
     from dlt_contract_ops.engine.context import SourceContext
     from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
@@ -110,20 +112,3 @@ class Detector:
     def line_renderer(self) -> Callable[[DriftFinding], list[str]] | None:
         """The `lines` function, imported on first use; None when the detector has none."""
         return resolve(self.lines) if self.lines else None
-
-
-def resolve(member: Any) -> Any:
-    """`member` itself, or the object its import path `"module:attr"` names.
-
-    >>> resolve("os.path:join") is __import__("os").path.join
-    True
-    """
-    if not isinstance(member, str):
-        return member
-    import importlib
-
-    module, _, attr = member.partition(":")
-    target: Any = importlib.import_module(module)
-    for part in attr.split("."):
-        target = getattr(target, part)
-    return target

@@ -3,7 +3,8 @@ group, built-ins included (pyproject.toml), validated as it registers, in output
 
 The reconciler runs them, the CLI builds its `--include-*` flags from them, the text, JSON,
 JUnit, GitHub, SARIF and HTML renderings take their names, headings and lines from them, and
-`DriftFinding.drift_type` / `ReconcileResult.detector` are checked against them. Adding a
+a runner's `ReconcileResult.detector` and `DriftFinding.drift_type` are checked against them
+when the run takes the result (`checked`): the values themselves import no registry. Adding a
 detector means one module and one entry point (docs/writing-a-detector.md).
 
 An entry that cannot register is a `DetectorPluginError` naming the distribution, the entry
@@ -22,6 +23,7 @@ from typing import Any
 
 from dlt_contract_ops.detectors.base import Detector
 from dlt_contract_ops.errors import DetectorPluginError
+from dlt_contract_ops.model.findings import ReconcileResult
 from dlt_contract_ops.registry import DETECTOR_GROUP, distribution
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
@@ -152,6 +154,16 @@ def get(name: str) -> Detector:
         if d.name == name:
             return d
     raise KeyError(f"unknown detector {name!r}; registered: {', '.join(detector_names())}")
+
+
+def checked(result: ReconcileResult) -> ReconcileResult:
+    """`result` when its detector and every finding's `drift_type` are registered names; else
+    a ValueError naming the unknown one and the registered ones."""
+    names = detector_names()
+    for name in (result.detector, *(f.drift_type for f in result.findings)):
+        if name not in names:
+            raise ValueError(f"unknown detector {name!r}; registered: {', '.join(names)}")
+    return result
 
 
 def selected(include: Iterable[str] = ()) -> tuple[str, ...]:

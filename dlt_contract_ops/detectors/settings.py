@@ -16,16 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from dlt_contract_ops.detectors.base import resolve
 from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.registry import resolve
 from dlt_contract_ops.settings.detectors import settings_model
 from dlt_contract_ops.settings.problems import not_a_table, raise_problems
-from dlt_contract_ops.settings.project import (
-    PROJECT_SECTION,
-    _exact_value,
-    source_section,
-    where,
-)
+from dlt_contract_ops.settings.project import PROJECT_SECTION, source_section
+from dlt_contract_ops.settings.resolve import _exact_value
+from dlt_contract_ops.settings.values import where
 
 if TYPE_CHECKING:
     from dlt_contract_ops.detectors.base import Detector

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dlt_contract_ops.detectors.base import DetectorRun
-from dlt_contract_ops.detectors.registry import get
+from dlt_contract_ops.detectors.registry import checked, get
 from dlt_contract_ops.detectors.settings import own_settings
 from dlt_contract_ops.errors import ConfigError, ContractOpsError, NotLoadedError
 from dlt_contract_ops.model.findings import NOT_LOADED, DriftFinding, ReconcileResult
@@ -78,7 +78,7 @@ def run_detectors(
                     source=source,
                     results=tuple(results) if combining else (),
                 )
-                result = detector.load()(run)
+                result = checked(detector.load()(run))
             except Exception as exc:
                 results.append(error_result(ctx.name, name, exc, emitter, t0))
                 continue

@@ -1,26 +1,21 @@
 """The result values every detector produces and every renderer and sink consumes.
 
-Frozen pydantic models: immutable, and JSON-serializable with one call.
+Frozen pydantic models: immutable, and JSON-serializable with one call. A value imports
+nothing above it: the detector registry checks a result's names (`detectors.registry.checked`)
+when the run hands the result over, not the value when it is built.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from dlt_contract_ops.model.identity import finding_id
 
 #: what became of a finding's alert: sent and delivered, held back by dedup, or not delivered
 AlertStatus = Literal["new", "repeat", "undelivered"]
 
-
-def _registered(name: str) -> str:
-    """A detector name must be registered (`dlt_contract_ops.detectors`)."""
-    from dlt_contract_ops.detectors.registry import detector_names
-
-    names = detector_names()
-    if name not in names:
-        raise ValueError(f"unknown detector {name!r}; registered: {', '.join(names)}")
-    return name
 
 FORMAT_VERSION = 1
 
@@ -82,14 +77,10 @@ class DriftFinding(BaseModel):
     #: JSON values
     details: dict[str, Any] | None = None
 
-    _drift_type = field_validator("drift_type")(_registered)
-
     @computed_field  # type: ignore[prop-decorator]  # pydantic's documented use on a property
     @property
     def id(self) -> str:
         """Stable across runs for the same drift: (source, table, detector, columns)."""
-        from dlt_contract_ops.acks.store import finding_id
-
         return finding_id(self.source, self.table, self.drift_type, self.columns)
 
     @property
@@ -123,8 +114,6 @@ class ReconcileResult(BaseModel):
     error_kind: str | None = None
     notes: list[str] = Field(default_factory=list)
     duration_s: float = 0.0
-
-    _detector = field_validator("detector")(_registered)
 
     @property
     def ok(self) -> bool:

@@ -17,7 +17,6 @@ from dlt_contract_ops.acks.store import (
     ACKS_FILE,
     Ack,
     add_ack,
-    finding_id,
     index_path,
     known_findings,
     parse_until,
@@ -27,6 +26,7 @@ from dlt_contract_ops.acks.store import (
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.model.findings import DriftFinding
+from dlt_contract_ops.model.identity import finding_id
 from dlt_contract_ops.settings import project_context
 from dlt_contract_ops.sinks.emitter import Emitter
 from tests.projects import Project

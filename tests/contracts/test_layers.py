@@ -7,7 +7,7 @@ import sys
 import textwrap
 
 BLOCKED = ("duckdb", "psycopg2", "sentry_sdk", "click", "pymysql", "sqlalchemy")
-PURE = ("rules", "model", "diff", "gate", "canonical", "waivers", "semantics", "extract",
+PURE = ("rules", "model", "diff", "release", "canonical", "waivers", "semantics", "extract",
         "render", "ci", "units", "timezones", "constraints", "lint", "lint_render")
 
 _PROBE = """
