@@ -245,7 +245,8 @@ def unknown_destination_message(settings: SourceSettings) -> str:
     import dlt.destinations
 
     from dlt_contract_ops.settings.keys import closest
-    from dlt_contract_ops.settings.project import source_section, where
+    from dlt_contract_ops.settings.project import source_section
+    from dlt_contract_ops.settings.values import where
 
     known = sorted(n for n in dlt.destinations.__all__ if n != "destination")
     ref = settings.destination

@@ -9,8 +9,9 @@ from typing import Any
 
 from dlt_contract_ops.core.ingest import GatePolicy
 from dlt_contract_ops.errors import ConfigError
-from dlt_contract_ops.settings.project import as_names, as_text, resolve_exact, where
+from dlt_contract_ops.settings.resolve import resolve_exact
 from dlt_contract_ops.settings.specs import GateSpec
+from dlt_contract_ops.settings.values import as_names, as_text, where
 
 
 @dataclass(frozen=True)

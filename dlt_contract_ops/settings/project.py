@@ -11,14 +11,13 @@ lookup would otherwise walk up and read, say, the `[destination]` table as a sou
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from dlt_contract_ops.core.distribution import DistributionRule
 from dlt_contract_ops.core.removal import (
@@ -29,13 +28,21 @@ from dlt_contract_ops.core.removal import (
 )
 from dlt_contract_ops.errors import ConfigError, UnknownSourceError
 from dlt_contract_ops.settings.duration import parse_duration
-from dlt_contract_ops.settings.files import env_name, locate
+from dlt_contract_ops.settings.resolve import _resolve
 from dlt_contract_ops.settings.specs import (
     DedupSpec,
     DistributionSpec,
     ProjectSpec,
     RemovalSpec,
     SourceSpec,
+)
+from dlt_contract_ops.settings.values import (
+    _duration,
+    _seconds,
+    as_fraction,
+    as_names,
+    as_text,
+    where,
 )
 
 PROJECT_SECTION = "contract_ops"
@@ -50,64 +57,6 @@ DEFAULT_SAMPLE_WINDOW = 30 * 86400.0
 DEFAULT_SAMPLE_ROWS = 10_000
 #: load profiles older than this are pruned from the profile store
 DEFAULT_PROFILE_RETENTION = 90 * 86400.0
-
-_Spec = TypeVar("_Spec")
-
-
-def where(key: str) -> str:
-    """`key` as a user finds it: the TOML table and key, the file that sets it, and the
-    environment variable."""
-    section, _, name = key.rpartition(".")
-    found = locate(key)
-    at = f" ({found})" if found else ""
-    return f"`{name}` in `[{section}]`{at} (environment variable `{env_name(key)}`)"
-
-
-# -- typed values ---------------------------------------------------------------------------
-def as_names(value: Any, key: str) -> tuple[str, ...]:
-    """A list of names; from the environment as JSON or as one bare name."""
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            value = [value]
-    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(
-            f"{where(key)} must be a list of strings, e.g. `{key.rpartition('.')[2]} = "
-            f'["ingested_by"]`; got {value!r}.'
-        )
-    return tuple(value)
-
-
-def as_text(value: Any, key: str) -> str | None:
-    """A string setting; None when unset or empty."""
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise ConfigError(f"{where(key)} must be a string, got {value!r}.")
-    return value
-
-
-def as_fraction(value: Any, key: str) -> float:
-    """A number in [0, 1]."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        number = -1.0
-    if isinstance(value, bool) or not 0.0 <= number <= 1.0:
-        raise ConfigError(f"{where(key)} = {value!r} must be a fraction between 0 and 1, e.g. 0.2.")
-    return number
-
-
-def _duration(value: Any, key: str) -> timedelta:
-    return parse_duration(value, where(key))
-
-
-def _seconds(value: Any, key: str, default: float) -> float:
-    """A duration setting in seconds; `default` when unset."""
-    return default if value is None else _duration(value, key).total_seconds()
 
 
 @dataclass(frozen=True)
@@ -207,61 +156,6 @@ class SourceSettings:
     distribution: DistributionRule = field(default_factory=DistributionRule)
     #: from the project settings: `[contract_ops.rename] min_confidence`
     rename_min_confidence: float = DEFAULT_RENAME_MIN_CONFIDENCE
-
-
-# -- resolution -----------------------------------------------------------------------------
-def resolve_exact(spec: _Spec, sections: tuple[str, ...]) -> _Spec:
-    """Resolve `spec` at exactly `sections`; values found higher up by dlt's walk are
-    dropped (they belong to other tables)."""
-    from dlt.common.configuration import resolve_configuration
-    from dlt.common.configuration.specs import BaseConfiguration
-    from dlt.common.configuration.utils import get_resolved_traces
-
-    assert isinstance(spec, BaseConfiguration)
-    log = get_resolved_traces()
-    start = len(log.resolved_traces)
-    resolved = resolve_configuration(spec, sections=sections, accept_partial=True)
-    embedded = {
-        id(v): (*sections, k) for k, v in resolved.items() if isinstance(v, BaseConfiguration)
-    }
-    for trace in log.resolved_traces[start:]:
-        own = sections if trace.config is resolved else embedded.get(id(trace.config))
-        if own is not None and tuple(trace.sections) != own:
-            # found higher up (a `[destination]` table for a source's `destination`); the
-            # exact key may still sit in a provider dlt did not ask after that first hit
-            setattr(trace.config, trace.key, _exact_value(trace.key, trace.hint, own))
-    del log.resolved_traces[start:]  # our lookups are not a pipeline's config trace
-    return resolved
-
-
-def _exact_value(key: str, hint: Any, sections: tuple[str, ...]) -> Any:
-    """`key` at exactly `sections`, from the first provider that has it (no walk-up)."""
-    import dlt
-    from dlt.common.configuration.specs.base_configuration import extract_inner_hint
-    from dlt.common.configuration.utils import deserialize_value
-    from dlt.common.typing import is_any_type
-
-    inner = extract_inner_hint(hint)
-    for provider in dlt.config.config_providers:
-        try:
-            value, _ = provider.get_value(key, hint, None, *sections)
-        except Exception:  # a provider that cannot read the key has nothing for us
-            continue
-        if value is not None:
-            return value if is_any_type(inner) else deserialize_value(key, value, inner)
-    return None
-
-
-def _resolve(spec: _Spec, sections: tuple[str, ...]) -> _Spec:
-    """`resolve_exact`, a value dlt cannot coerce being a ConfigError naming key and file."""
-    from dlt.common.configuration.exceptions import ConfigurationValueError
-
-    try:
-        return resolve_exact(spec, sections)
-    except ConfigurationValueError as exc:
-        key = getattr(exc, "field_name", None)
-        dotted = ".".join((*sections, key)) if key else ".".join(sections)
-        raise ConfigError(f"Cannot read {where(dotted)}: {exc}") from None
 
 
 #: dlt-ops names its load-time column here; a project that set it has that column in every

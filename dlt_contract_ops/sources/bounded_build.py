@@ -71,7 +71,7 @@ def bounded_build(build: Callable[[], _T], source: str, ref: str, timeout: float
 
 def _message(source: str, ref: str, timeout: float) -> str:
     from dlt_contract_ops.settings.duration import human
-    from dlt_contract_ops.settings.project import where
+    from dlt_contract_ops.settings.values import where
 
     module = ref.partition(":")[0]
     return (
