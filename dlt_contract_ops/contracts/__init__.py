@@ -14,7 +14,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.contracts.diff import Change, diff_releases, diff_resources
+    from dlt_contract_ops.contracts.change import Change
+    from dlt_contract_ops.contracts.diff import diff_releases, diff_resources
     from dlt_contract_ops.contracts.model import (
         ColumnContract,
         Release,
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "Assessment": "gate",
     "Bump": "rules",
-    "Change": "diff",
+    "Change": "change",
     "ColumnContract": "model",
     "Finding": "gate",
     "GateReport": "gate",

@@ -8,7 +8,8 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from dlt_contract_ops.contracts.diff import Change, diff_releases, legacy_notes
+from dlt_contract_ops.contracts.change import Change
+from dlt_contract_ops.contracts.diff import diff_releases, legacy_notes
 from dlt_contract_ops.contracts.model import Release, Version, declared_bump
 from dlt_contract_ops.contracts.rules import Bump, Perspective, Severity
 
