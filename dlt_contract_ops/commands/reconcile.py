@@ -1,4 +1,4 @@
-"""`dlt-contract-ops reconcile`: parse, call `reconcile.run`, render, exit.
+"""`dlt-contract-ops reconcile`: parse, call `engine.reconcile.run`, render, exit.
 
 What `report` shares with it lives here too: the signal-aware sweep, the exit codes of a
 sweep's results, progress on a terminal, and writing a document to `--output`.
@@ -61,7 +61,7 @@ def progress_printer(stream: IO[str] | None = None) -> Callable[..., None] | Non
 
 
 def sweep(call: Callable[[], list[ReconcileResult]]) -> tuple[list[ReconcileResult], int | None]:
-    """Run `call` (a `reconcile.run`) with SIGTERM unwinding it: (results, None), or what
+    """Run `call` (an `engine.reconcile.run`) with SIGTERM unwinding it: (results, None), or what
     finished and the exit code of the signal. A configuration error exits 2 here."""
     from dlt_contract_ops.engine.reconcile import SweepInterrupted
     from dlt_contract_ops.errors import ConfigError

@@ -1,4 +1,5 @@
-"""`dlt-contract-ops report`: parse, call `reconcile.run` (never alerting), render HTML, exit."""
+"""`dlt-contract-ops report`: parse, call `engine.reconcile.run` (never alerting), render HTML,
+exit."""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Detector runners: the I/O side of each detector (queries through the adapter, findings,
-emission), one module per detector, each `(DetectorRun) -> ReconcileResult`; `builtin` holds their
-`Detector` values, registered through the `dlt_contract_ops.detectors` entry points. The
-decisions themselves are the pure functions in `dlt_contract_ops.core`."""
+"""Detectors: one module per detector (its runner, `(DetectorRun) -> ReconcileResult`, the I/O
+side: queries through the adapter, findings), what a detector is (`base`), the registry that
+validates each entry as it registers (`registry`), each detector's own settings (`settings`),
+the shared sqlglot builders (`queries`) and the built-ins' `Detector` values (`builtin`),
+registered through the entry points like a third-party detector. The decisions themselves are
+the pure functions in `core/`."""

@@ -9,7 +9,7 @@ detector means one module and one entry point (docs/writing-a-detector.md).
 
 An entry that cannot register is a `DetectorPluginError` naming the distribution, the entry
 point and the offending member, pluggy-style; two entries of one name name both. Loading the
-registry imports each entry's module (the built-ins' is `runners.builtin`, which imports no
+registry imports each entry's module (the built-ins' is `detectors.builtin`, which imports no
 runner): keep a plugin's module light and name its runner by import path when it is not.
 """
 

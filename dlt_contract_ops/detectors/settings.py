@@ -6,7 +6,7 @@ providers (environment variables, secrets.toml, config.toml, in dlt's order) at 
 those tables, and the merged values are validated into the model. A value the model refuses
 is a ConfigError naming the key, the file and the environment variable (exit 2); an unknown
 key is one too (`settings.problems`). A built-in's settings are a function of the source's
-resolved settings (`runners.builtin`), read and checked by `settings.project`.
+resolved settings (`detectors.builtin`), read and checked by `settings.project`.
 """
 
 from __future__ import annotations

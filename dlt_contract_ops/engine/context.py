@@ -336,7 +336,7 @@ class Sweep:
     ) -> tuple[list[str], set[str]]:
         """The source's notes, and its modelled tables that were loaded and are gone now.
 
-        What was loaded is dlt's record (`loaded.py`): the pipeline's local state, else the
+        What was loaded is dlt's record (`sources/loaded.py`): the pipeline's local state, else the
         dataset's `_dlt_version`, read only when a modelled table is absent. Without any
         record, a modelled table whose siblings exist is expected all the same: the models
         say it belongs there, and nothing says it was never loaded.

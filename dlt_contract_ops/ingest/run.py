@@ -1,11 +1,11 @@
 """`gated_run`: stage a batch, compare what the source sent with the contract, and hand only
 an accepted batch to the user's pipeline.
 
-The batch is extracted into a staging pipeline of its own (`gate/staging.py`), never into the
+The batch is extracted into a staging pipeline of its own (`ingest/staging.py`), never into the
 user's: a rejected or interrupted batch cannot reach the trusted tables because no package of
 it ever exists in the user's pipeline. The shape compared is the one the source *sent*: each
 resource gets a tap in front of its Pydantic validator, and the raw items go through dlt's own
-normalizer with no hints and no model (`gate/observe.py`). The contract is the resource's
+normalizer with no hints and no model (`ingest/observe.py`). The contract is the resource's
 `columns=` model, or the latest contract snapshot (`dlt-contract-ops contract snapshot`) for a
 resource without one. An accepted batch is normalized once, in staging, and its package handed
 over and loaded; a rejected one is copied to the quarantine with `diff.json`.

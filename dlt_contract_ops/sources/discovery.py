@@ -77,7 +77,7 @@ class DeferredModels(Mapping[str, type[Any]]):
 class BuiltSource:
     """A source built once for a run: its schema naming and the model of each resource.
 
-    A source read from the cache (`source_cache.cached_source`) carries `real`: its models
+    A source read from the cache (`sources.cache.cached_source`) carries `real`: its models
     and `obj` build the source on first access, so a detector that needs them gets exactly
     what a build gives, and one that needs only the expected columns never builds it.
     """
