@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.duration import parse_duration
 from dlt_contract_ops.statefile import locked, read_json, write_json, write_text
 
@@ -258,6 +259,17 @@ class AckBook:
 
     def get(self, finding_id: str) -> Ack | None:
         return self._by_id.get(finding_id)
+
+    def stamp(self, finding: DriftFinding) -> DriftFinding:
+        """`finding` carrying the acknowledgement that covers it (`ack`, with `expired`), or
+        unchanged when none does: the one rule the emitter (an unexpired one is not sent) and
+        the results (`ack` in every output) apply."""
+        ack = self._by_id.get(finding.id)
+        if ack is None:
+            return finding
+        return finding.model_copy(
+            update={"ack": {**ack.document(), "expired": ack.expired(self.now)}}
+        )
 
     def covers(self, finding_id: str) -> bool:
         ack = self._by_id.get(finding_id)

@@ -132,13 +132,9 @@ def _with_delivery(
     for r in results:
         findings = []
         for f in r.findings:
-            update: dict[str, Any] = {}
             if f.key in report.ledger:
-                update["alert"] = report.ledger[f.key]
-            ack = acks.get(f.id) if acks is not None else None
-            if ack is not None:
-                update["ack"] = {**ack.document(), "expired": ack.expired(acks.now)}  # type: ignore[union-attr]  # acks is set when ack is
-            findings.append(f.model_copy(update=update) if update else f)
+                f = f.model_copy(update={"alert": report.ledger[f.key]})
+            findings.append(acks.stamp(f) if acks is not None else f)
         lost = [f for f in findings if f.key in undelivered]
         changes: dict[str, Any] = {"findings": findings}
         errors = [r.error] if r.error else []

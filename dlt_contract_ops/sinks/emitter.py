@@ -173,16 +173,14 @@ class Emitter:
         """Hand `finding` to every sink, unless dry run, an acknowledgement, or dedup (a
         repeat) holds it back."""
         if self.acks is not None:
-            ack = self.acks.get(finding.id)
-            if ack is not None and not ack.expired(self.acks.now):
+            finding = self.acks.stamp(finding)  # expired: alerted again, saying so
+            if finding.acknowledged and finding.ack is not None:
                 log.info(
                     "drift at %s (%s) acknowledged until %s by %s: not sent",
                     where(finding.pipeline, finding.source, finding.resource),
-                    finding.drift_type, ack.until.isoformat(), ack.by,
+                    finding.drift_type, finding.ack["until"], finding.ack["by"],
                 )
                 return
-            if ack is not None:  # expired: alert again, saying so
-                finding = finding.model_copy(update={"ack": {**ack.document(), "expired": True}})
         marks = self._marks(finding)
         targets = list(self.names)
         if marks is not None:
