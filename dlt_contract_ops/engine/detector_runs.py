@@ -100,14 +100,19 @@ def _without(f: DriftFinding, columns: set[str]) -> DriftFinding | None:
         return None if d is None else {k: v for k, v in d.items() if k in keep}
 
     firsts = only(f.column_first_seen) or {}
+    details = f.details
+    if details is not None:  # the per-column parts of the detector's details
+        per_column = {"column_first_seen": firsts or None, "coverage": only(f.coverage),
+                      "expected_types": only(f.expected_types)}
+        details = details.model_copy(
+            update={k: v for k, v in per_column.items() if k in type(details).model_fields}
+        )
     return f.model_copy(update={
         "columns": keep,
-        "column_first_seen": firsts or None,
         "first_seen": min(firsts.values()) if firsts else f.first_seen,
         "column_types": only(f.column_types) or {},
         "samples": only(f.samples) or {},
-        "coverage": only(f.coverage),
-        "expected_types": only(f.expected_types),
+        "details": details,
     })
 
 

@@ -7,26 +7,34 @@ when the run hands the result over, not the value when it is built.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    computed_field,
+    model_serializer,
+    model_validator,
+)
 
+from dlt_contract_ops.model.details import (
+    FLAT_KEYS,
+    Coverage,
+    Details,
+    PluginDetails,
+    details_from_flat,
+)
 from dlt_contract_ops.model.identity import finding_id
+
+__all__ = ["Coverage", "DriftFinding", "ReconcileResult"]  # Coverage: from model.details
 
 #: what became of a finding's alert: sent and delivered, held back by dedup, or not delivered
 AlertStatus = Literal["new", "repeat", "undelivered"]
 
 
 FORMAT_VERSION = 1
-
-
-class Coverage(BaseModel):
-    """Share of non-NULL values of one column in the baseline and the recent window."""
-
-    model_config = ConfigDict(frozen=True)
-
-    baseline: float | None
-    recent: float | None
 
 
 class DriftFinding(BaseModel):
@@ -48,34 +56,92 @@ class DriftFinding(BaseModel):
     column_types: dict[str, str] = Field(default_factory=dict)
     samples: dict[str, list[Any]] = Field(default_factory=dict)
     first_seen: str | None = None
-    #: per column, when its drift began (additive: its first value; removal: the load where
-    #: it went dark); `first_seen` is the earliest of them
-    column_first_seen: dict[str, str] | None = None
     reproduce: str | None = None
-    coverage: dict[str, Coverage] | None = None
-    expected_types: dict[str, str] | None = None
-    sample_error: str | None = None
     #: set by the sweep after the sinks were flushed; None when nothing was decided
     alert: AlertStatus | None = None
     #: the acknowledgement that covers (or covered, `expired: true`) this finding
     ack: dict[str, Any] | None = None
-    #: a probable rename (`drift_type: "rename"`): old and new column, the load where one
-    #: stopped and the other began, how sure, why, and the folded component findings
-    renamed_from: str | None = None
-    renamed_to: str | None = None
-    handoff_load: str | None = None
-    confidence: float | None = None
-    reasons: list[str] | None = None
-    components: list[dict[str, Any]] | None = None
-    #: declared semantics the data breaks (`drift_type: "contract"`): per violated rule,
-    #: `{column, rule, count, examples, declared}`
-    violations: list[dict[str, Any]] | None = None
-    #: shifted per-load metrics (`drift_type: "distribution"`): per metric,
-    #: `{column, metric, category, baseline, current, change}`
-    metrics: list[dict[str, Any]] | None = None
-    #: what a third-party detector measured (`Detector.lines` words it): its own keys,
-    #: JSON values
-    details: dict[str, Any] | None = None
+    #: what the detector measured beside the columns: its own details model (`model.details`);
+    #: the document carries it as the flat keys it always had
+    details: Details | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fold_flat_details(cls, data: Any) -> Any:
+        """The flat keys (`coverage=`, `renamed_from=`, a plugin's `details={...}`) into the
+        detector's details model."""
+        if isinstance(data, dict):
+            return details_from_flat(str(data.get("drift_type", "")), dict(data))
+        return data
+
+    @model_serializer(mode="wrap")
+    def _flat_document(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Serialised with the details back at the flat keys, in the document's order."""
+        data: dict[str, Any] = handler(self)
+        dumped = data.pop("details", None)
+        flat: dict[str, Any] = dict.fromkeys(FLAT_KEYS)
+        plugin = None
+        if isinstance(self.details, PluginDetails):
+            plugin = dumped["data"] if isinstance(dumped, dict) else None
+        elif isinstance(dumped, dict):
+            flat.update({k: v for k, v in dumped.items() if k != "kind"})
+        data.update(flat, details=plugin)
+        return {k: data[k] for k in _DUMP_ORDER if k in data} | {
+            k: v for k, v in data.items() if k not in _DUMP_ORDER
+        }
+
+    def _detail(self, key: str) -> Any:
+        return getattr(self.details, key, None) if self.details is not None else None
+
+    @property
+    def column_first_seen(self) -> dict[str, str] | None:
+        """Per column, when its drift began (additive: its first value; removal: the load
+        where it went dark); `first_seen` is the earliest of them."""
+        return cast("dict[str, str] | None", self._detail("column_first_seen"))
+
+    @property
+    def coverage(self) -> dict[str, Coverage] | None:
+        return cast("dict[str, Coverage] | None", self._detail("coverage"))
+
+    @property
+    def expected_types(self) -> dict[str, str] | None:
+        return cast("dict[str, str] | None", self._detail("expected_types"))
+
+    @property
+    def sample_error(self) -> str | None:
+        return cast("str | None", self._detail("sample_error"))
+
+    @property
+    def renamed_from(self) -> str | None:
+        return cast("str | None", self._detail("renamed_from"))
+
+    @property
+    def renamed_to(self) -> str | None:
+        return cast("str | None", self._detail("renamed_to"))
+
+    @property
+    def handoff_load(self) -> str | None:
+        return cast("str | None", self._detail("handoff_load"))
+
+    @property
+    def confidence(self) -> float | None:
+        return cast("float | None", self._detail("confidence"))
+
+    @property
+    def reasons(self) -> list[str] | None:
+        return cast("list[str] | None", self._detail("reasons"))
+
+    @property
+    def components(self) -> list[dict[str, Any]] | None:
+        return cast("list[dict[str, Any]] | None", self._detail("components"))
+
+    @property
+    def violations(self) -> list[dict[str, Any]] | None:
+        return cast("list[dict[str, Any]] | None", self._detail("violations"))
+
+    @property
+    def metrics(self) -> list[dict[str, Any]] | None:
+        return cast("list[dict[str, Any]] | None", self._detail("metrics"))
 
     @computed_field  # type: ignore[prop-decorator]  # pydantic's documented use on a property
     @property
@@ -131,6 +197,14 @@ class ReconcileResult(BaseModel):
 #: loaded): the text output then says so instead of a clean line
 NOTHING_CHECKED = "nothing checked: "
 
+
+#: a finding's keys as `model_dump` gives them (the webhook payload), in order
+_DUMP_ORDER: tuple[str, ...] = (
+    "drift_type", "source", "resource", "table", "columns", "pipeline", "column_types",
+    "samples", "first_seen", "column_first_seen", "reproduce", "coverage", "expected_types",
+    "sample_error", "alert", "ack", "renamed_from", "renamed_to", "handoff_load", "confidence",
+    "reasons", "components", "violations", "metrics", "details", "id",
+)
 
 #: keys of every result in the `--format json` document, in order
 RESULT_KEYS: tuple[str, ...] = (
