@@ -1,6 +1,6 @@
 """Time the reconciler in-process and the raw-SQL floor on the same warehouse.
 
-Ours: `dlt_contract_ops.reconcile.run` as a library caller uses it, with the per-kind query
+Ours: `dlt_contract_ops.engine.reconcile.run` as a library caller uses it, with the per-kind query
 counters and query time the adapters keep, captured as each sweep closes. The floor: the very
 SQL text and parameters the reconciler sent to DuckDB (metadata, one coverage aggregate per
 table, one sample query per drifted table), recorded once and replayed on a plain read-only
@@ -24,7 +24,7 @@ from typing import Any
 
 from bench.project import Workload
 from bench.spec import PIPELINE_NAME, SOURCE_NAME
-from dlt_contract_ops.sweep_stats import SweepStats, observe_sweeps
+from dlt_contract_ops.engine.sweep_stats import SweepStats, observe_sweeps
 
 #: what `make bench` times, and the detectors each runs
 MODES: dict[str, tuple[str, ...]] = {
@@ -103,7 +103,7 @@ def _forget_source_module() -> None:
 
 def run_ours(workload: Workload, mode: str, *, cold_import: bool) -> Sample:
     """One reconcile of the bench source, as a library caller runs it."""
-    from dlt_contract_ops.reconcile import run
+    from dlt_contract_ops.engine.reconcile import run
 
     if cold_import:
         _forget_source_module()

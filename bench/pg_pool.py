@@ -73,7 +73,7 @@ def project(folder: Path, tables: int, columns: int) -> None:
 
 def measure(folder: Path, sessions: int, repeats: int) -> list[float]:
     from dlt_contract_ops.destinations.postgres import PostgresAdapter
-    from dlt_contract_ops.reconcile import run
+    from dlt_contract_ops.engine.reconcile import run
 
     PostgresAdapter.max_concurrency = sessions
     times = []

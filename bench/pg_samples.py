@@ -82,7 +82,7 @@ def measure(folder: Path, repeats: int) -> tuple[list[float], list[float], str, 
     """End-to-end times, times of the sample query alone, its SQL, and the finding."""
     import psycopg2
 
-    from dlt_contract_ops.reconcile import run
+    from dlt_contract_ops.engine.reconcile import run
 
     ends, queries = [], []
     finding: Any = None

@@ -19,12 +19,12 @@ if TYPE_CHECKING:
         DEFAULT_RECENT_WINDOW,
     )
     from dlt_contract_ops.destinations.base import DestinationAdapter
-    from dlt_contract_ops.detector import Detector, DetectorRun
+    from dlt_contract_ops.detectors.base import Detector, DetectorRun
+    from dlt_contract_ops.engine.reconcile import detect_removal, reconcile_all, reconcile_source
     from dlt_contract_ops.errors import GateBusyError, GateRejected
-    from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
-    from dlt_contract_ops.gate.report import GateReport
-    from dlt_contract_ops.gate.run import gated_run
-    from dlt_contract_ops.reconcile import detect_removal, reconcile_all, reconcile_source
+    from dlt_contract_ops.ingest.report import GateReport
+    from dlt_contract_ops.ingest.run import gated_run
+    from dlt_contract_ops.model.findings import Coverage, DriftFinding, ReconcileResult
     from dlt_contract_ops.settings.detectors import Duration
     from dlt_contract_ops.sinks.base import AlertSink, ErrorEvent
 
@@ -62,23 +62,23 @@ _LAZY: dict[str, str] = {
     "DEFAULT_RECENT_THRESHOLD": "dlt_contract_ops.core.removal",
     "DEFAULT_RECENT_WINDOW": "dlt_contract_ops.core.removal",
     "AlertSink": "dlt_contract_ops.sinks.base",
-    "Coverage": "dlt_contract_ops.findings",
+    "Coverage": "dlt_contract_ops.model.findings",
     "DestinationAdapter": "dlt_contract_ops.destinations.base",
-    "Detector": "dlt_contract_ops.detector",
-    "DetectorRun": "dlt_contract_ops.detector",
+    "Detector": "dlt_contract_ops.detectors.base",
+    "DetectorRun": "dlt_contract_ops.detectors.base",
     "Duration": "dlt_contract_ops.settings.detectors",
-    "DriftFinding": "dlt_contract_ops.findings",
+    "DriftFinding": "dlt_contract_ops.model.findings",
     "ErrorEvent": "dlt_contract_ops.sinks.base",
     "GateBusyError": "dlt_contract_ops.errors",
     "GateRejected": "dlt_contract_ops.errors",
-    "GateReport": "dlt_contract_ops.gate.report",
-    "gated_run": "dlt_contract_ops.gate.run",
-    "ReconcileResult": "dlt_contract_ops.findings",
+    "GateReport": "dlt_contract_ops.ingest.report",
+    "gated_run": "dlt_contract_ops.ingest.run",
+    "ReconcileResult": "dlt_contract_ops.model.findings",
     "Semantics": "dlt_contract_ops.contracts.semantics",
     "TableSemantics": "dlt_contract_ops.contracts.semantics",
-    "detect_removal": "dlt_contract_ops.reconcile",
-    "reconcile_all": "dlt_contract_ops.reconcile",
-    "reconcile_source": "dlt_contract_ops.reconcile",
+    "detect_removal": "dlt_contract_ops.engine.reconcile",
+    "reconcile_all": "dlt_contract_ops.engine.reconcile",
+    "reconcile_source": "dlt_contract_ops.engine.reconcile",
 }
 
 

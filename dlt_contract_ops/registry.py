@@ -45,6 +45,23 @@ def distribution(ep: EntryPoint) -> str | None:
     return f"{name} {dist.version}" if name else None
 
 
+def resolve(member: Any) -> Any:
+    """`member` itself, or the object its import path `"module:attr"` names.
+
+    >>> resolve("os.path:join") is __import__("os").path.join
+    True
+    """
+    if not isinstance(member, str):
+        return member
+    import importlib
+
+    module, _, attr = member.partition(":")
+    target: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        target = getattr(target, part)
+    return target
+
+
 def clear_cache() -> None:
     """Forget the cached entry points (after installing a plugin in the same process)."""
     _group.cache_clear()

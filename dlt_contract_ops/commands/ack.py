@@ -30,7 +30,7 @@ def ack(
 ) -> None:
     """Acknowledge FINDING_ID (shown by `reconcile`): still reported, not alerted and not
     failing `--fail-on-drift` until the date. Written to .dlt/contract_ops_acks.toml."""
-    from dlt_contract_ops.acks_cli import record_ack
+    from dlt_contract_ops.acks.service import record_ack
     from dlt_contract_ops.core.escaping import visible
     from dlt_contract_ops.errors import ConfigError, StateFileError
 
@@ -51,7 +51,7 @@ def ack(
 def acks(fmt: str, project_dir: str | None) -> None:
     """List the acknowledgements with their expiry, one line each (a line break or a
     terminal control in a reason or a name is shown escaped: `\\n`, `\\u001b`)."""
-    from dlt_contract_ops.acks_cli import list_acks
+    from dlt_contract_ops.acks.service import list_acks
     from dlt_contract_ops.core.escaping import visible
     from dlt_contract_ops.errors import ConfigError
 
@@ -80,7 +80,7 @@ def acks(fmt: str, project_dir: str | None) -> None:
 @project_dir_option
 def unack(finding_id: str, project_dir: str | None) -> None:
     """Withdraw the acknowledgement of FINDING_ID."""
-    from dlt_contract_ops.acks_cli import withdraw_ack
+    from dlt_contract_ops.acks.service import withdraw_ack
     from dlt_contract_ops.errors import ConfigError, StateFileError
 
     try:

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 # light: the package's FORMATS module imports no pydantic
-from dlt_contract_ops.formats import CONTRACT_FORMATS
+from dlt_contract_ops.output import CONTRACT_FORMATS
 
 EXIT_READY = 0
 EXIT_BLOCKED = 1
@@ -211,8 +211,8 @@ def verify(
     reconcile's; exit codes as reconcile's (1 a source errored, 2 usage, 3 --fail-on-drift).
     """
     from dlt_contract_ops.commands.reconcile import finish, sweep
-    from dlt_contract_ops.reconcile import run
-    from dlt_contract_ops.render import to_json, to_text
+    from dlt_contract_ops.engine.reconcile import run
+    from dlt_contract_ops.output.text import to_json, to_text
 
     # reconcile's sweep: SIGTERM unwinds it, a configuration error exits 2
     results, interrupted = sweep(

@@ -77,7 +77,7 @@ class PipelineReconcileCommand:
     compose: plugins.TCliCommandCompose = "replace"
 
     def configure_parser(self, parser: argparse.ArgumentParser) -> None:
-        from dlt_contract_ops.detectors import registered_detectors
+        from dlt_contract_ops.detectors.registry import registered_detectors
         from dlt_contract_ops.errors import DetectorPluginError
 
         try:
@@ -104,7 +104,7 @@ class PipelineReconcileCommand:
     def execute(self, args: argparse.Namespace) -> None:
         from dlt_contract_ops.commands.common import usage_error
         from dlt_contract_ops.errors import ConfigError, ContractOpsError
-        from dlt_contract_ops.onboarding import sources_of_pipeline
+        from dlt_contract_ops.sources.onboarding import sources_of_pipeline
 
         name = args.pipeline_name
         if getattr(args, "pipelines_dir", None):

@@ -34,7 +34,7 @@ def check(source: str, fmt: str, fail_on_drift: bool, project_dir: str | None) -
     Exit 0 when the batch is admissible (or rejected without --fail-on-drift), 3 when it
     would be rejected with --fail-on-drift, 1 when the source cannot be checked."""
     from dlt_contract_ops.errors import ConfigError, ContractOpsError
-    from dlt_contract_ops.gate.check import check_source
+    from dlt_contract_ops.ingest.check import check_source
 
     try:
         report = check_source(source, project_dir)

@@ -1,4 +1,4 @@
-"""`dlt-contract-ops init`: parse, call `onboarding.init_project`, render."""
+"""`dlt-contract-ops init`: parse, call `sources.init.init_project`, render."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import click
 from dlt_contract_ops.commands.common import project_dir_option, usage_error
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.onboarding import InitReport
+    from dlt_contract_ops.sources.init import InitReport
 
 
 def render(report: InitReport, dry_run: bool) -> tuple[str, str]:
@@ -42,7 +42,7 @@ def render(report: InitReport, dry_run: bool) -> tuple[str, str]:
 def init(project_dir: str | None, dry_run: bool) -> None:
     """Declare the project's dlt sources that have Pydantic models in .dlt/config.toml."""
     from dlt_contract_ops.errors import ConfigError
-    from dlt_contract_ops.onboarding import init_project
+    from dlt_contract_ops.sources.init import init_project
 
     try:
         report = init_project(project_dir, dry_run=dry_run)

@@ -1,4 +1,4 @@
-"""`dlt-contract-ops reconcile`: parse, call `reconcile.run`, render, exit.
+"""`dlt-contract-ops reconcile`: parse, call `engine.reconcile.run`, render, exit.
 
 What `report` shares with it lives here too: the signal-aware sweep, the exit codes of a
 sweep's results, progress on a terminal, and writing a document to `--output`.
@@ -23,10 +23,10 @@ from dlt_contract_ops.commands.common import (
     project_dir_option,
     usage_error,
 )
-from dlt_contract_ops.formats import FORMATS
+from dlt_contract_ops.output import FORMATS
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.findings import ReconcileResult
+    from dlt_contract_ops.model.findings import ReconcileResult
 
 #: CLI flag of each removal override, so a bad value names the flag the user typed
 REMOVAL_FLAGS = {
@@ -51,7 +51,7 @@ def progress_printer(stream: IO[str] | None = None) -> Callable[..., None] | Non
     out = stream if stream is not None else sys.stderr
     if not out.isatty():
         return None
-    from dlt_contract_ops.render import text_name
+    from dlt_contract_ops.output.text import text_name
 
     def progress(index: int, total: int, name: str, tables: int | None) -> None:
         size = "" if tables is None else f" ({tables} table{'' if tables == 1 else 's'})"
@@ -61,10 +61,10 @@ def progress_printer(stream: IO[str] | None = None) -> Callable[..., None] | Non
 
 
 def sweep(call: Callable[[], list[ReconcileResult]]) -> tuple[list[ReconcileResult], int | None]:
-    """Run `call` (a `reconcile.run`) with SIGTERM unwinding it: (results, None), or what
+    """Run `call` (an `engine.reconcile.run`) with SIGTERM unwinding it: (results, None), or what
     finished and the exit code of the signal. A configuration error exits 2 here."""
+    from dlt_contract_ops.engine.reconcile import SweepInterrupted
     from dlt_contract_ops.errors import ConfigError
-    from dlt_contract_ops.reconcile import SweepInterrupted
 
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
@@ -82,7 +82,7 @@ def finish(
     results: list[ReconcileResult], interrupted: int | None, *, fail_on_drift: bool = False
 ) -> None:
     """Exit with the code of the sweep's results (the table in docs/cli.md)."""
-    from dlt_contract_ops.findings import NOT_LOADED
+    from dlt_contract_ops.model.findings import NOT_LOADED
 
     if interrupted is not None:
         click.echo(
@@ -148,7 +148,7 @@ class DetectorFlags(click.Command):
         if cached is not None:
             return cached
         from dlt_contract_ops.commands.common import error_lines
-        from dlt_contract_ops.detectors import registered_detectors
+        from dlt_contract_ops.detectors.registry import registered_detectors
         from dlt_contract_ops.errors import DetectorPluginError
 
         try:
@@ -204,10 +204,10 @@ def reconcile(
     """Diff the live destination schema against the models (read-only)."""
     if bool(sources) == all_sources:
         raise click.UsageError("Give either -s/--source NAME (repeatable) or --all, not both.")
-    from dlt_contract_ops.detectors import selected
+    from dlt_contract_ops.detectors.registry import selected
+    from dlt_contract_ops.engine.reconcile import check_source_names, removal_overrides, run
     from dlt_contract_ops.errors import ConfigError
-    from dlt_contract_ops.formats import render
-    from dlt_contract_ops.reconcile import check_source_names, removal_overrides, run
+    from dlt_contract_ops.output import render
 
     include = included(options)
     removal = {k: options[k] for k in REMOVAL_FLAGS if options.get(k) is not None}

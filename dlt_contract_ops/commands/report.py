@@ -1,4 +1,5 @@
-"""`dlt-contract-ops report`: parse, call `reconcile.run` (never alerting), render HTML, exit."""
+"""`dlt-contract-ops report`: parse, call `engine.reconcile.run` (never alerting), render HTML,
+exit."""
 
 from __future__ import annotations
 
@@ -44,10 +45,10 @@ def report(
         raise click.UsageError("Give either -s/--source NAME (repeatable) or --all, not both.")
     from datetime import datetime, timezone
 
-    from dlt_contract_ops.detectors import selected
-    from dlt_contract_ops.findings import ReconcileResult
-    from dlt_contract_ops.formats.html import to_html
-    from dlt_contract_ops.reconcile import check_source_names, run
+    from dlt_contract_ops.detectors.registry import selected
+    from dlt_contract_ops.engine.reconcile import check_source_names, run
+    from dlt_contract_ops.model.findings import ReconcileResult
+    from dlt_contract_ops.output.html import to_html
 
     def call() -> list[ReconcileResult]:
         # a mistyped `-s` is a usage error (exit 2, one line), as for `reconcile`

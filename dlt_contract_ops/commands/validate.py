@@ -21,8 +21,8 @@ def validate(project_dir: str | None, fmt: str) -> None:
     """Check every declared source (importable, with models, destination with an adapter)
     and every alert sink (registered, options construct it). Lists every problem with its
     file and key; exits 1 when there is any."""
+    from dlt_contract_ops.engine.validation import validate_project
     from dlt_contract_ops.errors import ConfigError
-    from dlt_contract_ops.validation import validate_project
 
     try:
         report = validate_project(project_dir)

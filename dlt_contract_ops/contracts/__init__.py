@@ -14,19 +14,20 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.contracts.diff import Change, diff_releases, diff_resources
-    from dlt_contract_ops.contracts.gate import (
-        Assessment,
-        Finding,
-        GateReport,
-        Waiver,
-        assess,
-    )
+    from dlt_contract_ops.contracts.change import Change
+    from dlt_contract_ops.contracts.diff import diff_releases, diff_resources
     from dlt_contract_ops.contracts.model import (
         ColumnContract,
         Release,
         ResourceContract,
         Version,
+    )
+    from dlt_contract_ops.contracts.release import (
+        Assessment,
+        Finding,
+        GateReport,
+        Waiver,
+        assess,
     )
     from dlt_contract_ops.contracts.rules import Bump, Perspective, Rule, Severity
     from dlt_contract_ops.contracts.semantics import Semantics, TableSemantics
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "Assessment": "gate",
     "Bump": "rules",
-    "Change": "diff",
+    "Change": "change",
     "ColumnContract": "model",
     "Finding": "gate",
     "GateReport": "gate",

@@ -9,10 +9,10 @@ is everything else) and a final verdict line.
 
 from __future__ import annotations
 
-from dlt_contract_ops.contracts.gate import Assessment, Finding, GateReport
+from dlt_contract_ops.contracts.release import Assessment, Finding, GateReport
 from dlt_contract_ops.contracts.wording import Locations, blocking_reason, bump_phrase, heading
-from dlt_contract_ops.formats.github import command
-from dlt_contract_ops.formats.junit import Case, Outcome, Suite, junit_document
+from dlt_contract_ops.output.github import command
+from dlt_contract_ops.output.junit import Case, Outcome, Suite, junit_document
 
 
 def _finding_case(a: Assessment, f: Finding) -> Case:

@@ -10,9 +10,9 @@ from typing import Any
 
 from dlt_contract_ops.contracts.lint import LintFinding, LintReport
 from dlt_contract_ops.contracts.wording import Locations
-from dlt_contract_ops.formats import CONTRACT_FORMATS as FORMATS
-from dlt_contract_ops.formats.github import command
-from dlt_contract_ops.formats.junit import Case, Outcome, Suite, junit_document
+from dlt_contract_ops.output import CONTRACT_FORMATS as FORMATS
+from dlt_contract_ops.output.github import command
+from dlt_contract_ops.output.junit import Case, Outcome, Suite, junit_document
 
 LINT_FORMAT = "dlt-contract-ops/contract-lint@1"
 _MARK = {"error": "✗", "warning": "!"}

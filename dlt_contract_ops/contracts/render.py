@@ -9,14 +9,14 @@ import json
 from typing import Any
 
 from dlt_contract_ops.contracts import ci
-from dlt_contract_ops.contracts.gate import Assessment, Finding, GateReport
+from dlt_contract_ops.contracts.release import Assessment, Finding, GateReport
 from dlt_contract_ops.contracts.wording import (
     Locations,
     blocking_reason,
     bump_phrase,
     heading,
 )
-from dlt_contract_ops.formats import CONTRACT_FORMATS as FORMATS
+from dlt_contract_ops.output import CONTRACT_FORMATS as FORMATS
 
 __all__ = ["FORMATS", "Locations", "blocking_reason", "bump_phrase", "heading", "render"]
 

@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dlt_contract_ops.contracts.extract import contract_from_model, field_columns, resource_hints
-from dlt_contract_ops.contracts.gate import (
+from dlt_contract_ops.contracts.model import Release, ResourceContract, Version
+from dlt_contract_ops.contracts.release import (
     GateReport,
     Waiver,
     assess,
     first_release,
     unused_waivers,
 )
-from dlt_contract_ops.contracts.model import Release, ResourceContract, Version
 from dlt_contract_ops.contracts.render import Locations
 from dlt_contract_ops.contracts.rules import Perspective
 from dlt_contract_ops.contracts.store import (
@@ -82,10 +82,10 @@ def _locations(
 
 def current_contracts(source: str, project_dir: str | os.PathLike[str] | None) -> CurrentContracts:
     """Build `source` through discovery and read every resource model's contract."""
-    from dlt_contract_ops.discovery import begin_run
-    from dlt_contract_ops.resolver import resolve_source
     from dlt_contract_ops.settings.files import project_context
     from dlt_contract_ops.settings.project import load_project_settings
+    from dlt_contract_ops.sources.discovery import begin_run
+    from dlt_contract_ops.sources.resolve import resolve_source
 
     with project_context(project_dir) as pdir:
         begin_run()

@@ -9,8 +9,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from dlt_contract_ops.contracts.canonical import from_document, to_document
-from dlt_contract_ops.contracts.gate import Waiver
 from dlt_contract_ops.contracts.model import Release, Version, VersionError
+from dlt_contract_ops.contracts.release import Waiver
 from dlt_contract_ops.contracts.waivers import parse_waivers
 from dlt_contract_ops.errors import SnapshotError, WaiverError
 

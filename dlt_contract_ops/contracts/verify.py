@@ -3,7 +3,7 @@ counts and examples a destination returns for them mean.
 
 Pure: no SQL, no driver, no I/O. `plan_checks` turns a `ResourceContract` (plus the model,
 for the Pydantic constraints the contract does not carry) into `Check` values; the runner
-(`runners/contract.py`) has the destination count each check's offending rows in one
+(`detectors/contract.py`) has the destination count each check's offending rows in one
 aggregate query per table (`verify_queries.py`), and `violations` reads those counts and
 examples back into `Violation` values, one per check that found rows.
 

@@ -18,7 +18,7 @@ import datetime as dt
 import sys
 from typing import Any
 
-from dlt_contract_ops.contracts.gate import Waiver
+from dlt_contract_ops.contracts.release import Waiver
 from dlt_contract_ops.contracts.rules import Rule
 from dlt_contract_ops.errors import WaiverError, did_you_mean
 

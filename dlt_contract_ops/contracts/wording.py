@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dlt_contract_ops.contracts.gate import Assessment, Finding
+from dlt_contract_ops.contracts.release import Assessment, Finding
 
 #: (resource, column or None) -> (file, line), where a CI annotation should point
 Locations = Mapping[tuple[str, str | None], tuple[str, int]]

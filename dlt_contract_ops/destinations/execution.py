@@ -9,16 +9,16 @@ thread while the caller waits interruptibly: a query that runs out of time, or i
 from __future__ import annotations
 
 import time
-from collections import Counter, defaultdict, deque
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, ClassVar, Literal, TypeVar
 
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LiveTable
+from dlt_contract_ops.destinations.batch import PreparedQuery, Rows, Running, run_queued, withdraw
 from dlt_contract_ops.destinations.connection import CANCEL_GRACE, ClientSession
 from dlt_contract_ops.destinations.naming import CatalogNames, capabilities, data_location
 from dlt_contract_ops.destinations.protocol import QueryKind
@@ -51,27 +51,6 @@ _A = TypeVar("_A", bound="SqlClientAdapter")
 #: that stops answering altogether
 SERVER_GRACE = 10.0
 
-Rows = list[tuple[Any, ...]]
-
-
-@dataclass(frozen=True)
-class PreparedQuery:
-    """A query rendered for the driver: the tree errors name tables from, its text, values."""
-
-    named: exp.Expression
-    sql: str
-    values: list[Any]
-    kind: QueryKind
-
-
-@dataclass
-class _Running:
-    """A job queued on the session: its future yields (rows, seconds it ran); `began` gets
-    the monotonic time the session thread started it."""
-
-    job: PreparedQuery
-    future: Future[tuple[Sequence[Sequence[Any]] | None, float]]
-    began: list[float] = field(default_factory=list)
 
 
 def shaped(
@@ -294,13 +273,13 @@ class SqlClientAdapter(CatalogNames, ClientSession):
             return self.timeouts.query * 2 + SERVER_GRACE
         return self.timeouts.query
 
-    def _start(self, job: PreparedQuery) -> _Running:
+    def _start(self, job: PreparedQuery) -> Running:
         """Queue `job` on the session (opened first if it is not). Its time limit counts from
         the moment the session starts it: a job queued behind another waits its turn first."""
         self._open()
         self._check_usable()
         sql, values = job.sql, job.values
-        running = _Running(job, Future())
+        running = Running(job, Future())
 
         def timed() -> tuple[Sequence[Sequence[Any]] | None, float]:
             running.began.append(time.monotonic())
@@ -312,7 +291,7 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         running.future = self._session.submit(timed)
         return running
 
-    def _collect(self, running: _Running, queued: _Running | None = None) -> Rows:
+    def _collect(self, running: Running, queued: Running | None = None) -> Rows:
         """The rows of a started query, waited for until its time limit; errors made readable.
         The query's own time on the session counts towards `query_seconds`.
 
@@ -326,12 +305,12 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         try:
             rows, _ = wait_for(
                 future, timeout=started + self._deadline() - time.monotonic(),
-                on_interrupt=lambda: self._abort(self._withdraw(queued, future)),
+                on_interrupt=lambda: self._abort(withdraw(queued, future)),
             )
         except DeadlinePassed:
             # the queued job can only have started if this one just finished: then nothing
             # is stopped, and the queued one runs on to be collected as usual
-            self._withdraw(queued, future)
+            withdraw(queued, future)
             if not future.done():
                 self._stop_running()
                 if not settle([future], CANCEL_GRACE):
@@ -351,13 +330,6 @@ class SqlClientAdapter(CatalogNames, ClientSession):
             if future.done() and not future.cancelled() and future.exception() is None:
                 self.query_seconds[job.kind] += future.result()[1]
         return [tuple(r) for r in (rows or [])]
-
-    @staticmethod
-    def _withdraw(queued: _Running | None, future: Future[Any]) -> list[Future[Any]]:
-        """Withdraw `queued` unless the session has started it; what is left to wait for."""
-        if queued is None or queued.future.cancel():
-            return [future]
-        return [future, queued.future]
 
     def translate_error(
         self, exc: Exception, query: exp.Expression, kind: QueryKind
@@ -401,38 +373,7 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         after while they run. Each keeps its own time limit, from its own start. Adapters
         whose warehouse gains from it run them on a small bounded pool (`PostgresAdapter`).
         `owned`: as in `run`, for every query of the batch."""
-        out: list[Rows | Exception | None] = [None] * len(batch)
-        flight: deque[tuple[int, _Running]] = deque()  # at most two: running, queued
-
-        def settle_oldest() -> None:
-            index, running = flight.popleft()
-            queued = flight[0][1] if flight else None
-            try:
-                out[index] = self._collect(running, queued)
-            except Exception as exc:
-                out[index] = exc
-            if queued is not None and queued.future.cancelled():  # withdrawn: queue it again
-                try:
-                    flight[0] = (flight[0][0], self._start(queued.job))
-                except Exception as exc:
-                    out[flight.popleft()[0]] = exc
-
-        for index, (query, params) in enumerate(batch):
-            try:  # rendered while the queries ahead of it run
-                job = self.prepared(query, params, kind, owned)
-            except Exception as exc:
-                out[index] = exc
-                continue
-            if len(flight) == 2:
-                settle_oldest()
-            try:
-                flight.append((index, self._start(job)))
-            except Exception as exc:
-                out[index] = exc
-        while flight:
-            settle_oldest()
-        assert all(o is not None for o in out)  # every query got its rows or its exception
-        return out  # type: ignore[return-value]
+        return run_queued(self, batch, kind, owned=owned)
 
     def _execute(self, sql: str, params: Sequence[Any]) -> Sequence[Sequence[Any]] | None:
         """Send rendered SQL to the driver through dlt's client (on the session thread)."""

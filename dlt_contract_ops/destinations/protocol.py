@@ -19,7 +19,7 @@ from dlt_contract_ops.destinations.timeouts import Timeouts
 __all__ = ["MEMBERS", "DestinationAdapter", "QueryKind", "protocol_problems"]
 
 #: "schema": dlt's stored schema in the dataset (`_dlt_version`), read when a modelled table
-#: is absent, to tell one dropped from one never loaded (`loaded.py`)
+#: is absent, to tell one dropped from one never loaded (`sources/loaded.py`)
 QueryKind = Literal["metadata", "sample", "coverage", "partition", "profile", "schema"]
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.context import SourceContext
+    from dlt_contract_ops.engine.context import SourceContext
 
 
 def profile_history(
@@ -27,7 +27,7 @@ def profile_history(
     >>> profile_history("events_src", table="events")  # doctest: +SKIP
     {'events': [{'load_id': '1718...', 'rows': 20, 'column': 'kind', 'null_rate': 0.0, ...}]}
     """
-    from dlt_contract_ops.context import Sweep
+    from dlt_contract_ops.engine.context import Sweep
     from dlt_contract_ops.profiles.sweep import history_rows, profile_source
     from dlt_contract_ops.settings.files import project_context
     from dlt_contract_ops.settings.project import load_project_settings

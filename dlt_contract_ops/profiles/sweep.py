@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import DLT_PREFIX, LOAD_ID, ExpectedTable, LiveTable
+from dlt_contract_ops.core.distribution import DistributionRule, window
 from dlt_contract_ops.destinations.execution import shaped
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
-from dlt_contract_ops.profiles.compare import DistributionRule, window
 from dlt_contract_ops.profiles.model import LoadProfile
 from dlt_contract_ops.profiles.query import (
     Bound,
@@ -39,7 +39,7 @@ from dlt_contract_ops.profiles.refresh import Reread, covered_rows, refresh, rer
 from dlt_contract_ops.profiles.store import ProfileStore, Scope, TableUpdate, default_store
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.context import SourceContext
+    from dlt_contract_ops.engine.context import SourceContext
     from dlt_contract_ops.settings.project import SourceSettings
 
 log = logging.getLogger("dlt_contract_ops")

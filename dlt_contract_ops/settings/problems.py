@@ -39,11 +39,19 @@ _SOURCE_SUBTABLES: dict[str, frozenset[str] | None] = {"removal": REMOVAL_KEYS, 
 def _detector_tables() -> dict[str, frozenset[str]]:
     """`[contract_ops.<detector>]` of each registered detector with a settings model (a
     plugin's): name -> its keys. The built-ins' tables are in the specs above."""
-    from dlt_contract_ops.detectors import registered_detectors
+    # read through the entry-point group, not the detector registry: settings sit below the
+    # detectors (the registry validates each entry when the run loads it)
+    from dlt_contract_ops.registry import DETECTOR_GROUP, load, registered
     from dlt_contract_ops.settings.detectors import model_keys
 
     tables = {}
-    for d in registered_detectors():
+    for name in registered(DETECTOR_GROUP):
+        try:
+            d = load(DETECTOR_GROUP, name)
+        except Exception:  # the registry reports it, naming the distribution and entry point
+            continue
+        if not (hasattr(d, "name") and hasattr(d, "settings")):
+            continue  # not a Detector: the registry reports it the same way
         keys = model_keys(d)
         if keys is not None:
             if d.name in PROJECT_KEYS | SOURCE_KEYS:

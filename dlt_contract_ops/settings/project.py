@@ -11,17 +11,15 @@ lookup would otherwise walk up and read, say, the `[destination]` table as a sou
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Any
 
-from pydantic import BeforeValidator, Field, Strict
-
+from dlt_contract_ops.core.distribution import DistributionRule
 from dlt_contract_ops.core.removal import (
     DEFAULT_BASELINE_THRESHOLD,
     DEFAULT_BASELINE_WINDOW,
@@ -29,15 +27,24 @@ from dlt_contract_ops.core.removal import (
     DEFAULT_RECENT_WINDOW,
 )
 from dlt_contract_ops.errors import ConfigError, UnknownSourceError
-from dlt_contract_ops.profiles.compare import DistributionRule
 from dlt_contract_ops.settings.duration import parse_duration
-from dlt_contract_ops.settings.files import env_name, locate
+from dlt_contract_ops.settings.resolve import _resolve
 from dlt_contract_ops.settings.specs import (
     DedupSpec,
     DistributionSpec,
     ProjectSpec,
     RemovalSpec,
     SourceSpec,
+)
+from dlt_contract_ops.settings.values import (
+    FRACTION,
+    NON_NEGATIVE,
+    WHOLE,
+    _duration,
+    _seconds,
+    as_names,
+    as_text,
+    where,
 )
 
 PROJECT_SECTION = "contract_ops"
@@ -52,101 +59,6 @@ DEFAULT_SAMPLE_WINDOW = 30 * 86400.0
 DEFAULT_SAMPLE_ROWS = 10_000
 #: load profiles older than this are pruned from the profile store
 DEFAULT_PROFILE_RETENTION = 90 * 86400.0
-
-_Spec = TypeVar("_Spec")
-_T = TypeVar("_T")
-
-
-def where(key: str) -> str:
-    """`key` as a user finds it: the TOML table and key, the file that sets it, and the
-    environment variable."""
-    section, _, name = key.rpartition(".")
-    found = locate(key)
-    at = f" ({found})" if found else ""
-    return f"`{name}` in `[{section}]`{at} (environment variable `{env_name(key)}`)"
-
-
-# -- typed values ---------------------------------------------------------------------------
-def as_names(value: Any, key: str) -> tuple[str, ...]:
-    """A list of names; from the environment as JSON or as one bare name."""
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            value = [value]
-    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(
-            f"{where(key)} must be a list of strings, e.g. `{key.rpartition('.')[2]} = "
-            f'["ingested_by"]`; got {value!r}.'
-        )
-    return tuple(value)
-
-
-def as_text(value: Any, key: str) -> str | None:
-    """A string setting; None when unset or empty."""
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise ConfigError(f"{where(key)} must be a string, got {value!r}.")
-    return value
-
-
-def _not_a_bool(value: Any) -> Any:
-    if isinstance(value, bool):  # pydantic reads `true` as 1.0; a setting must not
-        raise ValueError("a boolean is not a number")
-    return value
-
-
-@dataclass(frozen=True)
-class Typed(Generic[_T]):
-    """A setting's type as pydantic checks it (`annotation`), and the one-line error naming
-    the key (`message`, with `{key}` and `{value!r}`) when a value is not of it.
-
-    >>> WHOLE.read(3, "`n`"), FRACTION.read("0.5", "`f`")
-    (3, 0.5)
-    >>> WHOLE.read(True, "`n`")
-    Traceback (most recent call last):
-    dlt_contract_ops.errors.ConfigError: `n` must be a whole number >= 1, got True.
-    """
-
-    annotation: Any
-    message: str
-
-    def read(self, value: Any, named: str) -> _T:
-        from pydantic import TypeAdapter, ValidationError
-
-        try:
-            out: _T = TypeAdapter(self.annotation).validate_python(value)
-        except ValidationError:
-            raise ConfigError(self.message.format(key=named, value=value)) from None
-        return out
-
-
-_NUMBER = Annotated[float, BeforeValidator(_not_a_bool), Field(allow_inf_nan=False)]
-#: a number in [0, 1] (thresholds, confidences, shares)
-FRACTION: Typed[float] = Typed(
-    Annotated[_NUMBER, Field(ge=0, le=1)],
-    "{key} = {value!r} must be a fraction between 0 and 1, e.g. 0.2.",
-)
-#: a finite number >= 0
-NON_NEGATIVE: Typed[float] = Typed(
-    Annotated[_NUMBER, Field(ge=0)], "{key} must be a number >= 0, got {value!r}."
-)
-#: a whole number >= 1 (an int in the file: `5.0` and `"5"` are not)
-WHOLE: Typed[int] = Typed(
-    Annotated[int, Strict(), Field(ge=1)], "{key} must be a whole number >= 1, got {value!r}."
-)
-
-
-def _duration(value: Any, key: str) -> timedelta:
-    return parse_duration(value, where(key))
-
-
-def _seconds(value: Any, key: str, default: float) -> float:
-    """A duration setting in seconds; `default` when unset."""
-    return default if value is None else _duration(value, key).total_seconds()
 
 
 @dataclass(frozen=True)
@@ -238,61 +150,6 @@ class SourceSettings:
     distribution: DistributionRule = field(default_factory=DistributionRule)
     #: from the project settings: `[contract_ops.rename] min_confidence`
     rename_min_confidence: float = DEFAULT_RENAME_MIN_CONFIDENCE
-
-
-# -- resolution -----------------------------------------------------------------------------
-def resolve_exact(spec: _Spec, sections: tuple[str, ...]) -> _Spec:
-    """Resolve `spec` at exactly `sections`; values found higher up by dlt's walk are
-    dropped (they belong to other tables)."""
-    from dlt.common.configuration import resolve_configuration
-    from dlt.common.configuration.specs import BaseConfiguration
-    from dlt.common.configuration.utils import get_resolved_traces
-
-    assert isinstance(spec, BaseConfiguration)
-    log = get_resolved_traces()
-    start = len(log.resolved_traces)
-    resolved = resolve_configuration(spec, sections=sections, accept_partial=True)
-    embedded = {
-        id(v): (*sections, k) for k, v in resolved.items() if isinstance(v, BaseConfiguration)
-    }
-    for trace in log.resolved_traces[start:]:
-        own = sections if trace.config is resolved else embedded.get(id(trace.config))
-        if own is not None and tuple(trace.sections) != own:
-            # found higher up (a `[destination]` table for a source's `destination`); the
-            # exact key may still sit in a provider dlt did not ask after that first hit
-            setattr(trace.config, trace.key, _exact_value(trace.key, trace.hint, own))
-    del log.resolved_traces[start:]  # our lookups are not a pipeline's config trace
-    return resolved
-
-
-def _exact_value(key: str, hint: Any, sections: tuple[str, ...]) -> Any:
-    """`key` at exactly `sections`, from the first provider that has it (no walk-up)."""
-    import dlt
-    from dlt.common.configuration.specs.base_configuration import extract_inner_hint
-    from dlt.common.configuration.utils import deserialize_value
-    from dlt.common.typing import is_any_type
-
-    inner = extract_inner_hint(hint)
-    for provider in dlt.config.config_providers:
-        try:
-            value, _ = provider.get_value(key, hint, None, *sections)
-        except Exception:  # a provider that cannot read the key has nothing for us
-            continue
-        if value is not None:
-            return value if is_any_type(inner) else deserialize_value(key, value, inner)
-    return None
-
-
-def _resolve(spec: _Spec, sections: tuple[str, ...]) -> _Spec:
-    """`resolve_exact`, a value dlt cannot coerce being a ConfigError naming key and file."""
-    from dlt.common.configuration.exceptions import ConfigurationValueError
-
-    try:
-        return resolve_exact(spec, sections)
-    except ConfigurationValueError as exc:
-        key = getattr(exc, "field_name", None)
-        dotted = ".".join((*sections, key)) if key else ".".join(sections)
-        raise ConfigError(f"Cannot read {where(dotted)}: {exc}") from None
 
 
 #: dlt-ops names its load-time column here; a project that set it has that column in every

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.project import DEFAULT_REALERT_AFTER
 from dlt_contract_ops.statefile import StateFileError, locked, read_json, write_json
 

@@ -28,9 +28,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
-from dlt_contract_ops.acks import AckBook
+from dlt_contract_ops.acks.store import AckBook
 from dlt_contract_ops.errors import AlertSinkError
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.duration import human
 from dlt_contract_ops.settings.project import DedupSettings, default_state_file
 from dlt_contract_ops.sinks.base import AlertSink, ConfirmsDelivery, ErrorEvent
@@ -188,16 +188,14 @@ class Emitter:
         """Hand `finding` to every sink, unless dry run, an acknowledgement, or dedup (a
         repeat) holds it back."""
         if self.acks is not None:
-            ack = self.acks.get(finding.id)
-            if ack is not None and not ack.expired(self.acks.now):
+            finding = self.acks.stamp(finding)  # expired: alerted again, saying so
+            if finding.acknowledged and finding.ack is not None:
                 log.info(
                     "drift at %s (%s) acknowledged until %s by %s: not sent",
                     where(finding.pipeline, finding.source, finding.resource),
-                    finding.drift_type, ack.until.isoformat(), ack.by,
+                    finding.drift_type, finding.ack["until"], finding.ack["by"],
                 )
                 return
-            if ack is not None:  # expired: alert again, saying so
-                finding = finding.model_copy(update={"ack": {**ack.document(), "expired": True}})
         marks = self._marks(finding)
         targets = list(self.names)
         if marks is not None:

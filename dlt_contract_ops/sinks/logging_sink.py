@@ -24,7 +24,7 @@ import logging
 import re
 
 from dlt_contract_ops.core.escaping import visible
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.sinks.base import ErrorEvent
 
 LOGGER_NAME = "dlt_contract_ops.alerts"
@@ -69,7 +69,7 @@ def drift_line(finding: DriftFinding) -> str:
 def drift_detail(finding: DriftFinding) -> str:
     """The whole finding, for the fallback when no sink delivered it: the one line, then
     the finding as JSON (types, samples, coverage, reproduce SQL) on the lines after it."""
-    from dlt_contract_ops.findings import finding_document
+    from dlt_contract_ops.model.findings import finding_document
 
     doc = json.dumps(finding_document(finding), indent=2, ensure_ascii=False, default=str)
     return "\n".join([drift_line(finding), *(visible(line) for line in doc.splitlines())])

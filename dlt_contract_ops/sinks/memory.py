@@ -15,7 +15,7 @@ as alerted to.
 
 from __future__ import annotations
 
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.sinks.base import ErrorEvent
 
 

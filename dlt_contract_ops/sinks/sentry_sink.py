@@ -43,7 +43,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from dlt_contract_ops.errors import AlertSinkError
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.options import SinkOptionError, as_bool, as_text
 from dlt_contract_ops.sinks.payloads import drift_summary, error_summary

@@ -62,7 +62,7 @@ def resolve_options(sink: str, factory: Any, given: Mapping[str, Any]) -> dict[s
     """
     from dlt.common.configuration.exceptions import ConfigurationValueError
 
-    from dlt_contract_ops.settings.project import resolve_exact
+    from dlt_contract_ops.settings.resolve import resolve_exact
 
     spec = options_spec(factory)
     try:

@@ -19,10 +19,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from dlt_contract_ops.detectors import selected
+from dlt_contract_ops.detectors.registry import selected
+from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.errors import ContractOpsError
-from dlt_contract_ops.findings import ReconcileResult, results_document
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.model.findings import ReconcileResult, results_document
 from dlt_contract_ops.settings import declared_sources, project_context
 
 # AirflowFailException fails the task at once, whatever its retries: re-running a check finds

@@ -31,10 +31,10 @@ from typing import Any
 import dagster as dg
 
 from dlt_contract_ops import ReconcileResult
-from dlt_contract_ops.detectors import selected
+from dlt_contract_ops.detectors.registry import selected
+from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.errors import ContractOpsError
-from dlt_contract_ops.formats.wording import acknowledgement
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.output.wording import acknowledgement
 from dlt_contract_ops.settings import declared_sources, project_context
 
 #: the name of every check this module builds (one per source, on different assets)

@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 from filelock import FileLock
 
-from dlt_contract_ops.acks import ACKS_FILE, _lock_path, read_acks
+from dlt_contract_ops.acks.store import ACKS_FILE, _lock_path, read_acks
 from dlt_contract_ops.commands import main
 from dlt_contract_ops.commands.common import EXIT_USAGE
 from tests.projects import Project

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from dlt_contract_ops.acks import (
+from dlt_contract_ops.acks.service import ack_problems, record_ack
+from dlt_contract_ops.acks.store import (
     ACKS_FILE,
     Ack,
     add_ack,
@@ -22,10 +23,9 @@ from dlt_contract_ops.acks import (
     read_acks,
     remember,
 )
-from dlt_contract_ops.acks_cli import ack_problems, record_ack
+from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.errors import ConfigError
-from dlt_contract_ops.findings import DriftFinding, finding_id
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.model.findings import DriftFinding, finding_id
 from dlt_contract_ops.settings import project_context
 from dlt_contract_ops.sinks.memory import MemorySink
 from tests.projects import Project

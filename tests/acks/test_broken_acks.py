@@ -8,9 +8,9 @@ import os
 
 from click.testing import CliRunner
 
-from dlt_contract_ops.acks import ACKS_FILE
+from dlt_contract_ops.acks.store import ACKS_FILE
 from dlt_contract_ops.commands import main
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.engine.reconcile import run
 from tests.projects import Project
 from tests.sinks.app_project import CONFIG
 from tests.sinks.servers import Receiver

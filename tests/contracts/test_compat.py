@@ -12,8 +12,8 @@ import pytest
 
 from dlt_contract_ops.contracts.canonical import FORMAT, from_document, to_document
 from dlt_contract_ops.contracts.diff import diff_resources
-from dlt_contract_ops.contracts.gate import assess
 from dlt_contract_ops.contracts.model import DltHints, Release, Version
+from dlt_contract_ops.contracts.release import assess
 from dlt_contract_ops.errors import SnapshotError
 from tests.contracts.builders import col, member, res
 

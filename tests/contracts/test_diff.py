@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from dlt_contract_ops.contracts.diff import diff_releases, diff_resources
-from dlt_contract_ops.contracts.gate import assess
 from dlt_contract_ops.contracts.model import ColumnContract, Release
+from dlt_contract_ops.contracts.release import assess
 from tests.contracts.builders import col, release, res
 
 TODAY = dt.date(2026, 3, 1)

@@ -6,8 +6,8 @@ import datetime as dt
 
 import pytest
 
-from dlt_contract_ops.contracts.gate import GateReport, Waiver, assess, unused_waivers
 from dlt_contract_ops.contracts.model import Version, declared_bump
+from dlt_contract_ops.contracts.release import GateReport, Waiver, assess, unused_waivers
 from dlt_contract_ops.contracts.rules import Bump, Perspective
 from tests.contracts.builders import col, release, res
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from dlt_contract_ops.contracts.gate import GateReport, Waiver, assess, first_release
 from dlt_contract_ops.contracts.model import Version
+from dlt_contract_ops.contracts.release import GateReport, Waiver, assess, first_release
 from dlt_contract_ops.contracts.render import FORMATS, Locations, render
 from tests.contracts.builders import col, release, res
 from tests.contracts.test_diff import V1, V2

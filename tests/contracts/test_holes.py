@@ -16,8 +16,8 @@ from typing_extensions import TypeAliasType
 
 from dlt_contract_ops.contracts.canonical import from_document, to_document
 from dlt_contract_ops.contracts.extract import contract_from_model, resource_hints
-from dlt_contract_ops.contracts.gate import assess
 from dlt_contract_ops.contracts.model import Release, ResourceContract, Version
+from dlt_contract_ops.contracts.release import assess
 from dlt_contract_ops.contracts.semantics import Semantics, TableSemantics
 from dlt_contract_ops.core.naming import expected_table
 from dlt_contract_ops.errors import DeclarationError

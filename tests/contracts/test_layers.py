@@ -7,8 +7,9 @@ import sys
 import textwrap
 
 BLOCKED = ("duckdb", "psycopg2", "sentry_sdk", "click", "pymysql", "sqlalchemy")
-PURE = ("rules", "model", "diff", "gate", "canonical", "waivers", "semantics", "extract",
-        "render", "ci", "units", "timezones", "constraints", "lint", "lint_render")
+PURE = ("rules", "model", "diff", "change", "release", "canonical", "waivers", "semantics",
+        "extract", "annotations", "declarations", "render", "ci", "units", "timezones",
+        "constraints", "lint", "lint_render")
 
 _PROBE = """
 import datetime as dt, importlib, importlib.abc, sys

@@ -12,8 +12,8 @@ from dlt.common.normalizers.naming import snake_case
 from pydantic import BaseModel
 
 from dlt_contract_ops.contracts.extract import contract_from_model
-from dlt_contract_ops.contracts.gate import GateReport, assess
 from dlt_contract_ops.contracts.model import Release, ResourceContract, Version
+from dlt_contract_ops.contracts.release import GateReport, assess
 from dlt_contract_ops.contracts.render import render
 from dlt_contract_ops.contracts.semantics import Semantics, TableSemantics
 from dlt_contract_ops.core.naming import expected_table

@@ -29,15 +29,15 @@ from dlt_contract_ops.contracts.verify import (
     read_counts,
     violations,
 )
-from dlt_contract_ops.core.naming import expected_table
-from dlt_contract_ops.destinations.sql import render, table_ref
-from dlt_contract_ops.render import violation_line
-from dlt_contract_ops.verify_queries import (
+from dlt_contract_ops.contracts.verify_queries import (
     aggregate_query,
     examples_query,
     read_examples,
     regex_note,
 )
+from dlt_contract_ops.core.naming import expected_table
+from dlt_contract_ops.destinations.sql import render, table_ref
+from dlt_contract_ops.output.text import violation_line
 from tests.contracts.builders import col, res
 
 NAMING = NamingConvention()

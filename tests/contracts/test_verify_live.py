@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.findings import DriftFinding, ReconcileResult
-from dlt_contract_ops.reconcile import run
-from dlt_contract_ops.sweep_stats import SweepStats, observe_sweeps
+from dlt_contract_ops.engine.reconcile import run
+from dlt_contract_ops.engine.sweep_stats import SweepStats, observe_sweeps
+from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 from tests.conftest import require_server
 from tests.projects import Project
 

@@ -198,7 +198,7 @@ def test_timeouts_must_be_positive_seconds(query: float, lock: float, message: s
 
 def test_a_table_column_named_like_an_output_alias_is_still_spelled_the_catalogs_way() -> None:
     from dlt_contract_ops.core.columns import TimeAxis
-    from dlt_contract_ops.queries import reproduce_coverage_query
+    from dlt_contract_ops.detectors.queries import reproduce_coverage_query
 
     snow = SnowflakeAdapter.offline("raw")
     snow.read_metadata([

@@ -21,7 +21,7 @@ from dlt_contract_ops.destinations.base import SqlClientAdapter
 from dlt_contract_ops.destinations.bigquery import BigQueryAdapter
 from dlt_contract_ops.destinations.snowflake import SnowflakeAdapter
 from dlt_contract_ops.destinations.sql import dialect_for
-from dlt_contract_ops.queries import (
+from dlt_contract_ops.detectors.queries import (
     axis_bound,
     coverage_query,
     reproduce_coverage_query,

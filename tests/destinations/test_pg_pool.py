@@ -12,7 +12,7 @@ import pytest
 from sqlglot import exp
 
 from dlt_contract_ops.destinations.postgres import PostgresAdapter
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.engine.reconcile import run
 from tests.destinations import scenario
 from tests.destinations.servers import Backend, adapter_for, make, unique
 from tests.projects import Project

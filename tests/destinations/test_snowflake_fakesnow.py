@@ -36,14 +36,14 @@ from dlt_contract_ops.core.columns import ExpectedColumn, ExpectedTable, TimeAxi
 from dlt_contract_ops.core.removal import WindowCounts, detect_dark_columns
 from dlt_contract_ops.destinations.connect import Target, open_adapter
 from dlt_contract_ops.destinations.snowflake import SnowflakeAdapter
-from dlt_contract_ops.queries import (
+from dlt_contract_ops.detectors.queries import (
     axis_bound,
     axis_time,
     coverage_query,
     reproduce_coverage_query,
     sample_query,
 )
-from dlt_contract_ops.runners.removal import window_counts
+from dlt_contract_ops.detectors.removal import window_counts
 from tests.conftest import in_ci
 
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.findings import ReconcileResult
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.engine.reconcile import run
+from dlt_contract_ops.model.findings import ReconcileResult
 from tests.conftest import require_server
 from tests.projects import Project
 
@@ -186,7 +186,7 @@ def test_a_healthy_child_table_has_no_drift(loaded: Loaded) -> None:
 
 def test_a_young_pipeline_is_told_it_has_no_baseline_yet(loaded: Loaded) -> None:
     """All loads inside the recent window: removal cannot judge yet, and says until when."""
-    from dlt_contract_ops.render import to_json, to_text
+    from dlt_contract_ops.output.text import to_json, to_text
 
     loaded.load({"n": 10}, {"start": 100, "n": 5, "dark_color": True})
     [oldest] = loaded.sql(f'SELECT MIN(_dlt_load_id) FROM "{loaded.dataset}".users')[0]

@@ -7,8 +7,8 @@ from importlib.metadata import EntryPoint, entry_points
 
 import pytest
 
-from dlt_contract_ops.detector import Detector
-from dlt_contract_ops.detectors import register
+from dlt_contract_ops.detectors.base import Detector
+from dlt_contract_ops.detectors.registry import register
 from dlt_contract_ops.errors import DetectorPluginError
 
 HERE = __name__

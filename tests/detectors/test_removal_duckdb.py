@@ -17,8 +17,8 @@ import duckdb
 import pytest
 
 from dlt_contract_ops import detect_removal, reconcile_all
-from dlt_contract_ops.detectors import selected
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.detectors.registry import selected
+from dlt_contract_ops.engine.reconcile import run
 from tests.projects import Project
 
 #: what `--include-removal` runs

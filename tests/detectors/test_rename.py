@@ -12,7 +12,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.engine.reconcile import run
 from tests.projects import Project
 
 SOURCE = """

@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from dlt_contract_ops.commands import main
-from dlt_contract_ops.detectors import clear_cache
+from dlt_contract_ops.detectors.registry import clear_cache
 from tests.projects import Project
 
 DOC = Path(__file__).parents[2] / "docs" / "writing-a-detector.md"
@@ -257,7 +257,7 @@ BROKEN = [
         {"{module}": GOOD.replace('"late_rows"', '"additive"').replace("late-rows", "additive")},
         "additive = {module}:LATE\n",
         ("Detector `additive` is registered twice: by ",
-         "entry point `additive = dlt_contract_ops.runners.builtin:ADDITIVE` of "
+         "entry point `additive = dlt_contract_ops.detectors.builtin:ADDITIVE` of "
          "dlt-contract-ops 0.1.0 (group `dlt_contract_ops.detectors`)",
          "entry point `additive = {module}:LATE` of contract-ops-{case} 0.1.0",
          "Uninstall one of them."),

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from dlt_contract_ops.errors import DeliveryError
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.sinks.base import AlertSink, ConfirmsDelivery, ErrorEvent
 from dlt_contract_ops.sinks.dedup import AlertMark, DedupStore, finding_key
 from dlt_contract_ops.sinks.emitter import Emitter

@@ -18,8 +18,8 @@ from typing import Any
 import duckdb
 import pytest
 
+from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.errors import ConfigError
-from dlt_contract_ops.reconcile import run
 from tests.projects import Project
 from tests.sinks.servers import Receiver
 

@@ -18,7 +18,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from dlt_contract_ops.reconcile import detect_removal, run
+from dlt_contract_ops.engine.reconcile import detect_removal, run
 from tests.projects import Project
 
 CRM = '''

@@ -36,8 +36,8 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from dlt_contract_ops.core.columns import DLT_PREFIX
-from dlt_contract_ops.findings import DriftFinding
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.engine.reconcile import run
+from dlt_contract_ops.model.findings import DriftFinding
 from tests.destinations import scenario
 from tests.destinations.servers import Backend, make, unique
 from tests.projects import Project

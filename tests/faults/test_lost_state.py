@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from dlt_contract_ops.findings import ReconcileResult
-from dlt_contract_ops.reconcile import run
-from dlt_contract_ops.render import to_text
+from dlt_contract_ops.engine.reconcile import run
+from dlt_contract_ops.model.findings import ReconcileResult
+from dlt_contract_ops.output.text import to_text
 from tests.destinations.servers import Backend, make, unique
 from tests.projects import Project
 

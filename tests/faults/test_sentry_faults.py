@@ -8,7 +8,7 @@ import logging
 import pytest
 from sentry_sdk.consts import DEFAULT_QUEUE_SIZE
 
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.sinks.base import ConfirmsDelivery
 from dlt_contract_ops.sinks.sentry_sink import SentrySink
 from tests.faults.sentry_servers import SilentServer, resources

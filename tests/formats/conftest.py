@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from dlt_contract_ops.detectors import selected
-from dlt_contract_ops.findings import ReconcileResult
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.detectors.registry import selected
+from dlt_contract_ops.engine.reconcile import run
+from dlt_contract_ops.model.findings import ReconcileResult
 from tests.formats import warehouse
 from tests.projects import Project
 

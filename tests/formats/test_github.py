@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from dlt_contract_ops.findings import DriftFinding, ReconcileResult
-from dlt_contract_ops.formats.github import to_github
+from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
+from dlt_contract_ops.output.github import to_github
 from tests.formats import warehouse
 from tests.formats.conftest import finding_count
 from tests.projects import Project

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dlt_contract_ops.findings import Coverage, DriftFinding, ReconcileResult
-from dlt_contract_ops.formats.html import sparkline, to_html
+from dlt_contract_ops.model.findings import Coverage, DriftFinding, ReconcileResult
+from dlt_contract_ops.output.html import sparkline, to_html
 from tests.formats import warehouse
 from tests.formats.browser import screenshot
 from tests.formats.png import distinct_colours

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from dlt_contract_ops.findings import DriftFinding, ReconcileResult
-from dlt_contract_ops.formats.junit import to_junit
-from dlt_contract_ops.render import text_name
+from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
+from dlt_contract_ops.output.junit import to_junit
+from dlt_contract_ops.output.text import text_name
 from tests.formats.conftest import declare_broken, finding_count
 from tests.projects import Project
 

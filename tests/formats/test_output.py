@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from dlt_contract_ops.formats import FORMATS
+from dlt_contract_ops.output import FORMATS
 from tests.formats.conftest import declare_broken
 from tests.projects import Project
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.engine.reconcile import run
 from tests.formats.conftest import declare_broken
 from tests.projects import Project
 

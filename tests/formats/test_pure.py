@@ -19,9 +19,9 @@ class Block(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, Block())
 
-from dlt_contract_ops.findings import DriftFinding, ReconcileResult
-from dlt_contract_ops.formats import FORMATS, render
-from dlt_contract_ops.formats.html import to_html
+from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
+from dlt_contract_ops.output import FORMATS, render
+from dlt_contract_ops.output.html import to_html
 
 finding = DriftFinding(drift_type="additive", source="s", resource="r", table="t",
                        columns=["c"])

@@ -13,8 +13,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from dlt_contract_ops.findings import ReconcileResult
-from dlt_contract_ops.formats.sarif import sarif_log
+from dlt_contract_ops.model.findings import ReconcileResult
+from dlt_contract_ops.output.sarif import sarif_log
 from dlt_contract_ops.version import __version__
 from tests.formats.conftest import finding_count
 from tests.projects import Project

@@ -23,9 +23,9 @@ from typing import Any
 import dlt
 
 from dlt_contract_ops import gated_run
-from dlt_contract_ops.gate import run as gate_run
-from dlt_contract_ops.gate import staging
-from dlt_contract_ops.gate.compare import GatePolicy
+from dlt_contract_ops.core.ingest import GatePolicy
+from dlt_contract_ops.ingest import run as gate_run
+from dlt_contract_ops.ingest import staging
 from tests.gate.seed import D18, MERGE, Order
 
 PG = "postgresql://postgres:x@127.0.0.1:5432/test"

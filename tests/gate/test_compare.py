@@ -9,12 +9,12 @@ import textwrap
 
 import pytest
 
+from dlt_contract_ops.core import ingest as compare_module
 from dlt_contract_ops.core import rename
+from dlt_contract_ops.core.ingest import ColumnShape, GatePolicy, Shape, compare
 from dlt_contract_ops.core.rename import compatible, pair_renames
-from dlt_contract_ops.gate import compare as compare_module
-from dlt_contract_ops.gate import report as report_module
-from dlt_contract_ops.gate.compare import ColumnShape, GatePolicy, Shape, compare
-from dlt_contract_ops.gate.report import Difference, reason_of
+from dlt_contract_ops.ingest import report as report_module
+from dlt_contract_ops.ingest.report import Difference, reason_of
 
 # the seed's contract: one row per order, every field required
 ORDERS: Shape = {
@@ -312,8 +312,8 @@ def test_docstring_examples(module: object) -> None:
 def test_the_decision_imports_without_dlt_or_drivers() -> None:
     probe = """
         import sys
-        from dlt_contract_ops.gate.compare import ColumnShape, GatePolicy, compare
-        from dlt_contract_ops.gate.report import reason_of
+        from dlt_contract_ops.core.ingest import ColumnShape, GatePolicy, compare
+        from dlt_contract_ops.ingest.report import reason_of
         obs = {"o": {"b": ColumnShape("text")}}
         assert reason_of(compare(obs, {"o": {}}, GatePolicy())) == "added: o.b (approved)"
         heavy = ("dlt", "duckdb", "psycopg2", "sqlalchemy", "sentry_sdk", "click")

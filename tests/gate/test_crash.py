@@ -19,9 +19,9 @@ import pytest
 from filelock import FileLock
 
 from dlt_contract_ops import GateRejected, gated_run
+from dlt_contract_ops.core.ingest import GatePolicy
 from dlt_contract_ops.errors import ContractOpsError, GateBusyError
-from dlt_contract_ops.gate.compare import GatePolicy
-from dlt_contract_ops.gate.staging import gate_root
+from dlt_contract_ops.ingest.staging import gate_root
 from tests.gate.conftest import Target, _target, marks, query, trusted
 from tests.gate.seed import BASELINE, D19, SHAPES, orders
 from tests.gate.test_alerts import hook  # noqa: F401  # the webhook receiver fixture

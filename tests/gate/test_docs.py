@@ -10,8 +10,8 @@ from dataclasses import fields
 from pathlib import Path
 
 from dlt_contract_ops.commands.common import EXIT_DRIFT, EXIT_OK, EXIT_SOURCE_ERROR, EXIT_USAGE
-from dlt_contract_ops.gate.compare import GatePolicy
-from dlt_contract_ops.gate.run import gated_run
+from dlt_contract_ops.core.ingest import GatePolicy
+from dlt_contract_ops.ingest.run import gated_run
 from dlt_contract_ops.settings.specs import GateSpec
 from tests.gate.seed import REASONS
 

@@ -14,8 +14,8 @@ import pytest
 from dlt.pipeline.exceptions import PipelineStepFailed
 
 from dlt_contract_ops import GateRejected, gated_run
-from dlt_contract_ops.gate.compare import GatePolicy
-from dlt_contract_ops.gate.report import GateReport
+from dlt_contract_ops.core.ingest import GatePolicy
+from dlt_contract_ops.ingest.report import GateReport
 from tests.gate.conftest import (
     Target,
     columns_of,

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dlt_contract_ops.gate.observe import Tap, observe, observe_with_pipeline
+from dlt_contract_ops.ingest.observe import Tap, observe, observe_with_pipeline
 
 KEYS = ["order_id", "Gift-Wrap", "amount", "a b", "when", "items", "meta"]
 SCALARS = st.one_of(

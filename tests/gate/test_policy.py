@@ -13,7 +13,7 @@ import pytest
 from pydantic import BaseModel
 
 from dlt_contract_ops import GateRejected, gated_run
-from dlt_contract_ops.gate.compare import GatePolicy
+from dlt_contract_ops.core.ingest import GatePolicy
 from dlt_contract_ops.settings import project_context
 from tests.gate.conftest import Target, columns_of, q, query, slice_of, trusted
 from tests.gate.seed import BASELINE, MERGE, SHAPES, SLICE, Order, orders, shop

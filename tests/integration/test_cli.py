@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.findings import FINDING_KEYS, OPTIONAL_FINDING_KEYS, RESULT_KEYS
+from dlt_contract_ops.model.findings import FINDING_KEYS, OPTIONAL_FINDING_KEYS, RESULT_KEYS
 from tests.inprocess import run_cli
 from tests.integration import shop
 from tests.projects import Project
@@ -78,8 +78,8 @@ def test_unknown_source_is_a_usage_error(shop_project: Project) -> None:
 
 def test_unknown_source_still_reports_the_others_from_python(shop_project: Project) -> None:
     proc = shop_project.python(
-        "import json; from dlt_contract_ops.findings import results_document; "
-        "from dlt_contract_ops.reconcile import run; "
+        "import json; from dlt_contract_ops.model.findings import results_document; "
+        "from dlt_contract_ops.engine.reconcile import run; "
         "print(json.dumps(results_document(run(['nope', 'shop'], dry_run=True))))"
     )
     doc = json.loads(proc.stdout)

@@ -15,8 +15,8 @@ import duckdb
 import pytest
 
 from dlt_contract_ops import DriftFinding, ReconcileResult, reconcile_all, reconcile_source
-from dlt_contract_ops.findings import finding_document
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.engine.reconcile import run
+from dlt_contract_ops.model.findings import finding_document
 from tests.integration import shop
 from tests.projects import Project
 

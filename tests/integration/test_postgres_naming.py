@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from dlt_contract_ops import reconcile_source
-from dlt_contract_ops.discovery import build_source
 from dlt_contract_ops.settings import project_context
+from dlt_contract_ops.sources.discovery import build_source
 from tests.conftest import require_server
 from tests.projects import Project
 

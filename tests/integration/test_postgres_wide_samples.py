@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.engine.reconcile import run
 from tests.conftest import require_server
 from tests.projects import Project
 

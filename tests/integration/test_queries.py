@@ -13,8 +13,8 @@ from sqlglot import exp
 
 from dlt_contract_ops.destinations.base import SqlClientAdapter
 from dlt_contract_ops.destinations.execution import PreparedQuery
-from dlt_contract_ops.detectors import selected
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.detectors.registry import selected
+from dlt_contract_ops.engine.reconcile import run
 from tests.integration import shop
 from tests.projects import Project
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.engine.reconcile import run
 from tests.integration import shop
 from tests.integration.conftest import loaded_shop, shop_project
 from tests.projects import Project

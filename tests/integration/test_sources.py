@@ -9,7 +9,7 @@ import duckdb
 import pytest
 
 from dlt_contract_ops import reconcile_source
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.engine.reconcile import run
 from tests.integration import shop
 from tests.projects import Project
 
@@ -322,7 +322,7 @@ def test_a_ref_into_an_installed_package_evicts_nothing(project: Project) -> Non
         """
         import sys
         import dlt
-        from dlt_contract_ops.discovery import build_source
+        from dlt_contract_ops.sources.discovery import build_source
         from dlt_contract_ops.errors import SourceImportError
 
         before = sys.modules["dlt.extract"]
@@ -386,7 +386,7 @@ def test_a_build_never_inherits_a_dead_threads_dlt_contexts(project: Project) ->
 
     import dlt
 
-    from dlt_contract_ops.discovery import build_source
+    from dlt_contract_ops.sources.discovery import build_source
 
     project.module("pipes.evt", EVENTS)
     idents: list[int] = []

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dlt_contract_ops import reconcile
+from dlt_contract_ops.engine import reconcile
 from tests.lakehouse import lake
 from tests.projects import Project
 

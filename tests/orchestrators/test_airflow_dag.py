@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dlt_contract_ops.detectors import selected
+from dlt_contract_ops.detectors.registry import selected
 from tests.orchestrators.conftest import GHOST, load_example
 
 airflow_dag = load_example("airflow_dag")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.detectors import selected
+from dlt_contract_ops.detectors.registry import selected
 from tests.conftest import in_ci
 from tests.orchestrators.conftest import GHOST, load_example
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from dlt_contract_ops.detectors import selected
-from dlt_contract_ops.reconcile import run
-from dlt_contract_ops.sweep_stats import SweepStats, observe_sweeps
+from dlt_contract_ops.detectors.registry import selected
+from dlt_contract_ops.engine.reconcile import run
+from dlt_contract_ops.engine.sweep_stats import SweepStats, observe_sweeps
 from tests.projects import Project
 
 #: what every reconcile runs

@@ -19,12 +19,13 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.detectors import selected
-from dlt_contract_ops.discovery import begin_run, build_source, declared_code_sets
-from dlt_contract_ops.findings import ReconcileResult, results_document
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.detectors.registry import selected
+from dlt_contract_ops.engine.reconcile import run
+from dlt_contract_ops.model.findings import ReconcileResult, results_document
 from dlt_contract_ops.settings.files import project_context
-from dlt_contract_ops.source_cache import FORMAT, cache_path, cached_source, static_key
+from dlt_contract_ops.sources.cache import cache_path, cached_source
+from dlt_contract_ops.sources.discovery import begin_run, build_source, declared_code_sets
+from dlt_contract_ops.sources.fingerprints import FORMAT, static_key
 from tests.projects import Project
 
 #: every detector a sweep can run: the ones needing the models (contract, the code sets of
@@ -382,7 +383,7 @@ def test_configuration_and_versions_are_part_of_the_key(
 def test_a_naming_the_cache_cannot_remake_is_not_cached(
     shop: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("dlt_contract_ops.source_cache._NAMING_PACKAGE", "no.such.package.")
+    monkeypatch.setattr("dlt_contract_ops.sources.cache._NAMING_PACKAGE", "no.such.package.")
     _reconcile(shop)
     _reconcile(shop)
     assert _calls(shop) == 2

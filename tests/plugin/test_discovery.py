@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from dlt_contract_ops.errors import SourceImportError
-from dlt_contract_ops.onboarding import LocalPipeline, matching_pipelines
+from dlt_contract_ops.sources.onboarding import LocalPipeline, matching_pipelines
 from tests.plugin import project as shop
 from tests.plugin.conftest import Loaded
 from tests.projects import Project
@@ -156,7 +156,7 @@ helper = 42
     ],
 )
 def test_ref_hint(project: Project, ref: str, hint: str) -> None:
-    from dlt_contract_ops.discovery import build_source
+    from dlt_contract_ops.sources.discovery import build_source
 
     project.module("gh.src", MODULE)
     with pytest.raises(SourceImportError) as info:

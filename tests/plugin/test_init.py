@@ -141,7 +141,7 @@ def test_refuses_a_file_it_cannot_extend(loaded: Loaded) -> None:
     ],
 )
 def test_runs_on_import(code: str, call: str | None) -> None:
-    from dlt_contract_ops.onboarding import runs_on_import
+    from dlt_contract_ops.sources.init import runs_on_import
 
     assert runs_on_import(code) == call
 
@@ -149,7 +149,7 @@ def test_runs_on_import(code: str, call: str | None) -> None:
 def test_two_resources_sharing_a_name_are_not_dropped_silently(tmp_path: Any) -> None:
     """Two standalone resources with one dlt `name` (two modules' `orders`): the first is
     declared, and the other is named with why it was not and what to do."""
-    from dlt_contract_ops.onboarding import init_project
+    from dlt_contract_ops.sources.init import init_project
     from tests.projects import Project
 
     project = Project(tmp_path / "twins")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dlt_contract_ops.profiles.compare import DistributionRule, compare
+from dlt_contract_ops.core.distribution import DistributionRule, compare
 from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
 
 ROWS = 1000

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.engine.reconcile import run
 from tests.profiles.conftest import load
 from tests.profiles.test_distribution_duckdb import STEADY, _sweep
 from tests.profiles.test_incremental_equals_fresh_duckdb import _seen

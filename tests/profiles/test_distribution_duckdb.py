@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from dlt_contract_ops.findings import DriftFinding, ReconcileResult
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.engine.reconcile import run
+from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 from tests.profiles.conftest import load
 from tests.projects import Project
 

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.findings import DriftFinding, ReconcileResult
+from dlt_contract_ops.engine.reconcile import run
+from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.profiles.service import profile_history
-from dlt_contract_ops.reconcile import run
 from tests.conftest import require_server
 from tests.profiles.conftest import SOURCE, load
 from tests.profiles.test_incremental_equals_fresh_duckdb import DRIFT, _batches, _seen

@@ -20,8 +20,8 @@ from typing import Any, Protocol
 
 import pytest
 
-from dlt_contract_ops.findings import DriftFinding, ReconcileResult
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.engine.reconcile import run
+from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 from tests.profiles import test_removal_from_profiles_duckdb as duck
 from tests.profiles.test_removal_from_profiles_duckdb import seen
 from tests.profiles.test_removal_from_profiles_postgres import PgShop, pg_shop  # noqa: F401 (fixture)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.profiles.service import profile_history
 from tests.profiles.conftest import load
 from tests.profiles.test_distribution_duckdb import _sweep

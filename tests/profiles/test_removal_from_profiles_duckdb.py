@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.findings import DriftFinding
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.engine.reconcile import run
+from dlt_contract_ops.model.findings import DriftFinding
 from tests.projects import Project
 
 SOURCE = """

@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.findings import DriftFinding
-from dlt_contract_ops.reconcile import run
+from dlt_contract_ops.engine.reconcile import run
+from dlt_contract_ops.model.findings import DriftFinding
 from tests.conftest import require_server
 from tests.profiles.test_distribution_postgres import _drop
 from tests.profiles.test_removal_from_profiles_duckdb import SOURCE, seen

@@ -98,7 +98,7 @@ def test_a_sweep_killed_between_a_load_and_its_columns_leaves_no_half_load(
     killed = shop.python_process(textwrap.dedent("""
         import os
         from dlt_contract_ops.profiles import store
-        from dlt_contract_ops.reconcile import run
+        from dlt_contract_ops.engine.reconcile import run
 
         insert = store._Staging.insert
 

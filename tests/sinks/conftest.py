@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.registry import clear_cache
 from dlt_contract_ops.sinks.base import ErrorEvent
 from tests.projects import Project

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from dlt_contract_ops.errors import ConfigError
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings import load_project_settings, project_context
 from dlt_contract_ops.settings.project import default_state_file
 from dlt_contract_ops.sinks.dedup import (

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.sinks.logging_sink import drift_line
 from dlt_contract_ops.sinks.sentry_sink import SentrySink
 from dlt_contract_ops.sinks.webhook import WebhookSink

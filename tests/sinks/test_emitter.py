@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.sinks.base import AlertSink, ErrorEvent
 from dlt_contract_ops.sinks.dedup import AlertMark
 from dlt_contract_ops.sinks.emitter import Emitter

@@ -97,7 +97,9 @@ def test_drift_is_one_warning(caplog: pytest.LogCaptureFixture) -> None:
 
 def test_detail_is_the_line_then_the_whole_finding(caplog: pytest.LogCaptureFixture) -> None:
     """The fallback for an undelivered finding: nothing a sink would have carried is lost."""
-    finding = make_finding(expected_types={"payload_size": "text"}, alert="undelivered")
+    finding = make_finding(
+        drift_type="type", expected_types={"payload_size": "text"}, alert="undelivered"
+    )
     with caplog.at_level(logging.DEBUG, logger="dlt_contract_ops"):
         LoggingSink(detail=True).emit_drift(finding)
     [record] = caplog.records
@@ -107,7 +109,7 @@ def test_detail_is_the_line_then_the_whole_finding(caplog: pytest.LogCaptureFixt
     assert first == drift_line(finding)
     assert json.loads(rest) == {
         "id": finding.id,
-        "drift_type": "additive",
+        "drift_type": "type",
         "source": "shop",
         "resource": "Order Items",
         "table": "order_items",

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.findings import DriftFinding
+from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings import project_context
 from dlt_contract_ops.settings.project import DedupSettings
 from dlt_contract_ops.sinks.dedup import DedupStore, finding_key
@@ -179,7 +179,7 @@ def _configure(project: Project, url: str) -> Path:
 def test_reconcile_pages_the_webhook_that_refused_on_the_next_run(
     app_project: Project, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from dlt_contract_ops.reconcile import reconcile_source
+    from dlt_contract_ops.engine.reconcile import reconcile_source
 
     caplog.set_level(logging.WARNING, logger="dlt_contract_ops")
     with Receiver(default=Reply(500)) as hook:
@@ -218,8 +218,8 @@ def test_reconcile_pages_the_webhook_that_refused_on_the_next_run(
 
 def test_the_gate_pages_a_refused_webhook_on_the_next_rejection(project: Project) -> None:
     """`gate.alert` goes through the same emitter: the rule holds for gate findings too."""
-    from dlt_contract_ops.gate.alert import alert_rejection
-    from dlt_contract_ops.gate.report import Difference, GateReport
+    from dlt_contract_ops.ingest.alert import alert_rejection
+    from dlt_contract_ops.ingest.report import Difference, GateReport
 
     report = GateReport(
         pipeline="orders_gate", action="rejected", reason="missing: orders.channel",

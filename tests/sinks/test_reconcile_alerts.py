@@ -170,7 +170,7 @@ def test_an_unreachable_webhook_is_paged_on_the_next_run_not_covered_by_the_log(
 
 
 def test_run_puts_a_delivery_error_on_the_result(app_project: Project) -> None:
-    from dlt_contract_ops.reconcile import reconcile_source
+    from dlt_contract_ops.engine.reconcile import reconcile_source
 
     with Receiver(default=Reply(503)) as hook:
         _webhook(app_project, hook.url + "/hook")

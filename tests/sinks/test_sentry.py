@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from dlt_contract_ops.errors import AlertSinkError
-from dlt_contract_ops.findings import Coverage, DriftFinding
+from dlt_contract_ops.model.findings import Coverage, DriftFinding
 from dlt_contract_ops.settings import project_context
 from dlt_contract_ops.sinks.loader import load_sink
 from dlt_contract_ops.sinks.sentry_sink import SentrySink

@@ -21,8 +21,8 @@ EXAMPLES_REQUIRED = {
     "dlt_contract_ops.contracts.diff",
     "dlt_contract_ops.settings.duration",
     "dlt_contract_ops.settings.keys",
-    "dlt_contract_ops.detectors",
-    "dlt_contract_ops.render",
+    "dlt_contract_ops.detectors.registry",
+    "dlt_contract_ops.output.text",
     "dlt_contract_ops.sinks.dedup",
 }
 

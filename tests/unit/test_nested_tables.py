@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dlt_contract_ops.context import SourceContext
 from dlt_contract_ops.core.columns import LiveTable
+from dlt_contract_ops.engine.context import SourceContext
 
 #: few letters and many underscores, so names share prefixes and `__` often
 _NAMES = st.text(alphabet="ab_é-", min_size=1, max_size=6)

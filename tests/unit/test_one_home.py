@@ -13,7 +13,7 @@ import pytest
 import dlt_contract_ops
 from dlt_contract_ops.core.columns import DLT_COLUMNS, DLT_PREFIX, free_name
 from dlt_contract_ops.errors import ConfigError, did_you_mean
-from dlt_contract_ops.findings import DriftFinding, finding_id
+from dlt_contract_ops.model.findings import DriftFinding, finding_id
 from dlt_contract_ops.settings.project import FRACTION, NON_NEGATIVE, WHOLE
 
 if sys.version_info >= (3, 11):
@@ -195,11 +195,11 @@ def test_typed_settings(typed: object, value: object, expected: object) -> None:
 
 
 def test_the_html_templates_ship_as_package_data() -> None:
-    templates = resources.files("dlt_contract_ops.formats") / "templates"
+    templates = resources.files("dlt_contract_ops.output") / "templates"
     names = sorted(p.name for p in templates.iterdir() if p.name.endswith(".html.j2"))
     assert names == ["report.html.j2", "sparkline.html.j2"]
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    assert "formats/templates/*.html.j2" in (
+    assert "output/templates/*.html.j2" in (
         pyproject["tool"]["setuptools"]["package-data"]["dlt_contract_ops"]
     )
     declared = " ".join(pyproject["project"]["dependencies"])

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dlt_contract_ops.findings import (
+from dlt_contract_ops.model.findings import (
     FINDING_KEYS,
     FORMAT_VERSION,
     RESULT_KEYS,
@@ -14,7 +14,7 @@ from dlt_contract_ops.findings import (
     DriftFinding,
     ReconcileResult,
 )
-from dlt_contract_ops.render import to_json, to_text
+from dlt_contract_ops.output.text import to_json, to_text
 
 ISSUE_RESULT_KEYS = {
     "source", "pipeline", "destination", "dataset", "detector", "findings", "error", "notes",
@@ -100,8 +100,10 @@ def test_json_error_result() -> None:
     [
         ({}, set()),
         ({"sample_error": "sample query failed"}, {"sample_error"}),
-        ({"coverage": {"c": Coverage(baseline=0.8, recent=0.0)}}, {"coverage"}),
-        ({"expected_types": {"c": "bigint"}}, {"expected_types"}),
+        # each detector's own keys on a finding of that detector (its details model)
+        ({"drift_type": "removal", "coverage": {"c": Coverage(baseline=0.8, recent=0.0)}},
+         {"coverage"}),
+        ({"drift_type": "type", "expected_types": {"c": "bigint"}}, {"expected_types"}),
     ],
 )
 def test_detector_specific_keys_only_when_set(extra: dict[str, object], present: set[str]) -> None:

@@ -17,8 +17,8 @@ from dlt_contract_ops.destinations.sql import (
     render,
     render_bound,
 )
+from dlt_contract_ops.detectors.queries import coverage_query, sample_query
 from dlt_contract_ops.errors import UnsafeQueryError
-from dlt_contract_ops.queries import coverage_query, sample_query
 
 AXIS = TimeAxis("loaded_at")
 

@@ -9,7 +9,7 @@ import pytest
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import TimeAxis
-from dlt_contract_ops.queries import sample_query
+from dlt_contract_ops.detectors.queries import sample_query
 
 TABLE = exp.to_table('"ds"."wide"', dialect="postgres")
 COLUMNS = [f"c{i}" for i in range(40)]

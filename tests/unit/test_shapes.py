@@ -19,7 +19,7 @@ from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery, Templates
 from dlt_contract_ops.destinations.snowflake import SnowflakeAdapter
 from dlt_contract_ops.destinations.sql import col
 from dlt_contract_ops.destinations.sqlalchemy import MySQLAdapter, SQLiteAdapter
-from dlt_contract_ops.queries import coverage_query
+from dlt_contract_ops.detectors.queries import coverage_query
 
 ODD = ["amount", "ip-address", 'say "hi"', "50% off", "a:b", "größe", "userId", "with space"]
 TABLES = ["orders", "Odd \"table\" 50%", "événements", "t:1"]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from dlt_contract_ops.core.escaping import visible
-from dlt_contract_ops.findings import DriftFinding, ReconcileResult
-from dlt_contract_ops.render import text_name, to_text
+from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
+from dlt_contract_ops.output.text import text_name, to_text
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.logging_sink import drift_detail, drift_line, error_line
 

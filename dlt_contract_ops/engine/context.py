@@ -1,0 +1,412 @@
+"""What one run shares: the sweep (sinks, adapters, metadata cache) and per-source context.
+
+Each source is built once per run (one import, one call); live columns are read with one
+metadata query per (destination, dataset) and shared by every detector and every source that
+lands in that dataset.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from dlt_contract_ops.core.additive import ignored_columns
+from dlt_contract_ops.core.columns import PARENT_ID, ROOT_ID, ExpectedTable, LiveTable, TimeAxis
+from dlt_contract_ops.core.timeaxis import choose_time_axis
+from dlt_contract_ops.destinations.base import DestinationAdapter
+from dlt_contract_ops.destinations.connect import Target, open_adapter
+from dlt_contract_ops.detectors.queries import Rows, nested_rows
+from dlt_contract_ops.engine.sweep_stats import SweepStats, observed, record
+from dlt_contract_ops.errors import ConfigError, DestinationError
+from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
+from dlt_contract_ops.settings.project import ProjectSettings, SourceSettings
+from dlt_contract_ops.sinks.base import ErrorEvent
+from dlt_contract_ops.sinks.emitter import Emitter
+from dlt_contract_ops.sources.discovery import BuiltSource
+from dlt_contract_ops.sources.resolve import resolve_source, resolve_target_of
+
+log = logging.getLogger("dlt_contract_ops")
+
+
+@dataclass
+class SourceContext:
+    """Everything one source's detectors share in a run."""
+
+    settings: SourceSettings
+    built: BuiltSource
+    target: Target
+    adapter: DestinationAdapter
+    live: dict[str, LiveTable]
+    notes: list[str] = field(default_factory=list)
+    #: the run's clock (tests and `detect_removal(now=...)` pin it); None: the wall clock
+    now: datetime | None = None
+    #: modelled tables the pipeline loaded (its stored schema has them) that are gone now
+    dropped: frozenset[str] = frozenset()
+    #: what the source's detectors compute once and share in a run (e.g. its load profiles)
+    memo: dict[str, Any] = field(default_factory=dict)
+    #: files of the source's tables the adapter could not read (`read_problems`)
+    read_errors: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+    @property
+    def load_timestamp_column(self) -> str | None:
+        ts = self.settings.load_timestamp_column
+        return self.built.naming.normalize_identifier(ts) if ts else None
+
+    def ignored(self) -> frozenset[str]:
+        naming = self.built.naming
+        return ignored_columns(
+            (naming.normalize_identifier(c) for c in self.settings.injected_columns),
+            self.load_timestamp_column,
+        )
+
+    def axis(self, table: str) -> TimeAxis | None:
+        live = self.live.get(table)
+        if live is None:
+            return None
+        child = self.child(table)
+        if child is not None:
+            # the root row's axis, read beside each child row (`rows`); none when the child
+            # has no link to its root or a column of its own already holds that name
+            root_axis = self.axis(child.root)
+            if root_axis is None or self.link(child) is None or live.has(root_axis.column):
+                return None
+            return root_axis
+        ts = self.load_timestamp_column
+        if ts and live.has(ts) and not self._holds_time(live.columns[ts].data_type):
+            ts = None  # a text column cannot be windowed by time: fall back (note below)
+        return choose_time_axis(live, ts, self.adapter.partition_column(table))
+
+    def read_type(self, db_type: str) -> str | None:
+        """A live column type as a dlt data type (`core.declared.type_reader`): one dlt type
+        mapper per source and run, each type read once."""
+        from dlt_contract_ops.core.declared import type_reader
+
+        if "type_reader" not in self.memo:
+            self.memo["type_reader"] = type_reader(self.adapter.type_mapper())
+        found: str | None = self.memo["type_reader"](db_type)
+        return found
+
+    def _holds_time(self, db_type: str) -> bool:
+        return self.read_type(db_type) in ("timestamp", "date")
+
+    def time_axis_notes(self) -> list[str]:
+        """Tables whose configured `load_timestamp_column` is not a time type."""
+        ts = self.load_timestamp_column
+        out = []
+        for expected, live in self.present_tables():
+            if ts and live.has(ts) and not self._holds_time(live.columns[ts].data_type):
+                axis = self.axis(expected.table)
+                fallback = f"`{axis.column}`" if axis else "nothing"
+                out.append(
+                    f"table `{expected.table}`: `load_timestamp_column` `{ts}` is "
+                    f"{live.columns[ts].data_type}, not a timestamp: windowing on {fallback} "
+                    "instead. Load it as a timestamp (or unset the setting)."
+                )
+        return out
+
+    def child(self, table: str) -> ExpectedTable | None:
+        """The modelled child table called `table` (`core.naming.nested_tables`), else None."""
+        if "children" not in self.memo:
+            self.memo["children"] = {t.table: t for t in self.built.nested}
+        found: ExpectedTable | None = self.memo["children"].get(table)
+        return found
+
+    def link(self, child: ExpectedTable) -> str | None:
+        """The column that ties `child`'s rows to their root row's `_dlt_id`: dlt's
+        `_dlt_root_id` (merge tables, `root_key`), else `_dlt_parent_id` one level down."""
+        live = self.live.get(child.table)
+        if live is None:
+            return None
+        if live.has(ROOT_ID):
+            return ROOT_ID
+        return PARENT_ID if child.parent == child.root and live.has(PARENT_ID) else None
+
+    def rows(self, table: str) -> Rows:
+        """Where a per-table query reads `table`'s rows: the table, or for a child table, its
+        rows joined to their root row's time axis (`queries.nested_rows`)."""
+        child = self.child(table)
+        axis = self.axis(table)
+        link = self.link(child) if child is not None else None
+        if child is None or axis is None or link is None:
+            return self.adapter.table(table)
+        return nested_rows(self.adapter.table(table), self.adapter.table(child.root), link,
+                           [axis.column])
+
+    def unmodelled_nested(self, table: str) -> list[str]:
+        """The live tables nested under root `table` that no model describes."""
+        return [t for t in self.nested_tables(table) if self.child(t) is None]
+
+    def nested_tables(self, table: str) -> list[str]:
+        """The live tables nested under `table` (`table__…`), sorted: found by bisection in
+        the dataset's sorted table names, not by a scan of them all per table."""
+        names = self.memo.get("live_names")
+        if names is None:
+            names = self.memo["live_names"] = sorted(self.live)
+        prefix = table + "__"
+        start = bisect.bisect_left(names, prefix)
+        end = start
+        while end < len(names) and names[end].startswith(prefix):
+            end += 1
+        return names[start:end]
+
+    def present_tables(self) -> Iterator[tuple[ExpectedTable, LiveTable]]:
+        """Modelled tables that exist, roots then the child tables of their list fields (a
+        root's absence has a note already; a child table is absent until a list has items)."""
+        for expected in (*self.built.tables, *self.built.nested):
+            live = self.live.get(expected.table)
+            if live is not None:
+                yield expected, live
+
+    def error_event(
+        self, message: str, exc: BaseException | None, resource: str | None, detector: str
+    ) -> ErrorEvent:
+        return ErrorEvent(
+            source=self.name,
+            pipeline=self.target.pipeline_name,
+            resource=resource,
+            detector=detector,
+            message=message,
+            exception=exc,
+        )
+
+    def finding(
+        self,
+        drift_type: str,
+        expected: ExpectedTable,
+        columns: Sequence[str],
+        **fields: Any,
+    ) -> DriftFinding:
+        """A finding of this source about `expected`'s table; `fields` are the detector's own."""
+        return DriftFinding(
+            drift_type=drift_type,
+            source=self.name,
+            pipeline=self.target.pipeline_name,
+            resource=expected.resource,
+            table=expected.table,
+            columns=list(columns),
+            **fields,
+        )
+
+    def result(
+        self,
+        detector: str,
+        started: float,
+        findings: list[Any],
+        notes: list[str],
+        failures: Sequence[str] = (),
+    ) -> ReconcileResult:
+        """The detector's result; `failures` (a query that failed for one table while the
+        others were checked) make it an error, so the run exits 1 instead of looking clean."""
+        error = None
+        if failures:
+            error = (
+                f"{len(failures)} table(s) could not be checked: {'; '.join(failures)}. "
+                "The other tables were checked."
+            )
+        return ReconcileResult(
+            error=error,
+            error_kind="query" if failures else None,
+            source=self.name,
+            pipeline=self.target.pipeline_name,
+            destination=self.target.destination_type,
+            dataset=self.adapter.dataset,
+            detector=detector,
+            findings=findings,
+            notes=notes,
+            duration_s=round(time.perf_counter() - started, 4),
+        )
+
+
+def read_problems(ctx: SourceContext, notes: list[str]) -> list[str]:
+    """The errors among the adapter's `read_problems` (an adapter over files declares them:
+    a file it could not read) for the source's tables, nested ones included; its notes about
+    them go to `notes`."""
+    problems = getattr(ctx.adapter, "read_problems", ())
+    if not problems:
+        return []
+    roots = {t.table for t in (*ctx.built.tables, *ctx.built.nested)}
+    errors: list[str] = []
+    for p in problems:
+        if p.table in roots or any(p.table.startswith(r + "__") for r in roots):
+            (errors if p.error else notes).append(p.message)
+    return errors
+
+
+def resolve_target_checked(
+    settings: SourceSettings, project_dir: str, built: BuiltSource | None = None
+) -> Target:
+    """`resolve_target_of`, with a destination dlt cannot resolve (`destination = "duckdbb"`)
+    as the configuration error it is (exit 2): the setting, the closest dlt destination."""
+    from dlt.common.destination.exceptions import (
+        InvalidDestinationReference,
+        UnknownDestinationModule,
+    )
+
+    try:
+        return resolve_target_of(settings, project_dir, built)
+    except (UnknownDestinationModule, InvalidDestinationReference):
+        raise ConfigError(unknown_destination_message(settings)) from None
+
+
+def unknown_destination_message(settings: SourceSettings) -> str:
+    """What to say about a destination reference dlt cannot resolve."""
+    import dlt.destinations
+
+    from dlt_contract_ops.errors import did_you_mean
+    from dlt_contract_ops.settings.project import source_section
+    from dlt_contract_ops.settings.values import where
+
+    known = sorted(n for n in dlt.destinations.__all__ if n != "destination")
+    ref = settings.destination
+    if not ref:  # from the pipeline's state: nothing in this project to fix but the source's
+        return (
+            f"The destination of pipeline `{settings.pipeline_name or settings.name}` (source "
+            f"`{settings.name}`) is not one dlt knows: set `destination` in "
+            f"`[{source_section(settings.name)}]` to one of {', '.join(known)}."
+        )
+    return (
+        f"Destination `{ref}` of source `{settings.name}` is not a destination dlt knows "
+        f"({where(f'{source_section(settings.name)}.destination')})."
+        + did_you_mean(ref, known)
+        + f" Use a dlt destination ({', '.join(known)}), or give a named destination its "
+        f'type in `[destination.{ref}]` (`destination_type = "duckdb"`).'
+    )
+
+
+class Sweep:
+    """One run over one or more sources: shared emitter, adapters and metadata cache."""
+
+    def __init__(
+        self,
+        project: ProjectSettings,
+        project_dir: str,
+        emitter: Emitter,
+        now: datetime | None = None,
+    ) -> None:
+        from dlt_contract_ops.sources.discovery import begin_run
+
+        begin_run()  # a sweep is a run: the project's modules are imported afresh once
+        self.project = project
+        self.now = now
+        self.project_dir = project_dir
+        self.emitter = emitter
+        self._live_cache: dict[tuple[str, str, str], dict[str, LiveTable]] = {}
+        self.adapters: list[DestinationAdapter] = []
+        #: dlt's record of what each (dataset, schema) loaded, read at most once a run
+        self._records: dict[tuple[str, str, str, str], frozenset[str] | None] = {}
+        self.sources_built = 0
+
+    def context(self, name: str) -> SourceContext:
+        from dlt.common.schema import Schema
+
+        resolved = resolve_source(name, self.project, self.project_dir, cached=True)
+        settings, built = resolved.settings, resolved.built
+        self.sources_built += 1
+        schema = Schema(built.schema_name)
+        schema.naming = built.naming  # the convention the source writes with
+        # `built` lets a source without `pipeline_name` be matched to its local pipeline
+        target = resolve_target_checked(settings, self.project_dir, built)
+        # dlt shortens identifiers to the destination's limit (PostgreSQL: 63 characters)
+        built = built.for_destination(target.destination.capabilities())
+        adapter = open_adapter(
+            target,
+            schema,
+            query_timeout=self.project.query_timeout,
+            lock_timeout=self.project.lock_timeout,
+        )
+        self.adapters.append(adapter)
+        key = (target.destination_type, str(getattr(adapter, "location", "")), adapter.dataset)
+        if key not in self._live_cache:
+            self._live_cache[key] = adapter.list_columns()
+        live = self._live_cache[key]
+        if not live and built.tables:
+            where = f" at `{adapter.location}`" if getattr(adapter, "location", "") else ""
+            raise DestinationError(
+                f"Dataset `{adapter.dataset}`{where} has no tables: it does not exist, or "
+                f"pipeline `{target.pipeline_name}` never loaded into it. Check "
+                f"`dataset_name` for source `{name}` (in `[sources.{name}.contract_ops]` or "
+                "the pipeline's state)."
+            )
+        notes, dropped = self._absent_tables(name, target, built, adapter, live, key)
+        ctx = SourceContext(
+            settings, built, target, adapter, live, notes, self.now, frozenset(dropped)
+        )
+        ctx.read_errors = read_problems(ctx, notes)
+        return ctx
+
+    def _absent_tables(
+        self,
+        name: str,
+        target: Target,
+        built: BuiltSource,
+        adapter: DestinationAdapter,
+        live: dict[str, LiveTable],
+        key: tuple[str, str, str],
+    ) -> tuple[list[str], set[str]]:
+        """The source's notes, and its modelled tables that were loaded and are gone now.
+
+        What was loaded is dlt's record (`sources/loaded.py`): the pipeline's local state, else the
+        dataset's `_dlt_version`, read only when a modelled table is absent. Without any
+        record, a modelled table whose siblings exist is expected all the same: the models
+        say it belongs there, and nothing says it was never loaded.
+        """
+        from dlt_contract_ops.model.findings import NOTHING_CHECKED
+        from dlt_contract_ops.sources.loaded import destination_tables, local_tables
+
+        notes = list(built.notes)
+        absent = [t for t in built.tables if t.table not in live]
+        if not absent:
+            return notes, set()
+        record = local_tables(target.pipeline_name, built.schema_name)
+        if record is None or any(t.table not in record for t in absent):
+            cache_key = (*key, built.schema_name)
+            if cache_key not in self._records:
+                self._records[cache_key] = destination_tables(
+                    adapter, built.naming, built.schema_name, live
+                )
+            stored = self._records[cache_key]
+            if stored is not None:
+                record = stored | (record or frozenset())
+        present = len(absent) < len(built.tables)
+        if record is None and not present:
+            notes.append(
+                f"{NOTHING_CHECKED}source `{name}` has never been loaded into dataset "
+                f"`{adapter.dataset}`: none of its tables exist and dlt's `_dlt_version` "
+                f"there has no record of schema `{built.schema_name}`. Run its pipeline, or "
+                "check `dataset_name`."
+            )
+            return notes, set()
+        dropped = set()
+        for expected in absent:
+            if record is None or expected.table in record:
+                dropped.add(expected.table)  # reported as `missing` drift by that detector
+            else:
+                notes.append(
+                    f"resource `{expected.resource}`: table `{expected.table}` does not exist in "
+                    f"dataset `{adapter.dataset}` yet: skipped"
+                )
+        return notes, dropped
+
+    def close(self) -> None:
+        if observed():
+            stats = SweepStats(sources_built=self.sources_built)
+            for adapter in self.adapters:
+                stats.queries.update(adapter.queries)
+                stats.query_seconds.update(adapter.query_seconds)
+                stats.locations.add(str(getattr(adapter, "location", "")))
+            record(stats)
+        for adapter in self.adapters:
+            try:
+                adapter.close()
+            except Exception as exc:  # closing must never mask a result
+                log.debug("closing adapter failed: %s", exc)
+        self.adapters.clear()

@@ -1,0 +1,341 @@
+"""The public entry points: wire config, source discovery, adapters, detectors and sinks.
+
+Every entry point opens one sweep: sinks are loaded once, each source is built once, live
+columns are read once per (destination, dataset), and sinks are flushed on the way out.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from dlt_contract_ops.acks.store import AckBook, load_book, remember
+from dlt_contract_ops.core.removal import (
+    DEFAULT_BASELINE_THRESHOLD,
+    DEFAULT_BASELINE_WINDOW,
+    DEFAULT_RECENT_THRESHOLD,
+    DEFAULT_RECENT_WINDOW,
+)
+from dlt_contract_ops.detectors.registry import detector_names, reconcile_detectors, selected
+from dlt_contract_ops.engine.context import SourceContext, Sweep
+from dlt_contract_ops.engine.detector_runs import error_result, run_detectors
+from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.model.findings import ReconcileResult
+from dlt_contract_ops.settings.files import project_context
+from dlt_contract_ops.settings.problems import misplaced_sections, no_source_message
+from dlt_contract_ops.settings.project import (
+    RemovalSettings,
+    declared_sources,
+    load_project_settings,
+)
+from dlt_contract_ops.sinks.base import AlertSink
+from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter
+
+log = logging.getLogger("dlt_contract_ops")
+
+
+
+#: told of each source as it is built, before its detectors query: (index from 1, total,
+#: source name, modelled table count; None when the source could not be built)
+Progress = Callable[[int, int, str, "int | None"], None]
+
+
+class _AnnouncingSweep(Sweep):
+    """A sweep that tells `progress` of each source it builds (`run(progress=...)`)."""
+
+    def __init__(
+        self, *args: Any, names: Sequence[str], progress: Progress, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._names = list(names)
+        self._progress = progress
+
+    def context(self, name: str) -> SourceContext:
+        index, total = self._names.index(name) + 1, len(self._names)
+        try:
+            ctx = super().context(name)
+        except Exception:
+            self._progress(index, total, name, None)
+            raise
+        self._progress(index, total, name, len(ctx.built.tables))
+        return ctx
+
+
+class SweepInterrupted(BaseException):
+    """The sweep was stopped by SIGINT/SIGTERM; `results` holds what finished."""
+
+    def __init__(self, results: list[ReconcileResult], cause: BaseException) -> None:
+        super().__init__(str(cause) or type(cause).__name__)
+        self.results = results
+        self.cause = cause
+
+
+def removal_overrides(values: Mapping[str, Any], name_of: Any = None) -> dict[str, Any]:
+    """Check caller overrides of the removal settings before anything connects or alerts;
+    ConfigError naming the key (or the flag, through `name_of`)."""
+    known = {"recent_window", "baseline_window", "baseline_threshold", "recent_threshold",
+             "from_profiles"}
+    unknown = sorted(set(values) - known - {"now"})
+    if unknown:
+        raise ConfigError(
+            f"Unknown removal setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}."
+        )
+    label = name_of or (lambda key: f"`{key}`")
+    checked = {k: v for k, v in values.items() if k != "now"}
+    RemovalSettings().overridden(checked, label)  # raises on a bad value
+    return dict(values)
+
+
+def _run_source(
+    sweep: Sweep, name: str, detectors: Sequence[str], removal: Mapping[str, Any]
+) -> list[ReconcileResult]:
+    started = time.perf_counter()
+    try:
+        ctx = sweep.context(name)
+    except Exception as exc:
+        # one error block per source: the detectors never ran
+        return [error_result(name, detectors[0], exc, sweep.emitter, started)]
+    ctx.memo["detectors"] = frozenset(detectors)  # e.g. profiles detailed once for both
+    settings = ctx.settings
+    if removal:
+        overrides = {k: v for k, v in removal.items() if k != "now"}
+        settings = replace(
+            settings,
+            removal=settings.removal.overridden(overrides, lambda key: f"`{key}`"),
+        )
+    results = run_detectors(ctx, detectors, settings, sweep.emitter)
+    if ctx.read_errors:  # files the adapter could not read: once, on the first block
+        message = (f"{len(ctx.read_errors)} table(s) could not be read in full: "
+                   f"{'; '.join(e.rstrip('.') for e in ctx.read_errors)}. The other tables were "
+                   "checked.")
+        sweep.emitter.error(ctx.error_event(message, None, None, detectors[0]))
+        first = results[0]
+        results[0] = first.model_copy(update={
+            "error": f"{first.error} {message}" if first.error else message,
+            "error_kind": first.error_kind or "query"})
+    for r in results:
+        for finding in r.findings:
+            sweep.emitter.drift(finding)
+    # the first block also carries the time spent building the source and reading metadata
+    rest = sum(r.duration_s for r in results[1:])
+    total = round(time.perf_counter() - started - rest, 4)
+    results[0] = results[0].model_copy(update={"duration_s": total})
+    return results
+
+
+def _with_delivery(
+    results: list[ReconcileResult], report: DeliveryReport, acks: AckBook | None = None
+) -> list[ReconcileResult]:
+    """Carry each finding's alert status and acknowledgement onto it; a result with
+    undelivered findings (a paging sink, or every sink, did not deliver them) gets an error
+    naming them and the sinks (the run then exits 1), so a lost page is never silent. An acks
+    file that could not be read is an error on each source's first result (its alerts went
+    out as if nothing were acknowledged)."""
+    undelivered = {f.id for f in report.undelivered}
+    told: set[str] = set()  # sources whose result carries the acks file's error
+    out = []
+    for r in results:
+        findings = []
+        for f in r.findings:
+            if f.id in report.ledger:
+                f = f.model_copy(update={"alert": report.ledger[f.id]})
+            findings.append(acks.stamp(f) if acks is not None else f)
+        lost = [f for f in findings if f.id in undelivered]
+        changes: dict[str, Any] = {"findings": findings}
+        errors = [r.error] if r.error else []
+        kind = r.error_kind
+        if acks is not None and acks.error and r.source not in told:
+            told.add(r.source)  # once per source: its first result carries it
+            errors.append(acks.error)
+            kind = kind or "acks"
+        if lost:
+            errors.append(report.problem(lost))
+            kind = kind or "delivery"
+        if len(errors) > (1 if r.error else 0):
+            changes["error"] = " ".join(errors)
+            changes["error_kind"] = kind
+        out.append(r.model_copy(update=changes))
+    return out
+
+
+def check_source_names(
+    sources: Sequence[str], project_dir: str | os.PathLike[str] | None = None
+) -> None:
+    """UnknownSourceError (with a did-you-mean) for the first name no
+    `[sources.<name>.contract_ops]` declares: for a caller (the CLI) that refuses a mistyped
+    request before anything runs or alerts. `run` itself reports an unknown name on that
+    source's result, so the others are still reconciled."""
+    from dlt_contract_ops.errors import UnknownSourceError
+    from dlt_contract_ops.settings.project import load_source_settings
+
+    with project_context(project_dir):
+        project = load_project_settings()
+        for name in sources:
+            try:
+                load_source_settings(name, project, check_keys=False)
+            except UnknownSourceError:
+                raise
+            except ConfigError:
+                pass  # any other mistake in a source's table is reported on that source
+
+
+def run(
+    sources: Sequence[str] | None = None,
+    *,
+    detectors: Sequence[str] | None = None,
+    dry_run: bool = False,
+    project_dir: str | os.PathLike[str] | None = None,
+    alert_sinks: Sequence[str | AlertSink] | None = None,
+    removal: Mapping[str, Any] | None = None,
+    dedup: bool = True,
+    progress: Progress | None = None,
+) -> list[ReconcileResult]:
+    """Run `detectors` over `sources` (every declared source when None) in one sweep.
+
+    `detectors` defaults to those every reconcile runs (`detectors.selected()`). Results
+    come per source, in `detectors` order. A failing source yields one result with
+    `error` set and the sweep goes on. `removal` overrides the configured removal windows
+    and thresholds (keys of `[contract_ops.removal]`, plus `now`). `dedup=False` sends every
+    finding to the sinks, whatever the alert state file says (the CLI's `--no-dedup`).
+    Each finding carries what became of its alert (`alert`); one no sink delivered puts an
+    error on its result. `progress` is told of each source as it is built (see `Progress`).
+    `alert_sinks` replaces the configured `[contract_ops] alert_sinks`: names, or sink
+    instances such as `dlt_contract_ops.sinks.memory.MemorySink` (what a test inspects).
+    """
+    detectors = selected() if detectors is None else tuple(detectors)
+    unknown = [d for d in detectors if d not in detector_names()]
+    if unknown or not detectors:
+        raise ConfigError(
+            f"Unknown detector(s) {unknown}; choose from {', '.join(reconcile_detectors())}."
+        )
+    overrides = removal_overrides(removal or {})
+    now = overrides.get("now")
+    with project_context(project_dir) as pdir:
+        project = load_project_settings()
+        for problem in misplaced_sections():
+            log.warning("%s", problem)
+        names = list(dict.fromkeys(sources)) if sources is not None else declared_sources()
+        if not names:
+            raise ConfigError(no_source_message(os.path.join(pdir, ".dlt", "config.toml")))
+        sink_names = tuple(alert_sinks) if alert_sinks is not None else project.alert_sinks
+        emitter = Emitter.from_names(
+            sink_names, dry_run=dry_run, dedup=dedup, dedup_settings=project.dedup
+        )
+        book = load_book(pdir, now)
+        emitter.acks = book
+        sweep = Sweep(project, pdir, emitter, now=now)
+        if progress is not None:
+            sweep = _AnnouncingSweep(
+                project, pdir, emitter, now=now, names=names, progress=progress
+            )
+        results: list[ReconcileResult] = []
+        try:
+            for name in names:
+                results.extend(_run_source(sweep, name, detectors, overrides))
+        except (KeyboardInterrupt, SystemExit) as exc:
+            sweep.close()
+            emitter.flush()
+            raise SweepInterrupted(_with_delivery(results, emitter.report, book), exc) from exc
+        sweep.close()
+        emitter.flush()
+        _remember(pdir, results)
+        return _with_delivery(results, emitter.report, book)
+
+
+def _remember(project_dir: str, results: list[ReconcileResult]) -> None:
+    """Index this run's findings by id, for `ack` and `validate` (a local file)."""
+    entries = {
+        f.id: {"source": f.source, "table": f.table, "detector": f.drift_type,
+               "columns": list(f.columns)}
+        for r in results for f in r.findings
+    }
+    if not entries:
+        return
+    try:
+        remember(project_dir, entries)
+    except Exception as exc:  # the index is a convenience: never fail a sweep over it
+        log.debug("finding index not updated: %s", exc)
+
+
+def reconcile_source(
+    name: str,
+    *,
+    dry_run: bool = False,
+    project_dir: str | os.PathLike[str] | None = None,
+    alert_sinks: Sequence[str | AlertSink] | None = None,
+    dedup: bool = True,
+) -> ReconcileResult:
+    """Additive drift of one source: live columns its resources' models do not know.
+
+    >>> result = reconcile_source("product_events", dry_run=True)  # doctest: +SKIP
+    >>> [f.columns for f in result.findings]  # doctest: +SKIP
+    [['ip-address', 'payload_size']]
+    """
+    return run(
+        [name], detectors=("additive",), dry_run=dry_run, project_dir=project_dir,
+        alert_sinks=alert_sinks, dedup=dedup,
+    )[0]
+
+
+def reconcile_all(
+    *,
+    include_removal: bool = False,
+    dry_run: bool = False,
+    project_dir: str | os.PathLike[str] | None = None,
+    alert_sinks: Sequence[str | AlertSink] | None = None,
+    dedup: bool = True,
+) -> list[ReconcileResult]:
+    """Every declared source, each against its own destination and dataset: additive,
+    missing and type drift, plus removal drift with `include_removal`."""
+    return run(
+        None,
+        detectors=selected({"removal"} if include_removal else ()),
+        dry_run=dry_run,
+        project_dir=project_dir,
+        alert_sinks=alert_sinks,
+        dedup=dedup,
+    )
+
+
+def detect_removal(
+    source_name: str,
+    *,
+    dry_run: bool = False,
+    recent_window: timedelta = DEFAULT_RECENT_WINDOW,
+    baseline_window: timedelta = DEFAULT_BASELINE_WINDOW,
+    baseline_threshold: float = DEFAULT_BASELINE_THRESHOLD,
+    recent_threshold: float = DEFAULT_RECENT_THRESHOLD,
+    now: datetime | None = None,
+    project_dir: str | os.PathLike[str] | None = None,
+    alert_sinks: Sequence[str | AlertSink] | None = None,
+    dedup: bool = True,
+) -> ReconcileResult:
+    """Removal drift of one source: declared columns whose non-NULL coverage collapsed.
+
+    A column went dark when its coverage in the baseline window (`baseline_window` ending
+    where the recent window starts) exceeds `baseline_threshold` and its coverage in the
+    recent window (the last `recent_window` before `now`) is below `recent_threshold`.
+    Arguments left at their defaults yield to `[contract_ops.removal]` and
+    `[sources.<X>.contract_ops.removal]`.
+
+    >>> detect_removal("product_events", recent_window=timedelta(hours=1))  # doctest: +SKIP
+    """
+    given = {
+        "recent_window": recent_window,
+        "baseline_window": baseline_window,
+        "baseline_threshold": baseline_threshold,
+        "recent_threshold": recent_threshold,
+    }
+    defaults = RemovalSettings()
+    options: dict[str, Any] = {k: v for k, v in given.items() if v != getattr(defaults, k)}
+    if now is not None:
+        options["now"] = now
+    return run(
+        [source_name], detectors=("removal",), dry_run=dry_run, project_dir=project_dir,
+        alert_sinks=alert_sinks, removal=options, dedup=dedup,
+    )[0]

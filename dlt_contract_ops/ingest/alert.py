@@ -1,0 +1,59 @@
+"""A rejected batch goes to the alert sinks as one event (`drift_type: "gate"`), with dry run,
+dedup and per-sink delivery like every other finding: a sink that did not deliver it gets it
+again on the next rejection, and a paging sink that did not is reported (a WARNING here; the
+returned `DeliveryReport` says which)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from dlt_contract_ops.ingest.report import GateReport
+
+#: the note a rejection carries when its quarantine could not be written
+NOT_KEPT = "the rejected batch was NOT kept"
+
+if TYPE_CHECKING:
+    from dlt_contract_ops.sinks.delivery import DeliveryReport
+
+log = logging.getLogger("dlt_contract_ops")
+
+
+def alert_rejection(
+    report: GateReport, source: str, alert_sinks: Iterable[str] | None, *, dry_run: bool
+) -> DeliveryReport:
+    """Send the rejection to the sinks; what became of it (`undelivered` is not empty when a
+    paging sink, or every sink, did not deliver it)."""
+    from dlt_contract_ops.model.findings import DriftFinding
+    from dlt_contract_ops.settings.project import load_project_settings
+    from dlt_contract_ops.sinks.emitter import Emitter
+
+    project = load_project_settings()
+    names = tuple(alert_sinks) if alert_sinks is not None else project.alert_sinks
+    emitter = Emitter.from_names(names, dry_run=dry_run, dedup_settings=project.dedup)
+    first = report.differences[0] if report.differences else None
+    table = first.table if first else "(batch)"
+    finding = DriftFinding(
+        drift_type="gate",
+        source=source,
+        pipeline=report.pipeline,
+        resource=table,
+        table=table,
+        columns=sorted({d.label for d in report.differences if not d.approved}),
+        column_types={d.label: d.observed_type for d in report.differences
+                      if d.observed_type and not d.approved},
+        expected_types={d.label: d.expected_type or "" for d in report.differences
+                        if d.expected_type and not d.approved} or None,
+        reproduce="; ".join(
+            [report.reason, *(n for n in report.notes if n.startswith(NOT_KEPT))]
+        ),
+    )
+    try:
+        emitter.drift(finding)
+    finally:
+        emitter.flush()
+    delivery = emitter.report
+    if delivery.undelivered:
+        log.warning("gate rejection of `%s`: %s", source, delivery.problem(delivery.undelivered))
+    return delivery

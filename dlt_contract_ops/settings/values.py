@@ -1,0 +1,110 @@
+"""Typed values of the settings: names, text, fractions, numbers, whole numbers, durations and
+seconds, each read with an error that names the key where a user finds it (`where`)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import BeforeValidator, Field, Strict
+
+from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.settings.duration import parse_duration
+from dlt_contract_ops.settings.files import env_name, locate
+
+_Spec = TypeVar("_Spec")
+_T = TypeVar("_T")
+
+
+def where(key: str) -> str:
+    """`key` as a user finds it: the TOML table and key, the file that sets it, and the
+    environment variable."""
+    section, _, name = key.rpartition(".")
+    found = locate(key)
+    at = f" ({found})" if found else ""
+    return f"`{name}` in `[{section}]`{at} (environment variable `{env_name(key)}`)"
+
+
+# -- typed values ---------------------------------------------------------------------------
+def as_names(value: Any, key: str) -> tuple[str, ...]:
+    """A list of names; from the environment as JSON or as one bare name."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            value = [value]
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(
+            f"{where(key)} must be a list of strings, e.g. `{key.rpartition('.')[2]} = "
+            f'["ingested_by"]`; got {value!r}.'
+        )
+    return tuple(value)
+
+
+def as_text(value: Any, key: str) -> str | None:
+    """A string setting; None when unset or empty."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"{where(key)} must be a string, got {value!r}.")
+    return value
+
+
+def _not_a_bool(value: Any) -> Any:
+    if isinstance(value, bool):  # pydantic reads `true` as 1.0; a setting must not
+        raise ValueError("a boolean is not a number")
+    return value
+
+
+@dataclass(frozen=True)
+class Typed(Generic[_T]):
+    """A setting's type as pydantic checks it (`annotation`), and the one-line error naming
+    the key (`message`, with `{key}` and `{value!r}`) when a value is not of it.
+
+    >>> WHOLE.read(3, "`n`"), FRACTION.read("0.5", "`f`")
+    (3, 0.5)
+    >>> WHOLE.read(True, "`n`")
+    Traceback (most recent call last):
+    dlt_contract_ops.errors.ConfigError: `n` must be a whole number >= 1, got True.
+    """
+
+    annotation: Any
+    message: str
+
+    def read(self, value: Any, named: str) -> _T:
+        from pydantic import TypeAdapter, ValidationError
+
+        try:
+            out: _T = TypeAdapter(self.annotation).validate_python(value)
+        except ValidationError:
+            raise ConfigError(self.message.format(key=named, value=value)) from None
+        return out
+
+
+_NUMBER = Annotated[float, BeforeValidator(_not_a_bool), Field(allow_inf_nan=False)]
+#: a number in [0, 1] (thresholds, confidences, shares)
+FRACTION: Typed[float] = Typed(
+    Annotated[_NUMBER, Field(ge=0, le=1)],
+    "{key} = {value!r} must be a fraction between 0 and 1, e.g. 0.2.",
+)
+#: a finite number >= 0
+NON_NEGATIVE: Typed[float] = Typed(
+    Annotated[_NUMBER, Field(ge=0)], "{key} must be a number >= 0, got {value!r}."
+)
+#: a whole number >= 1 (an int in the file: `5.0` and `"5"` are not)
+WHOLE: Typed[int] = Typed(
+    Annotated[int, Strict(), Field(ge=1)], "{key} must be a whole number >= 1, got {value!r}."
+)
+
+
+def _duration(value: Any, key: str) -> timedelta:
+    return parse_duration(value, where(key))
+
+
+def _seconds(value: Any, key: str, default: float) -> float:
+    """A duration setting in seconds; `default` when unset."""
+    return default if value is None else _duration(value, key).total_seconds()

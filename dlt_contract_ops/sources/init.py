@@ -1,0 +1,330 @@
+"""`dlt-contract-ops init`: find the project's modelled dlt sources (without running a
+pipeline) and declare each one not declared yet in `.dlt/config.toml`."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from dlt_contract_ops.errors import ConfigError, ContractOpsError
+from dlt_contract_ops.sources.onboarding import (
+    RUNNING_CALLS,
+    SKIPPED_DIRS,
+    LocalPipeline,
+    _target,
+    local_pipelines,
+    matching_pipelines,
+)
+
+if TYPE_CHECKING:
+    from dlt_contract_ops.sources.discovery import BuiltSource
+
+
+@dataclass(frozen=True)
+class FoundSource:
+    """A dlt source (or standalone resource) with models, as `init` declares it."""
+
+    name: str  # the dlt source name: `[sources.<name>.contract_ops]`
+    ref: str
+    resources: tuple[str, ...]
+    pipeline_name: str | None = None
+    destination: str | None = None
+    dataset_name: str | None = None
+    #: where it is declared already (then kept as it is); None for a new declaration
+    declared_in: str | None = None
+
+    def values(self) -> dict[str, str]:
+        """The keys `init` writes, in order; unknown ones left out."""
+        pairs = (
+            ("ref", self.ref),
+            ("pipeline_name", self.pipeline_name),
+            ("destination", self.destination),
+            ("dataset_name", self.dataset_name),
+        )
+        return {k: v for k, v in pairs if v}
+
+
+@dataclass(frozen=True)
+class InitReport:
+    """What `init` found, what it added (`toml`) and where; `notes` say what it skipped."""
+
+    config_file: Path
+    sources: tuple[FoundSource, ...]
+    notes: tuple[str, ...]
+    toml: str
+    written: bool
+
+    @property
+    def added(self) -> tuple[FoundSource, ...]:
+        return tuple(s for s in self.sources if s.declared_in is None)
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == "__name__"
+    )
+
+
+def runs_on_import(code: str) -> str | None:
+    """The call that runs a pipeline when `code` is imported (outside functions, classes
+    and `if __name__ == "__main__":`), e.g. `pipeline.run`; None when there is none.
+
+    >>> runs_on_import("import dlt\\ndlt.pipeline('p').run([1])"), runs_on_import("x = 1")
+    ('run', None)
+    """
+    tree = ast.parse(code)
+    for stmt in tree.body:
+        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or (
+            _is_main_guard(stmt)
+        ):
+            continue
+        for node in ast.walk(stmt):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in RUNNING_CALLS
+            ):
+                return node.func.attr
+    return None
+
+
+def project_modules(project_dir: str) -> tuple[list[str], list[str]]:
+    """(module names, notes) of the project's Python files that mention dlt; a file that
+    would run a pipeline when imported is left out with a note."""
+    modules: list[str] = []
+    notes: list[str] = []
+    for folder, dirs, files in os.walk(project_dir):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
+        rel = Path(folder).relative_to(project_dir)
+        for file in sorted(f for f in files if f.endswith(".py")):
+            parts = [*rel.parts, file[:-3]]
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            if not parts or not all(p.isidentifier() for p in parts):
+                continue
+            path = Path(folder, file)
+            code = path.read_text(encoding="utf-8", errors="replace")
+            if "dlt" not in code:
+                continue
+            shown = path.relative_to(project_dir).as_posix()
+            try:
+                call = runs_on_import(code)
+            except SyntaxError as exc:
+                notes.append(f"`{shown}`: not valid Python ({exc.msg}, line {exc.lineno}): skipped")
+                continue
+            if call:
+                notes.append(
+                    f"`{shown}` calls `.{call}(...)` when imported: skipped (move "
+                    'that under `if __name__ == "__main__":` to have it scanned)'
+                )
+                continue
+            modules.append(".".join(parts))
+    return modules, notes
+
+
+def _candidates(modules: list[str], project_dir: str) -> tuple[list[tuple[str, Any]], list[str]]:
+    """(ref, object) of every dlt source factory, source and resource the modules define,
+    each object once (under the module that defines it), factories first."""
+    from dlt.extract import DltResource, DltSource
+    from dlt.extract.reference import SourceFactory
+
+    from dlt_contract_ops.sources.discovery import _import_module  # reconcile's own import rules
+
+    by_id: dict[int, tuple[str, Any]] = {}
+    notes = []
+    for module_name in modules:
+        try:
+            module = _import_module(module_name, project_dir)
+        except (Exception, SystemExit) as exc:
+            notes.append(f"cannot import `{module_name}`: {type(exc).__name__}: {exc}")
+            continue
+        for attr, obj in sorted(vars(module).items()):
+            if attr.startswith("_") or not isinstance(obj, SourceFactory | DltSource | DltResource):
+                continue
+            home = getattr(obj, "__module__", None) == module_name
+            if id(obj) not in by_id or home:
+                by_id[id(obj)] = (f"{module_name}:{attr}", obj)
+    rank = {SourceFactory: 0, DltSource: 1, DltResource: 2}
+
+    def order(item: tuple[str, Any]) -> tuple[int, str]:
+        return next(r for cls, r in rank.items() if isinstance(item[1], cls)), item[0]
+
+    return sorted(by_id.values(), key=order), notes
+
+
+def _required_args(obj: Any) -> list[str]:
+    try:
+        params = inspect.signature(obj).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [
+        p.name
+        for p in params
+        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+
+
+def scan_project(project_dir: str) -> tuple[list[tuple[str, BuiltSource]], list[str]]:
+    """(ref, built source) of every dlt source and standalone resource under `project_dir`
+    with at least one Pydantic model, and notes on what was skipped. Runs inside the
+    project's context (a source's own configuration resolves as in reconcile)."""
+    from dlt.extract import DltResource
+    from dlt.extract.reference import SourceFactory
+
+    from dlt_contract_ops.sources.discovery import build_source
+
+    modules, notes = project_modules(project_dir)
+    candidates, import_notes = _candidates(modules, project_dir)
+    notes += import_notes
+    found: list[tuple[str, BuiltSource]] = []
+    standalone: dict[str, str] = {}  # dlt name of a standalone resource declared -> its ref
+    for ref, obj in candidates:
+        if isinstance(obj, SourceFactory) and (required := _required_args(obj)):
+            notes.append(
+                f"`{ref}` needs arguments ({', '.join(required)}): skipped; declare "
+                "it by hand with a `ref` to a function that passes them"
+            )
+            continue
+        name = str(getattr(obj, "name", ref.rpartition(":")[2]))
+        if isinstance(obj, DltResource) and obj.name in standalone:
+            # another resource of the same dlt name: one `[sources.<name>.contract_ops]`
+            # table and one schema name cannot hold both, so say so rather than drop it
+            notes.append(
+                f"`{ref}`: resource `{obj.name}` has the dlt name of `{standalone[obj.name]}`, "
+                f"declared as source `{obj.name}`: not declared; declare it by hand under "
+                f'another name (`[sources.<name>.contract_ops]` with `ref = "{ref}"`) or give '
+                "it its own `name=`"
+            )
+            continue
+        if isinstance(obj, DltResource) and any(
+            obj.name in {r.resource for r in b.resources} for _, b in found
+        ):
+            continue  # a resource of a source found already: declared with it
+        try:
+            built = build_source(name, ref, project_dir)
+        except ContractOpsError as exc:
+            notes.append(f"`{ref}`: {exc}")
+            continue
+        if not built.models:
+            notes.append(f"`{ref}`: no resource declares a Pydantic model (`columns=Model`)")
+            continue
+        if any(b.schema_name == built.schema_name for _, b in found):
+            notes.append(f"`{ref}`: source `{built.schema_name}` was found already: skipped")
+            continue
+        found.append((ref, built))
+        if isinstance(obj, DltResource):
+            standalone[obj.name] = ref
+    return found, notes
+
+
+def _declared(
+    source: FoundSource, pipelines: Sequence[LocalPipeline], built: BuiltSource, notes: list[str]
+) -> FoundSource:
+    """`source` with the local pipeline whose schema is its own, when there is exactly one."""
+    schema, tables, standalone = _target(built, source.name)
+    found = matching_pipelines(schema, tables, pipelines, any_schema=standalone)
+    if len(found) != 1:
+        why = (
+            f"{len(found)} local pipelines hold its schema: {', '.join(p.shown for p in found)}"
+            if found
+            else "no local pipeline holds its schema"
+        )
+        notes.append(f"source `{source.name}`: {why}; set `pipeline_name` by hand")
+        return source
+    pipeline = found[0]
+    destination = pipeline.destination_name
+    if destination and destination != pipeline.destination_type:
+        # a named destination made in code may not resolve by name: the pipeline's state has it
+        notes.append(
+            f"source `{source.name}`: pipeline `{pipeline.name}` loads into the named "
+            f"destination `{destination}`: `destination` left to the pipeline's state"
+        )
+        destination = None
+    return replace(
+        source,
+        pipeline_name=pipeline.name,
+        destination=destination,
+        dataset_name=pipeline.dataset_name,
+    )
+
+
+def toml_tables(sources: Iterable[FoundSource]) -> str:
+    """`[sources.<name>.contract_ops]` tables of `sources`, keys and values quoted by tomlkit.
+
+    >>> print(toml_tables([FoundSource("gh", "pipelines.gh:github", ("issues",))]), end="")
+    [sources.gh.contract_ops]
+    ref = "pipelines.gh:github"
+    """
+    import tomlkit
+
+    out = []
+    for source in sources:
+        header = ".".join(
+            tomlkit.key(k).as_string() for k in ("sources", source.name, "contract_ops")
+        )
+        lines = [f"[{header}]"] + [
+            f"{tomlkit.key(k).as_string()} = {tomlkit.string(v).as_string()}"
+            for k, v in source.values().items()
+        ]
+        out.append("\n".join(lines) + "\n")
+    return "\n".join(out)
+
+
+def init_project(project_dir: str | None = None, *, dry_run: bool = False) -> InitReport:
+    """Declare every modelled dlt source of the project in its `.dlt/config.toml`.
+
+    Each source gets `[sources.<dlt source name>.contract_ops]` with `ref` and, from the
+    local pipeline whose stored schema is the source's, `pipeline_name`, `destination` and
+    `dataset_name`. The tables are appended: the file's content stays as it was, and a source
+    declared already (in any of dlt's TOML files or the environment) is kept, not
+    overwritten. `dry_run` writes nothing; `InitReport.toml` holds what would be appended.
+    """
+    from dlt_contract_ops.settings.files import locate, project_context
+    from dlt_contract_ops.settings.project import declared_sources, source_section
+
+    with project_context(project_dir) as target:
+        found, notes = scan_project(target)
+        declared = set(declared_sources())
+        pipelines = local_pipelines() if found else ()
+        sources = []
+        for ref, built in found:
+            source = FoundSource(built.schema_name, ref, tuple(r.resource for r in built.resources))
+            if source.name in declared:
+                where = locate(source_section(source.name)) or "the environment"
+                sources.append(replace(source, declared_in=where))
+            else:
+                sources.append(_declared(source, pipelines, built, notes))
+    config = Path(target, ".dlt", "config.toml")
+    report = InitReport(config, tuple(sources), tuple(notes), "", written=False)
+    toml = toml_tables(report.added)
+    if not toml or dry_run:
+        return replace(report, toml=toml)
+    _append(config, toml)
+    return replace(report, toml=toml, written=True)
+
+
+def _append(config: Path, toml: str) -> None:
+    """Append `toml` to `config`, checking the whole file still parses first."""
+    import tomlkit
+
+    from dlt_contract_ops.statefile import write_text
+
+    old = config.read_text(encoding="utf-8") if config.is_file() else ""
+    gap = "" if not old else ("\n" if old.endswith("\n") else "\n\n")
+    new = old + gap + toml
+    try:
+        tomlkit.parse(new)
+    except Exception as exc:  # e.g. `sources.x` is an inline table: no table can extend it
+        raise ConfigError(
+            f"Cannot add the source tables to `{config}`: the file would not parse ({exc}). "
+            "Run `dlt-contract-ops init --dry-run` and add them by hand."
+        ) from exc
+    write_text(config, new)

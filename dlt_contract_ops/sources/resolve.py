@@ -1,0 +1,78 @@
+"""One way to go from a declared source name to what the commands need: its settings, the
+built source (models, naming), and where its data lives. Shared by reconcile, validate and
+the contract commands, so a source resolves the same way everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from dlt_contract_ops.settings.project import (
+    ProjectSettings,
+    SourceSettings,
+    load_source_settings,
+)
+
+if TYPE_CHECKING:
+    from dlt_contract_ops.destinations.connect import Target
+    from dlt_contract_ops.sources.discovery import BuiltSource
+
+
+@dataclass(frozen=True)
+class ResolvedSource:
+    """A declared source: its settings merged with the project's, and the built source."""
+
+    settings: SourceSettings
+    built: BuiltSource
+
+    @property
+    def name(self) -> str:
+        return self.settings.name
+
+
+def resolve_source(
+    name: str, project: ProjectSettings, project_dir: str, *, cached: bool = False
+) -> ResolvedSource:
+    """Settings of `name` and its source built once (imported and called).
+
+    `cached`: from the source cache when the source's code has not changed since it was
+    cached (`source_cache`; a reconcile), else built and cached. The models and the dlt
+    object of a cached source are built on first access. A build is bounded by
+    `source_build_timeout` (SourceBuildTimeoutError).
+    """
+    settings = load_source_settings(name, project)
+    if cached and project.source_cache:
+        from dlt_contract_ops.sources.cache import cached_source
+
+        built = cached_source(name, settings.ref, project_dir, project.source_build_timeout)
+        return ResolvedSource(settings, built)
+    from dlt_contract_ops.sources.discovery import build_source
+
+    timeout = project.source_build_timeout
+    return ResolvedSource(settings, build_source(name, settings.ref, project_dir, timeout=timeout))
+
+
+def resolve_target_of(
+    settings: SourceSettings, project_dir: str, built: BuiltSource | None = None
+) -> Target:
+    """Destination and dataset of a source: configured, else the pipeline's local state.
+
+    Without a configured `pipeline_name`, and without `destination` and `dataset_name`, a
+    source whose name no local pipeline has is looked up by its schema among the local
+    pipelines (`built` gives the schema name and tables): `onboarding.pipeline_of`.
+    """
+    from dlt_contract_ops.destinations.connect import resolve_target
+
+    pipeline_name = settings.pipeline_name
+    if pipeline_name is None:
+        from dlt_contract_ops.sources.onboarding import pipeline_of
+
+        pipeline_name = pipeline_of(settings, built)
+    return resolve_target(
+        settings.name,
+        pipeline_name,
+        settings.destination,
+        settings.dataset_name,
+        project_dir,
+    )
