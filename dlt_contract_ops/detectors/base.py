@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from dlt_contract_ops.engine.context import SourceContext
     from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
     from dlt_contract_ops.settings.project import SourceSettings
-    from dlt_contract_ops.sinks.emitter import Emits
+    from dlt_contract_ops.sinks.base import Emits
 
 #: `order` of a detector that sets none: after every built-in (their rule indexes stay put)
 DEFAULT_ORDER = 1000

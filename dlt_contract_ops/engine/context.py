@@ -22,13 +22,13 @@ from dlt_contract_ops.destinations.base import DestinationAdapter
 from dlt_contract_ops.destinations.connect import Target, open_adapter
 from dlt_contract_ops.detectors.queries import Rows, nested_rows
 from dlt_contract_ops.engine.sweep_stats import SweepStats, observed, record
-from dlt_contract_ops.errors import ConfigError, DestinationError
+from dlt_contract_ops.errors import DestinationError
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.settings.project import ProjectSettings, SourceSettings
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.emitter import Emitter
 from dlt_contract_ops.sources.discovery import BuiltSource
-from dlt_contract_ops.sources.resolve import resolve_source, resolve_target_of
+from dlt_contract_ops.sources.resolve import resolve_source, resolve_target_checked
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -239,47 +239,6 @@ def read_problems(ctx: SourceContext, notes: list[str]) -> list[str]:
         if p.table in roots or any(p.table.startswith(r + "__") for r in roots):
             (errors if p.error else notes).append(p.message)
     return errors
-
-
-def resolve_target_checked(
-    settings: SourceSettings, project_dir: str, built: BuiltSource | None = None
-) -> Target:
-    """`resolve_target_of`, with a destination dlt cannot resolve (`destination = "duckdbb"`)
-    as the configuration error it is (exit 2): the setting, the closest dlt destination."""
-    from dlt.common.destination.exceptions import (
-        InvalidDestinationReference,
-        UnknownDestinationModule,
-    )
-
-    try:
-        return resolve_target_of(settings, project_dir, built)
-    except (UnknownDestinationModule, InvalidDestinationReference):
-        raise ConfigError(unknown_destination_message(settings)) from None
-
-
-def unknown_destination_message(settings: SourceSettings) -> str:
-    """What to say about a destination reference dlt cannot resolve."""
-    import dlt.destinations
-
-    from dlt_contract_ops.errors import did_you_mean
-    from dlt_contract_ops.settings.project import source_section
-    from dlt_contract_ops.settings.values import where
-
-    known = sorted(n for n in dlt.destinations.__all__ if n != "destination")
-    ref = settings.destination
-    if not ref:  # from the pipeline's state: nothing in this project to fix but the source's
-        return (
-            f"The destination of pipeline `{settings.pipeline_name or settings.name}` (source "
-            f"`{settings.name}`) is not one dlt knows: set `destination` in "
-            f"`[{source_section(settings.name)}]` to one of {', '.join(known)}."
-        )
-    return (
-        f"Destination `{ref}` of source `{settings.name}` is not a destination dlt knows "
-        f"({where(f'{source_section(settings.name)}.destination')})."
-        + did_you_mean(ref, known)
-        + f" Use a dlt destination ({', '.join(known)}), or give a named destination its "
-        f'type in `[destination.{ref}]` (`destination_type = "duckdb"`).'
-    )
 
 
 class Sweep:

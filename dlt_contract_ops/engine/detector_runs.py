@@ -19,13 +19,12 @@ from dlt_contract_ops.detectors.registry import checked, get
 from dlt_contract_ops.detectors.settings import own_settings
 from dlt_contract_ops.errors import ConfigError, ContractOpsError, NotLoadedError
 from dlt_contract_ops.model.findings import NOT_LOADED, DriftFinding, ReconcileResult
-from dlt_contract_ops.sinks.base import ErrorEvent
-from dlt_contract_ops.sinks.emitter import HeldDrift
+from dlt_contract_ops.sinks.base import ErrorEvent, HeldDrift
 
 if TYPE_CHECKING:
     from dlt_contract_ops.engine.context import SourceContext
     from dlt_contract_ops.settings.project import SourceSettings
-    from dlt_contract_ops.sinks.emitter import Emits
+    from dlt_contract_ops.sinks.base import Emits
 
 
 def error_result(

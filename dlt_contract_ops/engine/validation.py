@@ -150,9 +150,9 @@ def load_project(report: Report) -> ProjectSettings:
 def check_source(report: Report, name: str, project: ProjectSettings, project_dir: str) -> None:
     """`source_importable`, `source_has_models` and `destination_adapter` for one source."""
     from dlt_contract_ops.destinations.connect import adapter_class
-    from dlt_contract_ops.engine.context import resolve_target_checked
     from dlt_contract_ops.settings.project import load_source_settings
     from dlt_contract_ops.sources.discovery import build_source
+    from dlt_contract_ops.sources.resolve import resolve_target_checked
 
     base = f"sources.{name}.contract_ops"
     try:

@@ -57,3 +57,26 @@ class ConfirmsDelivery(Protocol):
     """
 
     def undelivered(self) -> Sequence[DriftFinding]: ...
+
+
+class Emits(Protocol):
+    """What a detector runner hands its findings and errors to."""
+
+    def drift(self, finding: DriftFinding) -> None: ...
+
+    def error(self, event: ErrorEvent) -> None: ...
+
+
+class HeldDrift:
+    """Holds one source's drift findings until the combining detectors (renames) ran, so a
+    folded component is never alerted on its own; errors pass straight through."""
+
+    def __init__(self, emitter: Emits) -> None:
+        self.emitter = emitter
+        self.findings: list[DriftFinding] = []
+
+    def drift(self, finding: DriftFinding) -> None:
+        self.findings.append(finding)
+
+    def error(self, event: ErrorEvent) -> None:
+        self.emitter.error(event)

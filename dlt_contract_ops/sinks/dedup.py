@@ -31,7 +31,7 @@ import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -394,30 +394,3 @@ def _aside_path(path: Path) -> Path:
         n += 1
         aside = path.with_name(f"{path.name}.corrupt.{n}")
     return aside
-
-
-class AlertLedger(Mapping[FindingId, AlertStatus]):
-    """Finding key -> "new" | "repeat" | "undelivered" for one run.
-
-    The emitter fills it as it decides and delivers; the sweep copies each status onto its
-    finding (`DriftFinding.alert`) once the sinks are flushed.
-    """
-
-    def __init__(self) -> None:
-        self._marks: dict[FindingId, AlertMark] = {}
-
-    def record(self, finding: DriftFinding, mark: AlertMark) -> None:
-        self._marks[finding.id] = mark
-
-    def mark(self, finding: DriftFinding) -> AlertMark | None:
-        """The full decision (status and reason) for `finding`, None if none was made."""
-        return self._marks.get(finding.id)
-
-    def __getitem__(self, key: FindingId) -> AlertStatus:
-        return self._marks[key].status
-
-    def __iter__(self) -> Iterator[FindingId]:
-        return iter(self._marks)
-
-    def __len__(self) -> int:
-        return len(self._marks)

@@ -8,12 +8,12 @@ undelivered when a paging sink it was sent to did not deliver it, or when no sin
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dlt_contract_ops.model.findings import DriftFinding
-from dlt_contract_ops.sinks.dedup import AlertLedger, FindingId
+from dlt_contract_ops.sinks.dedup import AlertMark, AlertStatus, FindingId
 
 
 def pages(sink: Any) -> bool:
@@ -47,6 +47,34 @@ def missed(
 
 def _names(names: Sequence[str]) -> str:
     return ", ".join(f"'{n}'" for n in names)
+
+
+
+class AlertLedger(Mapping[FindingId, AlertStatus]):
+    """Finding key -> "new" | "repeat" | "undelivered" for one run.
+
+    The emitter fills it as it decides and delivers; the sweep copies each status onto its
+    finding (`DriftFinding.alert`) once the sinks are flushed.
+    """
+
+    def __init__(self) -> None:
+        self._marks: dict[FindingId, AlertMark] = {}
+
+    def record(self, finding: DriftFinding, mark: AlertMark) -> None:
+        self._marks[finding.id] = mark
+
+    def mark(self, finding: DriftFinding) -> AlertMark | None:
+        """The full decision (status and reason) for `finding`, None if none was made."""
+        return self._marks.get(finding.id)
+
+    def __getitem__(self, key: FindingId) -> AlertStatus:
+        return self._marks[key].status
+
+    def __iter__(self) -> Iterator[FindingId]:
+        return iter(self._marks)
+
+    def __len__(self) -> int:
+        return len(self._marks)
 
 
 @dataclass

@@ -26,7 +26,7 @@ import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from dlt_contract_ops.acks.store import AckBook
 from dlt_contract_ops.errors import AlertSinkError
@@ -46,29 +46,6 @@ DEFAULT_FLUSH_TIMEOUT = 5.0
 SINK_SHARE = 0.9
 
 __all__ = ["DEFAULT_FLUSH_TIMEOUT", "DeliveryReport", "Emitter", "load_sink"]
-
-
-class Emits(Protocol):
-    """What a detector runner hands its findings and errors to."""
-
-    def drift(self, finding: DriftFinding) -> None: ...
-
-    def error(self, event: ErrorEvent) -> None: ...
-
-
-class HeldDrift:
-    """Holds one source's drift findings until the combining detectors (renames) ran, so a
-    folded component is never alerted on its own; errors pass straight through."""
-
-    def __init__(self, emitter: Emits) -> None:
-        self.emitter = emitter
-        self.findings: list[DriftFinding] = []
-
-    def drift(self, finding: DriftFinding) -> None:
-        self.findings.append(finding)
-
-    def error(self, event: ErrorEvent) -> None:
-        self.emitter.error(event)
 
 
 def sink_name(sink: AlertSink) -> str:

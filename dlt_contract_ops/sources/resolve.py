@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.settings.project import (
     ProjectSettings,
     SourceSettings,
@@ -75,4 +76,45 @@ def resolve_target_of(
         settings.destination,
         settings.dataset_name,
         project_dir,
+    )
+
+
+def resolve_target_checked(
+    settings: SourceSettings, project_dir: str, built: BuiltSource | None = None
+) -> Target:
+    """`resolve_target_of`, with a destination dlt cannot resolve (`destination = "duckdbb"`)
+    as the configuration error it is (exit 2): the setting, the closest dlt destination."""
+    from dlt.common.destination.exceptions import (
+        InvalidDestinationReference,
+        UnknownDestinationModule,
+    )
+
+    try:
+        return resolve_target_of(settings, project_dir, built)
+    except (UnknownDestinationModule, InvalidDestinationReference):
+        raise ConfigError(unknown_destination_message(settings)) from None
+
+
+def unknown_destination_message(settings: SourceSettings) -> str:
+    """What to say about a destination reference dlt cannot resolve."""
+    import dlt.destinations
+
+    from dlt_contract_ops.errors import did_you_mean
+    from dlt_contract_ops.settings.project import source_section
+    from dlt_contract_ops.settings.values import where
+
+    known = sorted(n for n in dlt.destinations.__all__ if n != "destination")
+    ref = settings.destination
+    if not ref:  # from the pipeline's state: nothing in this project to fix but the source's
+        return (
+            f"The destination of pipeline `{settings.pipeline_name or settings.name}` (source "
+            f"`{settings.name}`) is not one dlt knows: set `destination` in "
+            f"`[{source_section(settings.name)}]` to one of {', '.join(known)}."
+        )
+    return (
+        f"Destination `{ref}` of source `{settings.name}` is not a destination dlt knows "
+        f"({where(f'{source_section(settings.name)}.destination')})."
+        + did_you_mean(ref, known)
+        + f" Use a dlt destination ({', '.join(known)}), or give a named destination its "
+        f'type in `[destination.{ref}]` (`destination_type = "duckdb"`).'
     )

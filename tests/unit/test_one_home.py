@@ -90,7 +90,7 @@ def _literal(*values: str) -> object:
 def test_the_sweep_sees_the_package() -> None:
     # the scans below cannot pass by scanning nothing
     assert "errors.py" in MODULES
-    assert "formats/junit.py" in MODULES
+    assert "output/junit.py" in MODULES
     assert len(MODULES) > 100
 
 
@@ -103,10 +103,10 @@ def test_the_sweep_sees_the_package() -> None:
         ("dlt's column names", _literal(*DLT_COLUMNS, DLT_PREFIX), ["core/columns.py"]),
         ("a free alias", _defines("free_name"), ["core/columns.py"]),
         ("the old free alias", _defines("_free"), []),
-        ("an XML writer (JUnit)", _imports("xml.etree"), ["formats/junit.py"]),
-        ("a JUnit root", _literal("testsuites"), ["formats/junit.py"]),
-        ("a workflow-command escape", _literal("%0A"), ["formats/github.py"]),
-        ("a finding identity", _defines("finding_id"), ["findings.py"]),
+        ("an XML writer (JUnit)", _imports("xml.etree"), ["output/junit.py"]),
+        ("a JUnit root", _literal("testsuites"), ["output/junit.py"]),
+        ("a workflow-command escape", _literal("%0A"), ["output/github.py"]),
+        ("a finding identity", _defines("finding_id"), ["model/identity.py"]),
         ("a hand-written HTML escaper", _defines("esc"), []),
         ("html.escape", _imports("html"), []),
         ("a hand-checked fraction", _defines("as_fraction"), []),
@@ -118,14 +118,14 @@ def test_one_home(what: str, predicate: object, home: list[str]) -> None:
 
 
 def test_one_formats_tuple() -> None:
-    """Only `formats/__init__.py` spells out the output formats."""
+    """Only `output/__init__.py` spells out the output formats."""
 
     def spelled(node: ast.AST, _: set[int]) -> bool:
         return isinstance(node, ast.Tuple) and {"junit", "github"} <= {
             e.value for e in node.elts if isinstance(e, ast.Constant)
         }
 
-    assert _where(spelled) == ["formats/__init__.py"]
+    assert _where(spelled) == ["output/__init__.py"]
 
 
 # -- the homes behave ------------------------------------------------------------------------
