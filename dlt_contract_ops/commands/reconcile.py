@@ -144,23 +144,23 @@ class DetectorFlags(click.Command):
         return [*params[:at], *self._flags(), *params[at:]]
 
     def _flags(self) -> list[click.Parameter]:
-        cached: list[click.Parameter] | None = getattr(self, "_detector_flags", None)
-        if cached is not None:
-            return cached
         from dlt_contract_ops.commands.common import error_lines
         from dlt_contract_ops.detectors.registry import registered_detectors
         from dlt_contract_ops.errors import DetectorPluginError
 
         try:
-            detectors = registered_detectors()
+            detectors = registered_detectors()  # cached by the registry until it is cleared
         except DetectorPluginError as exc:
             raise _PluginFailure(error_lines(str(exc))) from None
+        cached: tuple[object, list[click.Parameter]] | None = getattr(self, "_detector_flags", None)
+        if cached is not None and cached[0] is detectors:
+            return cached[1]
         flags: list[click.Parameter] = [
             click.Option([d.flag, f"include_{d.name}"], is_flag=True,
                          help=f"Also detect {d.summary}.")
             for d in detectors if d.flag is not None and d.name not in self.always
         ]
-        self._detector_flags = flags
+        self._detector_flags = (detectors, flags)
         return flags
 
 

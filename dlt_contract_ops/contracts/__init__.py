@@ -1,6 +1,6 @@
 """Semantic contracts: declare what columns mean, snapshot releases, diff them, gate CI.
 
-The core (`rules`, `model`, `diff`, `gate`, `canonical`, `waivers`, `extract`, `semantics`,
+The core (`rules`, `model`, `diff`, `release`, `canonical`, `waivers`, `extract`, `semantics`,
 `render`, `ci`) is pure: no file or network I/O, no click. `store` reads and writes snapshot
 files, `service` wires discovery to the core, `cli` is the `contract` command group.
 
@@ -33,12 +33,12 @@ if TYPE_CHECKING:
     from dlt_contract_ops.contracts.semantics import Semantics, TableSemantics
 
 _EXPORTS = {
-    "Assessment": "gate",
+    "Assessment": "release",
     "Bump": "rules",
     "Change": "change",
     "ColumnContract": "model",
-    "Finding": "gate",
-    "GateReport": "gate",
+    "Finding": "release",
+    "GateReport": "release",
     "Perspective": "rules",
     "Release": "model",
     "ResourceContract": "model",
@@ -47,8 +47,8 @@ _EXPORTS = {
     "Severity": "rules",
     "TableSemantics": "semantics",
     "Version": "model",
-    "Waiver": "gate",
-    "assess": "gate",
+    "Waiver": "release",
+    "assess": "release",
     "diff_releases": "diff",
     "diff_resources": "diff",
 }
