@@ -43,13 +43,7 @@ def run_additive(run: DetectorRun) -> ReconcileResult:
     ignored = ctx.ignored()
     plans: list[_Plan] = []
     for expected, live in ctx.present_tables():
-        nested = ctx.unmodelled_nested(expected.table) if not expected.root else []
-        if nested:
-            notes.append(
-                f"nested table(s) {', '.join(f'`{t}`' for t in nested)} of resource "
-                f"`{expected.resource}`: not checked for additive drift (no list field of the "
-                "model with `skip_nested_types` describes them)"
-            )
+        notes.extend(ctx.unmodelled_nested_notes(expected, "additive"))
         drift = detect_additive(expected, live, ignored=ignored)
         if drift is None:
             continue

@@ -133,13 +133,7 @@ def run_removal(run: DetectorRun) -> ReconcileResult:
     ignored = ctx.ignored()
     plans: list[_Plan] = []
     for expected, live in ctx.present_tables():
-        nested = ctx.unmodelled_nested(expected.table) if not expected.root else []
-        if nested:
-            notes.append(
-                f"nested table(s) {', '.join(f'`{t}`' for t in nested)} of resource "
-                f"`{expected.resource}`: no list field of the model with `skip_nested_types` "
-                "describes them: skipped"
-            )
+        notes.extend(ctx.unmodelled_nested_notes(expected, "removal"))
         axis = ctx.axis(expected.table)
         if axis is None and expected.root:
             notes.append(

@@ -145,6 +145,18 @@ class SourceContext:
         """The live tables nested under root `table` that no model describes."""
         return [t for t in self.nested_tables(table) if self.child(t) is None]
 
+    def unmodelled_nested_notes(self, expected: ExpectedTable, detector: str) -> list[str]:
+        """The note for a root table's nested tables no model describes, which `detector`
+        cannot check (none for a child table or when every nested table is modelled)."""
+        nested = self.unmodelled_nested(expected.table) if not expected.root else []
+        if not nested:
+            return []
+        return [
+            f"nested table(s) {', '.join(f'`{t}`' for t in nested)} of resource "
+            f"`{expected.resource}`: not checked for {detector} drift (no list field of the "
+            "model with `skip_nested_types` describes them)"
+        ]
+
     def nested_tables(self, table: str) -> list[str]:
         """The live tables nested under `table` (`table__…`), sorted: found by bisection in
         the dataset's sorted table names, not by a scan of them all per table."""
