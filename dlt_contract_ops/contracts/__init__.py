@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from dlt_contract_ops.contracts.release import (
         Assessment,
         Finding,
-        GateReport,
+        ReleaseReport,
         Waiver,
         assess,
     )
@@ -38,9 +38,9 @@ _EXPORTS = {
     "Change": "change",
     "ColumnContract": "model",
     "Finding": "release",
-    "GateReport": "release",
     "Perspective": "rules",
     "Release": "model",
+    "ReleaseReport": "release",
     "ResourceContract": "model",
     "Rule": "rules",
     "Semantics": "semantics",
@@ -59,9 +59,9 @@ __all__ = [
     "Change",
     "ColumnContract",
     "Finding",
-    "GateReport",
     "Perspective",
     "Release",
+    "ReleaseReport",
     "ResourceContract",
     "Rule",
     "Semantics",
@@ -75,7 +75,17 @@ __all__ = [
 ]
 
 
+#: names 0.1.0 exported under another name: still importable, with a DeprecationWarning
+_RENAMED = {"GateReport": "ReleaseReport"}  # "gate" now means the ingest gate only
+
+
 def __getattr__(name: str) -> Any:
+    if name in _RENAMED:
+        import warnings
+
+        warnings.warn(f"`{__name__}.{name}` is now `{_RENAMED[name]}`", DeprecationWarning,
+                      stacklevel=2)
+        return __getattr__(_RENAMED[name])
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

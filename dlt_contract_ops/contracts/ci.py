@@ -1,4 +1,4 @@
-"""CI-native renderings of a `GateReport`: JUnit XML and GitHub Actions annotations, written
+"""CI-native renderings of a `ReleaseReport`: JUnit XML and GitHub Actions annotations, written
 by the one JUnit writer (`formats.junit`) and workflow-command escaper (`formats.github`).
 
 JUnit: one test suite per assessment, one test case per change (a blocking change fails, a
@@ -9,7 +9,7 @@ is everything else) and a final verdict line.
 
 from __future__ import annotations
 
-from dlt_contract_ops.contracts.release import Assessment, Finding, GateReport
+from dlt_contract_ops.contracts.release import Assessment, Finding, ReleaseReport
 from dlt_contract_ops.contracts.wording import Locations, blocking_reason, bump_phrase, heading
 from dlt_contract_ops.output.github import command
 from dlt_contract_ops.output.junit import Case, Outcome, Suite, junit_document
@@ -43,7 +43,7 @@ def _bump_case(a: Assessment) -> Case:
     ))
 
 
-def to_junit(report: GateReport) -> str:
+def to_junit(report: ReleaseReport) -> str:
     """The report as JUnit XML, which CI systems show as test results."""
     suites = [
         Suite(
@@ -55,7 +55,7 @@ def to_junit(report: GateReport) -> str:
     return junit_document(f"dlt-contract-ops contract {report.kind}", suites)
 
 
-def to_github(report: GateReport, locations: Locations) -> str:
+def to_github(report: ReleaseReport, locations: Locations) -> str:
     """The report as GitHub Actions workflow commands (annotations on the run and the PR).
 
     `locations` points an annotation at the model's source line when it is known.

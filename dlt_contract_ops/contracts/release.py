@@ -91,7 +91,7 @@ class Assessment:
 
 
 @dataclass(frozen=True)
-class GateReport:
+class ReleaseReport:
     """Every assessment of one gate run: one for `diff`, one per prior release for
     `check --transitive`. READY only when every assessment is."""
 
@@ -250,7 +250,7 @@ def first_release(source: str, version: Version, where: str) -> Assessment:
     )
 
 
-def unused_waivers(report: GateReport, waivers: Sequence[Waiver]) -> tuple[str, ...]:
+def unused_waivers(report: ReleaseReport, waivers: Sequence[Waiver]) -> tuple[str, ...]:
     """Notes for waivers that matched no change: stale entries worth deleting."""
     used = {f.waiver for a in report.assessments for f in a.findings if f.waiver is not None}
     return tuple(

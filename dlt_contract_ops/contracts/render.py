@@ -1,4 +1,4 @@
-"""Render a `GateReport` for people (text) and machines (json); CI formats live in `ci.py`.
+"""Render a `ReleaseReport` for people (text) and machines (json); CI formats live in `ci.py`.
 
 Every renderer reads the same report object and returns a string ending in a newline.
 """
@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from dlt_contract_ops.contracts import ci
-from dlt_contract_ops.contracts.release import Assessment, Finding, GateReport
+from dlt_contract_ops.contracts.release import Assessment, Finding, ReleaseReport
 from dlt_contract_ops.contracts.wording import (
     Locations,
     blocking_reason,
@@ -22,7 +22,7 @@ __all__ = ["FORMATS", "Locations", "blocking_reason", "bump_phrase", "heading", 
 
 REPORT_FORMAT = "dlt-contract-ops/contract-report@1"
 
-def render(report: GateReport, fmt: str, locations: Locations | None = None) -> str:
+def render(report: ReleaseReport, fmt: str, locations: Locations | None = None) -> str:
     """`report` in `fmt` (one of FORMATS)."""
     if fmt == "text":
         return to_text(report)
@@ -92,7 +92,7 @@ def _assessment_text(a: Assessment, kind: str) -> list[str]:
     return lines
 
 
-def to_text(report: GateReport) -> str:
+def to_text(report: ReleaseReport) -> str:
     """The report for a terminal or a CI log."""
     lines: list[str] = []
     for a in report.assessments:
@@ -159,7 +159,7 @@ def assessment_document(a: Assessment) -> dict[str, Any]:
     }
 
 
-def to_json(report: GateReport) -> str:
+def to_json(report: ReleaseReport) -> str:
     """The report as JSON (stable key order, for machines and golden files)."""
     doc = {
         "format": REPORT_FORMAT,

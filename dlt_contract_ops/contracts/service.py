@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from dlt_contract_ops.contracts.extract import contract_from_model, field_columns, resource_hints
 from dlt_contract_ops.contracts.model import Release, ResourceContract, Version
 from dlt_contract_ops.contracts.release import (
-    GateReport,
+    ReleaseReport,
     Waiver,
     assess,
     first_release,
@@ -156,7 +156,7 @@ def diff(
     schema_only: bool = False,
     waivers: str | os.PathLike[str] | None = None,
     today: dt.date | None = None,
-) -> GateReport:
+) -> ReleaseReport:
     """Compare two snapshots (version folders or single files) and judge the release."""
     before, after = read_release(Path(old)), read_release(Path(new))
     if before.source != after.source:
@@ -169,8 +169,8 @@ def diff(
         before, after, perspective=perspective, schema_only=schema_only,
         waivers=accepted, today=today or dt.date.today(),
     )
-    report = GateReport((assessment,), kind="diff")
-    return GateReport(report.assessments, unused_waivers(report, accepted), kind="diff")
+    report = ReleaseReport((assessment,), kind="diff")
+    return ReleaseReport(report.assessments, unused_waivers(report, accepted), kind="diff")
 
 
 def check(
@@ -184,7 +184,7 @@ def check(
     waivers: str | os.PathLike[str] | None = None,
     project_dir: str | os.PathLike[str] | None = None,
     today: dt.date | None = None,
-) -> tuple[GateReport, Locations]:
+) -> tuple[ReleaseReport, Locations]:
     """Judge the current models of `source` against its released snapshots under `against`:
     the latest release, or with `transitive` every release."""
     root = Path(against).absolute()
@@ -199,7 +199,7 @@ def check(
     if not released:
         new_version = declared or Version(0, 0, 0)
         lone = first_release(source, new_version, str(against))
-        return GateReport((lone,), current.notes, kind="check"), current.locations
+        return ReleaseReport((lone,), current.notes, kind="check"), current.locations
     new_version = declared or released[-1]
     accepted = _waivers(waivers, source_dir(root, source) / WAIVERS_FILE)
     targets: Sequence[Version] = released if transitive else released[-1:]
@@ -212,9 +212,9 @@ def check(
         )
         for v in targets
     )
-    report = GateReport(assessments, kind="check")
+    report = ReleaseReport(assessments, kind="check")
     notes = current.notes + unused_waivers(report, accepted)
-    return GateReport(assessments, notes, kind="check"), current.locations
+    return ReleaseReport(assessments, notes, kind="check"), current.locations
 
 
 def lint(

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Change = Literal["added", "missing", "retyped"]
+ShapeChange = Literal["added", "missing", "retyped"]
 
 
 class Difference(BaseModel):
@@ -21,7 +21,7 @@ class Difference(BaseModel):
 
     table: str
     column: str
-    change: Change
+    change: ShapeChange
     #: dlt data types (`text`, `bigint`, `date`, ...); None on the side that has no column
     observed_type: str | None = None
     expected_type: str | None = None

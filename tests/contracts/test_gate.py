@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from dlt_contract_ops.contracts.model import Version, declared_bump
-from dlt_contract_ops.contracts.release import GateReport, Waiver, assess, unused_waivers
+from dlt_contract_ops.contracts.release import ReleaseReport, Waiver, assess, unused_waivers
 from dlt_contract_ops.contracts.rules import Bump, Perspective
 from tests.contracts.builders import col, release, res
 
@@ -121,19 +121,19 @@ def test_waiver_expiry(expires: dt.date, verdict: str, waived: bool, expired: bo
 def test_waiver_must_match_rule_resource_and_column(other: Waiver) -> None:
     a = assess(OLD, CENTS, waivers=[other], today=TODAY)
     assert a.verdict == "BLOCKED"
-    report = GateReport((a,))
+    report = ReleaseReport((a,))
     assert len(unused_waivers(report, [other])) == 1
 
 
 def test_used_waiver_is_not_reported_unused() -> None:
     w = waiver(dt.date(2030, 1, 1))
-    report = GateReport((assess(OLD, CENTS, waivers=[w], today=TODAY),))
+    report = ReleaseReport((assess(OLD, CENTS, waivers=[w], today=TODAY),))
     assert unused_waivers(report, [w]) == ()
 
 
 def test_report_is_ready_only_when_every_assessment_is() -> None:
     ok = assess(OLD, release("2.0.0", *CENTS.resources), today=TODAY)
     bad = assess(OLD, CENTS, today=TODAY)
-    assert GateReport((ok, ok)).ready
-    report = GateReport((ok, bad))
+    assert ReleaseReport((ok, ok)).ready
+    report = ReleaseReport((ok, bad))
     assert (report.verdict, report.blocked_versions) == ("BLOCKED", (Version(1, 0, 0),))

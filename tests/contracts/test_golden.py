@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from dlt_contract_ops.contracts.model import Version
-from dlt_contract_ops.contracts.release import GateReport, Waiver, assess, first_release
+from dlt_contract_ops.contracts.release import ReleaseReport, Waiver, assess, first_release
 from dlt_contract_ops.contracts.render import FORMATS, Locations, render
 from tests.contracts.builders import col, release, res
 from tests.contracts.test_diff import V1, V2
@@ -23,15 +23,15 @@ GOLDEN = Path(__file__).parent / "golden"
 TODAY = dt.date(2026, 3, 1)
 
 
-def atlasmart() -> tuple[GateReport, Locations]:
-    return GateReport((assess(V1, V2, today=TODAY),)), {}
+def atlasmart() -> tuple[ReleaseReport, Locations]:
+    return ReleaseReport((assess(V1, V2, today=TODAY),)), {}
 
 
-def atlasmart_schema_only() -> tuple[GateReport, Locations]:
-    return GateReport((assess(V1, V2, schema_only=True, today=TODAY),)), {}
+def atlasmart_schema_only() -> tuple[ReleaseReport, Locations]:
+    return ReleaseReport((assess(V1, V2, schema_only=True, today=TODAY),)), {}
 
 
-def waivers() -> tuple[GateReport, Locations]:
+def waivers() -> tuple[ReleaseReport, Locations]:
     old = release("2.3.0", res(col("id"), col("amount", "double", unit="USD"),
                                col("status", "text", categories=("open", "paid")),
                                resource="invoices"))
@@ -45,15 +45,15 @@ def waivers() -> tuple[GateReport, Locations]:
         Waiver("categories.removed", "invoices", "status", "paid moved to its own table",
                dt.date(2026, 2, 1), "contracts/billing/waivers.toml, waiver #2"),
     ]
-    return GateReport((assess(old, new, waivers=accepted, today=TODAY),)), {}
+    return ReleaseReport((assess(old, new, waivers=accepted, today=TODAY),)), {}
 
 
-def transitive() -> tuple[GateReport, Locations]:
+def transitive() -> tuple[ReleaseReport, Locations]:
     v100 = release("1.0.0", res(col("id"), col("email", "text")))
     v110 = release("1.1.0", res(col("id"), col("email", "text", True)))
     current = release("1.2.0", res(col("id"), col("email", "text", True),
                                    col("plan", "text", True, categories=("free", "team"))))
-    report = GateReport(
+    report = ReleaseReport(
         (assess(v100, current, today=TODAY), assess(v110, current, today=TODAY)),
         ("contracts/erp/waivers.toml, waiver #1: waiver for `unit.changed` on `orders.price` "
          "matched no change; delete it if it is stale",),
@@ -64,11 +64,11 @@ def transitive() -> tuple[GateReport, Locations]:
     return report, locations
 
 
-def first() -> tuple[GateReport, Locations]:
-    return GateReport((first_release("erp", Version(1, 0, 0), "contracts"),), kind="check"), {}
+def first() -> tuple[ReleaseReport, Locations]:
+    return ReleaseReport((first_release("erp", Version(1, 0, 0), "contracts"),), kind="check"), {}
 
 
-SCENARIOS: dict[str, Callable[[], tuple[GateReport, Locations]]] = {
+SCENARIOS: dict[str, Callable[[], tuple[ReleaseReport, Locations]]] = {
     "atlasmart": atlasmart,
     "atlasmart_schema_only": atlasmart_schema_only,
     "waivers": waivers,
@@ -115,7 +115,7 @@ def test_junit_counts_agree_with_the_report(scenario: str) -> None:
 def test_github_commands_escape_data_and_properties() -> None:
     old = release("1.0.0", res(col("a,b: c", "double", unit="100%")))
     new = release("1.0.1", res(col("a,b: c", "double", unit="1%\nx")))
-    out = render(GateReport((assess(old, new, today=TODAY),)), "github")
+    out = render(ReleaseReport((assess(old, new, today=TODAY),)), "github")
     first_line = out.splitlines()[0]
     assert first_line.startswith("::error title=unit.changed orders.a%2Cb%3A c (breaking)::")
     assert "100%25 → 1%25%0Ax" in first_line

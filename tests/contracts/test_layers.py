@@ -6,6 +6,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 BLOCKED = ("duckdb", "psycopg2", "sentry_sdk", "click", "pymysql", "sqlalchemy")
 PURE = ("rules", "model", "diff", "change", "release", "canonical", "waivers", "semantics",
         "extract", "annotations", "declarations", "render", "ci", "units", "timezones",
@@ -26,13 +28,13 @@ for name in {pure!r}:
 
 # and the core runs end to end: diff, gate, every renderer
 from dlt_contract_ops.contracts import ColumnContract as C, Release, ResourceContract, Version
-from dlt_contract_ops.contracts import GateReport, assess
+from dlt_contract_ops.contracts import ReleaseReport, assess
 from dlt_contract_ops.contracts.render import FORMATS, render
 old = Release("s", Version(1, 0, 0), (ResourceContract("s", "r", "r", (C("p", "double", False,
               unit="USD"),)),))
 new = Release("s", Version(1, 1, 0), (ResourceContract("s", "r", "r", (C("p", "double", False,
               unit="USD_cents"),)),))
-report = GateReport((assess(old, new, today=dt.date(2026, 1, 1)),))
+report = ReleaseReport((assess(old, new, today=dt.date(2026, 1, 1)),))
 assert report.verdict == "BLOCKED"
 for fmt in FORMATS:
     render(report, fmt)
@@ -45,3 +47,11 @@ def test_contracts_core_imports_and_runs_without_drivers_sdks_or_click() -> None
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_the_0_1_0_name_of_the_release_report_still_imports() -> None:
+    import dlt_contract_ops.contracts as contracts
+
+    with pytest.warns(DeprecationWarning, match="ReleaseReport"):
+        old = contracts.GateReport
+    assert old is contracts.ReleaseReport

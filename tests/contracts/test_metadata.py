@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from dlt_contract_ops.contracts.extract import contract_from_model
 from dlt_contract_ops.contracts.model import Release, ResourceContract, Version
-from dlt_contract_ops.contracts.release import GateReport, assess
+from dlt_contract_ops.contracts.release import ReleaseReport, assess
 from dlt_contract_ops.contracts.render import render
 from dlt_contract_ops.contracts.semantics import Semantics, TableSemantics
 from dlt_contract_ops.core.naming import expected_table
@@ -65,7 +65,7 @@ def test_metadata_changes_show_in_the_diff_and_block_nothing() -> None:
         "column.added_nullable": ("additive", "(none) → timestamp, nullable"),
     }
     assert a.verdict == "READY"
-    text = render(GateReport((a,)), "text")
+    text = render(ReleaseReport((a,)), "text")
     assert "owner.changed" in text
     assert "Order Platform → Checkout" in text
 
