@@ -12,8 +12,8 @@ from dlt_contract_ops.acks.store import ACKS_FILE
 from dlt_contract_ops.commands import main
 from dlt_contract_ops.engine.reconcile import run
 from tests.projects import Project
+from tests.servers import Receiver
 from tests.sinks.app_project import CONFIG
-from tests.sinks.servers import Receiver
 
 BROKEN = '[[acks]]\nid = "0123456789ab"\nreason = "known"\nby = alice\n'  # line 4: bare value
 

@@ -29,12 +29,11 @@ from dlt_contract_ops.sinks.dedup import AlertMark, DedupStore, finding_key
 from dlt_contract_ops.sinks.emitter import Emitter
 from dlt_contract_ops.sinks.logging_sink import drift_detail
 from dlt_contract_ops.sinks.webhook import WebhookSink
-from tests.faults.webhook_servers import SlowServer
 from tests.projects import Project
+from tests.servers import Receiver, Reply, SlowServer
 from tests.sinks import conftest as sink_fixtures
 from tests.sinks.app_project import CONFIG
 from tests.sinks.conftest import make_finding
-from tests.sinks.servers import Receiver, Reply
 from tests.sinks.test_emitter import Recording
 
 # the loaded, drifted DuckDB app project of the sink tests (a private copy per test)

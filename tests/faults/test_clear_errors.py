@@ -21,7 +21,7 @@ import pytest
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.errors import ConfigError
 from tests.projects import Project
-from tests.sinks.servers import Receiver
+from tests.servers import Receiver
 
 SHOP = '''
 from typing import Optional

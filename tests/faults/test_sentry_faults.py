@@ -11,9 +11,8 @@ from sentry_sdk.consts import DEFAULT_QUEUE_SIZE
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.sinks.base import ConfirmsDelivery
 from dlt_contract_ops.sinks.sentry_sink import SentrySink
-from tests.faults.sentry_servers import SilentServer, resources
+from tests.servers import Receiver, Reply, SilentServer, dsn, free_port, resources
 from tests.sinks.conftest import make_error, make_finding
-from tests.sinks.servers import Receiver, Reply, dsn, free_port
 
 FLUSH = 5.0  # generous: only the never-answering server makes a flush wait for all of it
 

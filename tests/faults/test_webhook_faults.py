@@ -11,9 +11,8 @@ import pytest
 
 from dlt_contract_ops.errors import DeliveryError
 from dlt_contract_ops.sinks.webhook import WebhookSink
-from tests.faults.webhook_servers import SlowServer
+from tests.servers import Receiver, Reply, SlowServer, free_port
 from tests.sinks.conftest import make_error, make_finding
-from tests.sinks.servers import Receiver, Reply, free_port
 
 OK_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n"
 

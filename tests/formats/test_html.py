@@ -16,7 +16,7 @@ from tests.formats import warehouse
 from tests.formats.browser import screenshot
 from tests.formats.png import distinct_colours
 from tests.projects import Project
-from tests.sinks.servers import Receiver
+from tests.servers import Receiver
 
 #: every element the page may hold; anything else came from data that was not escaped
 TAGS = {

@@ -12,7 +12,7 @@ from dlt_contract_ops.settings import project_context
 from tests.gate.conftest import Target, trusted
 from tests.gate.seed import BASELINE, REASONS, REFUSED, SHAPES, orders
 from tests.projects import Project
-from tests.sinks.servers import Receiver
+from tests.servers import Receiver
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_the_argument_names_the_sinks(duckdb_target: Target, hook: Receiver) -> 
 def test_a_rejection_the_webhook_refused_says_so_on_the_report(
     duckdb_target: Target, project: Project
 ) -> None:
-    from tests.sinks.servers import Reply
+    from tests.servers import Reply
 
     with Receiver(default=Reply(500)) as refusing:
         project.config('[contract_ops]\nalert_sinks = ["logging", "webhook"]\n'

@@ -25,7 +25,7 @@ from dlt_contract_ops.ingest.staging import gate_root
 from tests.gate.conftest import Target, _target, marks, query, trusted
 from tests.gate.seed import BASELINE, D19, SHAPES, orders
 from tests.gate.test_alerts import hook  # noqa: F401  # the webhook receiver fixture
-from tests.sinks.servers import Receiver
+from tests.servers import Receiver
 
 REPO = Path(__file__).resolve().parents[2]
 ROWS = 5_000

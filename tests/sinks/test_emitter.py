@@ -12,8 +12,8 @@ from dlt_contract_ops.sinks.base import AlertSink, ErrorEvent
 from dlt_contract_ops.sinks.dedup import AlertMark
 from dlt_contract_ops.sinks.emitter import Emitter
 from dlt_contract_ops.sinks.logging_sink import LoggingSink, drift_detail, error_line
+from tests.servers import Receiver
 from tests.sinks.conftest import make_error, make_finding
-from tests.sinks.servers import Receiver
 
 
 class Recording:

@@ -12,8 +12,8 @@ from click.testing import CliRunner, Result
 from dlt_contract_ops.commands import main
 from dlt_contract_ops.commands.common import EXIT_OK, EXIT_USAGE
 from tests.projects import Project
+from tests.servers import Receiver
 from tests.sinks.app_project import CONFIG
-from tests.sinks.servers import Receiver
 
 FRESH = """
 [sources.fresh.contract_ops]

@@ -25,9 +25,9 @@ from dlt_contract_ops.sinks.logging_sink import LoggingSink, drift_detail, drift
 from dlt_contract_ops.sinks.sentry_sink import SentrySink
 from dlt_contract_ops.sinks.webhook import WebhookSink
 from tests.projects import Project
+from tests.servers import Receiver, Reply, dsn, events, free_port
 from tests.sinks.app_project import CONFIG
 from tests.sinks.conftest import make_finding
-from tests.sinks.servers import Receiver, Reply, dsn, events, free_port
 
 DAY = 86400.0
 

@@ -9,8 +9,8 @@ import time
 from typing import Any
 
 from tests.projects import Project
+from tests.servers import Receiver, Reply, dsn, events, free_port
 from tests.sinks.app_project import CONFIG, add_column
-from tests.sinks.servers import Receiver, Reply, dsn, events, free_port
 
 ALERT_LINE = (
     "|[WARNING]|dlt_contract_ops.alerts|schema drift kind=additive at=app_pipeline.app.events"

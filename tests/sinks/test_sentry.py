@@ -18,8 +18,8 @@ from dlt_contract_ops.settings import project_context
 from dlt_contract_ops.sinks.loader import load_sink
 from dlt_contract_ops.sinks.sentry_sink import SentrySink
 from tests.projects import Project
+from tests.servers import Receiver, Reply, decode_body, dsn, events, free_port
 from tests.sinks.conftest import make_error, make_finding
-from tests.sinks.servers import Receiver, Reply, decode_body, dsn, events, free_port
 
 
 def _send(sink: SentrySink, *items: Any, timeout: float = 5.0) -> list[DriftFinding]:

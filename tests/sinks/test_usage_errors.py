@@ -12,8 +12,8 @@ from click.testing import CliRunner, Result
 from dlt_contract_ops.commands import main
 from dlt_contract_ops.commands.common import EXIT_SOURCE_ERROR, EXIT_USAGE
 from tests.projects import Project
+from tests.servers import Receiver, free_port
 from tests.sinks.app_project import CONFIG, DATASET, DB_FILE
-from tests.sinks.servers import Receiver, free_port
 
 PG = """
 [sources.pg.contract_ops]

@@ -12,8 +12,8 @@ from dlt_contract_ops.errors import DeliveryError
 from dlt_contract_ops.sinks import webhook
 from dlt_contract_ops.sinks.payloads import slack_escape
 from dlt_contract_ops.sinks.webhook import WebhookSink, redact, retryable
+from tests.servers import Receiver, Reply, free_port
 from tests.sinks.conftest import make_error, make_finding
-from tests.sinks.servers import Receiver, Reply, free_port
 
 
 @pytest.mark.parametrize(

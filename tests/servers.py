@@ -1,0 +1,315 @@
+"""The test suite's loopback HTTP servers, in one place: a scripted receiver for webhooks and
+Sentry envelopes (`Receiver`), a server that takes a request and never answers
+(`SilentServer`), one that answers a byte at a time (`SlowServer`), and the helpers that read
+what they received (Sentry envelopes, events, the DSN). Each listens on 127.0.0.1 on a port of
+its own and records every request."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import socket
+import threading
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Received:
+    """One request as the server saw it."""
+
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    at: float
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b"{}"
+
+
+class Receiver:
+    """A ThreadingHTTPServer on 127.0.0.1 with a free port.
+
+    `replies` is consumed one per request; when it runs out, `default` answers.
+    """
+
+    def __init__(self, replies: list[Reply] | None = None, default: Reply | None = None) -> None:
+        self.replies = list(replies or [])
+        self.default = default or Reply()
+        self.requests: list[Received] = []
+        self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                with receiver._lock:
+                    receiver.requests.append(
+                        Received(self.path, dict(self.headers.items()), body, time.monotonic())
+                    )
+                    reply = receiver.replies.pop(0) if receiver.replies else receiver.default
+                    receiver._arrived.notify_all()
+                self.send_response(reply.status)
+                for key, value in reply.headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(reply.body)))
+                self.end_headers()
+                self.wfile.write(reply.body)
+
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> Receiver:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def wait_for(self, count: int, timeout: float = 10.0) -> list[Received]:
+        """Block until `count` requests arrived (or timeout); return what arrived."""
+        deadline = time.monotonic() + timeout
+        with self._arrived:
+            while len(self.requests) < count and time.monotonic() < deadline:
+                self._arrived.wait(max(0.0, deadline - time.monotonic()))
+            return list(self.requests)
+
+
+def free_port() -> int:
+    """A port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+# -- Sentry envelopes ----------------------------------------------------------------------
+
+
+def decode_body(req: Received) -> bytes:
+    encoding = req.headers.get("Content-Encoding", "").lower()
+    if encoding == "gzip":
+        return gzip.decompress(req.body)
+    if encoding == "deflate":
+        return zlib.decompress(req.body)
+    if encoding == "br":
+        import brotli  # type: ignore[import-not-found]
+
+        return bytes(brotli.decompress(req.body))
+    return req.body
+
+
+def parse_envelope(raw: bytes) -> tuple[dict[str, Any], list[tuple[dict[str, Any], Any]]]:
+    """(envelope header, [(item header, item payload)]) of a Sentry envelope.
+
+    The wire format: a JSON header line, then per item a JSON header line and a payload whose
+    length is the header's `length` or runs to the next newline.
+    """
+    header_line, _, rest = raw.partition(b"\n")
+    header = json.loads(header_line)
+    items: list[tuple[dict[str, Any], Any]] = []
+    while rest.strip():
+        item_line, _, rest = rest.partition(b"\n")
+        item_header = json.loads(item_line)
+        length = item_header.get("length")
+        if length is None:
+            payload, _, rest = rest.partition(b"\n")
+        else:
+            payload, rest = rest[:length], rest[length:]
+            rest = rest[1:] if rest.startswith(b"\n") else rest
+        content: Any = payload
+        if item_header.get("type") in ("event", "transaction", "client_report"):
+            content = json.loads(payload)
+        items.append((item_header, content))
+    return header, items
+
+
+def events(receiver: Receiver) -> Iterator[dict[str, Any]]:
+    """Every event payload the Sentry receiver got, in arrival order."""
+    for req in receiver.requests:
+        _header, items = parse_envelope(decode_body(req))
+        for item_header, payload in items:
+            if item_header.get("type") == "event":
+                yield payload
+
+
+def dsn(receiver_or_port: Receiver | int, project: int = 42) -> str:
+    port = receiver_or_port.port if isinstance(receiver_or_port, Receiver) else receiver_or_port
+    return f"http://publickey@127.0.0.1:{port}/{project}"
+
+
+POLL = 0.05  # how often an accept loop looks at the stop flag; not a test timing
+
+
+class SlowServer:
+    """Listens on 127.0.0.1; per connection reads one request, sends `head` at once, then
+    `trickle` one byte every `interval` seconds (never, when `interval` is None).
+
+    `SlowServer()` takes the POST and never answers; `SlowServer(head=b"HTTP/1.1 200 OK\\r\\n"
+    b"Content-Length: 100\\r\\n\\r\\n", trickle=b"x" * 100)` answers 2xx but trickles the body.
+    Every connection stays open until the server is closed. `requests` holds what arrived.
+    """
+
+    def __init__(
+        self, head: bytes = b"", trickle: bytes = b"", interval: float | None = None
+    ) -> None:
+        self.head = head
+        self.trickle = trickle
+        self.interval = interval
+        self.requests: list[Received] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(POLL)
+        self.port: int = self._listener.getsockname()[1]
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> SlowServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        for thread in self._threads:
+            thread.join()
+        self._listener.close()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _addr = self._listener.accept()
+            except TimeoutError:
+                continue
+            thread = threading.Thread(target=self._answer, args=(conn,), daemon=True)
+            self._threads.append(thread)
+            thread.start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            received = read_request(conn)
+            if received is None:
+                return
+            with self._lock:
+                self.requests.append(received)
+            try:
+                conn.sendall(self.head)
+                for byte in self.trickle:
+                    if self.interval is None or self._stop.wait(self.interval):
+                        break
+                    conn.sendall(bytes([byte]))
+            except OSError:
+                pass  # the client cut the connection: what these servers are for
+            self._stop.wait()  # hold the connection open (and unanswered) until closed
+
+
+class SilentServer:
+    """Listens on 127.0.0.1, accepts each connection and reads its request, never answers.
+
+    The connections stay open until the server is closed, so a client waits for its own
+    timeout. `requests` holds what arrived, like `Receiver.requests`.
+    """
+
+    def __init__(self) -> None:
+        self.requests: list[Received] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(POLL)
+        self.port: int = self._listener.getsockname()[1]
+        self._held: list[socket.socket] = []
+        self._stop = threading.Event()
+        self._arrived = threading.Condition()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def __enter__(self) -> SilentServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        for conn in self._held:
+            conn.close()
+        self._listener.close()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _addr = self._listener.accept()
+            except TimeoutError:
+                continue
+            self._held.append(conn)  # keeps it open (and unanswered) until __exit__
+            received = read_request(conn)
+            if received is not None:
+                with self._arrived:
+                    self.requests.append(received)
+                    self._arrived.notify_all()
+
+    def wait_for(self, count: int, timeout: float = 10.0) -> list[Received]:
+        """Block until `count` requests arrived (or timeout); return what arrived."""
+        deadline = time.monotonic() + timeout
+        with self._arrived:
+            while len(self.requests) < count and time.monotonic() < deadline:
+                self._arrived.wait(max(0.0, deadline - time.monotonic()))
+            return list(self.requests)
+
+
+def read_request(conn: socket.socket) -> Received | None:
+    """One HTTP/1.1 request with a Content-Length body, or None if the client gave up."""
+    conn.settimeout(10.0)
+    data = b""
+    try:
+        while b"\r\n\r\n" not in data:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return None
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        request_line, *lines = head.decode("latin-1").split("\r\n")
+        headers = dict(line.split(": ", 1) for line in lines if ": " in line)
+        length = int(headers.get("Content-Length", "0"))
+        while len(body) < length:
+            chunk = conn.recv(65536)
+            if not chunk:
+                return None
+            body += chunk
+    except OSError:
+        return None
+    path = request_line.split(" ")[1]
+    return Received(path, headers, body, time.monotonic())
+
+
+def resources(requests: list[Received]) -> list[str]:
+    """The `resource` tag of every event in `requests`, in arrival order: which finding each
+    request (and so each scripted answer) belonged to."""
+    out: list[str] = []
+    for req in requests:
+        _header, items = parse_envelope(decode_body(req))
+        out.extend(p["tags"]["resource"] for head, p in items if head.get("type") == "event")
+    return out
