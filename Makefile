@@ -20,9 +20,10 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	bash scripts/demo.sh
 
-# every core; a test module stays on one worker so its module-scoped warehouse is built once
+# every core; a test module stays on one worker so its module-scoped warehouse is built once;
+# the 25 slowest tests are listed at the end (where the suite's time goes)
 test: $(STAMP)
-	$(PY) -m pytest -n auto --dist loadfile
+	$(PY) -m pytest -n auto --dist loadfile --durations=25
 
 # rewrite the golden files (SQL per dialect, contract reports) from the code; review the diff
 golden: $(STAMP)
