@@ -1,6 +1,6 @@
 """The test suite's loopback HTTP servers, in one place: a scripted receiver for webhooks and
 Sentry envelopes (`Receiver`), a server that takes a request and never answers
-(`SilentServer`), one that answers a byte at a time (`SlowServer`), and the helpers that read
+or answers a byte at a time (`SlowServer`), and the helpers that read
 what they received (Sentry envelopes, events, the DSN). Each listens on 127.0.0.1 on a port of
 its own and records every request."""
 
@@ -167,8 +167,9 @@ class SlowServer:
     """Listens on 127.0.0.1; per connection reads one request, sends `head` at once, then
     `trickle` one byte every `interval` seconds (never, when `interval` is None).
 
-    `SlowServer()` takes the POST and never answers; `SlowServer(head=b"HTTP/1.1 200 OK\\r\\n"
-    b"Content-Length: 100\\r\\n\\r\\n", trickle=b"x" * 100)` answers 2xx but trickles the body.
+    `SlowServer()` takes the POST and never answers, so a client waits for its own timeout;
+    `SlowServer(head=b"HTTP/1.1 200 OK\\r\\nContent-Length: 100\\r\\n\\r\\n",
+    trickle=b"x" * 100)` answers 2xx but trickles the body.
     Every connection stays open until the server is closed. `requests` holds what arrived.
     """
 
@@ -183,7 +184,7 @@ class SlowServer:
         self._listener.settimeout(POLL)
         self.port: int = self._listener.getsockname()[1]
         self._stop = threading.Event()
-        self._lock = threading.Lock()
+        self._arrived = threading.Condition()
         self._threads: list[threading.Thread] = []
         self._thread = threading.Thread(target=self._serve, daemon=True)
 
@@ -217,8 +218,9 @@ class SlowServer:
             received = read_request(conn)
             if received is None:
                 return
-            with self._lock:
+            with self._arrived:
                 self.requests.append(received)
+                self._arrived.notify_all()
             try:
                 conn.sendall(self.head)
                 for byte in self.trickle:
@@ -228,48 +230,6 @@ class SlowServer:
             except OSError:
                 pass  # the client cut the connection: what these servers are for
             self._stop.wait()  # hold the connection open (and unanswered) until closed
-
-
-class SilentServer:
-    """Listens on 127.0.0.1, accepts each connection and reads its request, never answers.
-
-    The connections stay open until the server is closed, so a client waits for its own
-    timeout. `requests` holds what arrived, like `Receiver.requests`.
-    """
-
-    def __init__(self) -> None:
-        self.requests: list[Received] = []
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(POLL)
-        self.port: int = self._listener.getsockname()[1]
-        self._held: list[socket.socket] = []
-        self._stop = threading.Event()
-        self._arrived = threading.Condition()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-
-    def __enter__(self) -> SilentServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
-        for conn in self._held:
-            conn.close()
-        self._listener.close()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _addr = self._listener.accept()
-            except TimeoutError:
-                continue
-            self._held.append(conn)  # keeps it open (and unanswered) until __exit__
-            received = read_request(conn)
-            if received is not None:
-                with self._arrived:
-                    self.requests.append(received)
-                    self._arrived.notify_all()
 
     def wait_for(self, count: int, timeout: float = 10.0) -> list[Received]:
         """Block until `count` requests arrived (or timeout); return what arrived."""

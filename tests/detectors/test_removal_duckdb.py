@@ -237,7 +237,9 @@ def test_nested_tables_and_replace_tables_get_notes(events_project: Project) -> 
     _load(events_project, n=20, nested=True, with_snapshot=True)
     result = detect_removal("events_src", project_dir=events_project.root)
     assert result.error is None
-    assert any("`events__items`" in n and "not checked for removal drift" in n for n in result.notes)
+    assert any(
+        "`events__items`" in n and "not checked for removal drift" in n for n in result.notes
+    )
     assert any("`snapshot` is loaded with `replace`" in n for n in result.notes)
     # one load, inside the recent window: no baseline yet, said once per table, except for
     # the `replace` table (it never has one; its own note says so)

@@ -11,7 +11,7 @@ from sentry_sdk.consts import DEFAULT_QUEUE_SIZE
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.sinks.base import ConfirmsDelivery
 from dlt_contract_ops.sinks.sentry_sink import SentrySink
-from tests.servers import Receiver, Reply, SilentServer, dsn, free_port, resources
+from tests.servers import Receiver, Reply, SlowServer, dsn, free_port, resources
 from tests.sinks.conftest import make_error, make_finding
 
 FLUSH = 5.0  # generous: only the never-answering server makes a flush wait for all of it
@@ -104,7 +104,7 @@ def test_unanswered_event_is_undelivered_and_flush_returns(
 ) -> None:
     finding = make_finding()
     timeout = 1.0
-    with SilentServer() as sentry:
+    with SlowServer() as sentry:
         sink = SentrySink(dsn(sentry.port))
         sink.emit_drift(finding)
         assert resources(sentry.wait_for(1)) == [finding.resource]
@@ -121,7 +121,7 @@ def test_unanswered_event_is_undelivered_and_flush_returns(
 def test_events_dropped_by_a_full_queue_are_undelivered(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    with SilentServer() as sentry:
+    with SlowServer() as sentry:
         sink = SentrySink(dsn(sentry.port))
         # one request hangs on the silent server, so the queue behind it fills up (the sink
         # leaves the SDK's queue size alone)
