@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,17 @@ import pytest
 from tests.projects import Project
 
 os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
+
+#: where the suite keeps its temporary folders unless TMPDIR says otherwise: in memory, since
+#: every DuckDB commit and dlt state write syncs to disk (about 7 ms a sync on a VM's disk,
+#: a quarter of a small `pipeline.run`); the databases and files are as real there
+RAM_DIR = Path("/dev/shm")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if "TMPDIR" not in os.environ and RAM_DIR.is_dir() and os.access(RAM_DIR, os.W_OK):
+        os.environ["TMPDIR"] = str(RAM_DIR)  # subprocesses and xdist workers inherit it
+        tempfile.tempdir = None  # re-read on next use
 
 
 @pytest.fixture(autouse=True)

@@ -95,14 +95,21 @@ def install(folder: Path, dist: str, modules: dict[str, str], entry_points: str)
 
 
 @pytest.fixture
-def shop(project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
-    """A loaded shop (orders ten days old, customers fresh) and the freshness plugin on
-    PYTHONPATH for every `dlt-contract-ops` process the test starts (`cli_process`: the
-    plugin is found through the entry points of a fresh interpreter's path)."""
+def shop(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
+) -> Project:
+    """A loaded shop (orders ten days old, customers fresh) and the freshness plugin
+    installed: on PYTHONPATH for a `dlt-contract-ops` process the test starts (`cli_process`:
+    found through the entry points of a fresh interpreter's path), and on this process's
+    `sys.path` for the in-process `cli` (the registry read again, as a fresh process would)."""
     plugins = install(tmp_path / "site", "contract-ops-freshness",
                       {"freshness_detector": doc_module()},
                       "freshness = freshness_detector:FRESHNESS\n")
     monkeypatch.setenv("PYTHONPATH", str(plugins))
+    monkeypatch.syspath_prepend(str(plugins))  # importlib.metadata reads sys.path
+    clear_cache()
+    request.addfinalizer(clear_cache)
     project.module("shop_src", SOURCE)
     project.source("shop", "shop_src:shop", pipeline_name="shop_pipe", dataset_name="shop_data")
     project.python(LOAD)
@@ -111,18 +118,19 @@ def shop(project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> P
 
 def test_a_third_party_detector_runs_like_a_built_in(shop: Project) -> None:
     # --help: its flag, worded from its summary
+    # a fresh interpreter finds it through its entry point (the rest runs in this process)
     help_text = shop.cli_process("reconcile", "--help").stdout
     assert "--include-freshness" in help_text
     assert "Also detect tables whose newest load" in " ".join(help_text.split())
 
     # off without its flag
     plain = json.loads(
-        shop.cli_process("reconcile", "--all", "--dry-run", "--format", "json").stdout
+        shop.cli("reconcile", "--all", "--dry-run", "--format", "json").stdout
     )
     assert "freshness" not in {r["detector"] for r in plain["results"]}
 
     # JSON: its block and its finding (orders only: customers loaded just now)
-    proc = shop.cli_process("reconcile", "--all", "--dry-run", "--include-freshness",
+    proc = shop.cli("reconcile", "--all", "--dry-run", "--include-freshness",
                             "--format", "json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
@@ -146,14 +154,14 @@ def test_a_third_party_detector_runs_like_a_built_in(shop: Project) -> None:
     assert timeless([r for r in doc["results"] if r is not block]) == timeless(plain["results"])
 
     # text: its heading and its lines
-    text = shop.cli_process("reconcile", "--all", "--dry-run", "--include-freshness").stdout
+    text = shop.cli("reconcile", "--all", "--dry-run", "--include-freshness").stdout
     assert "Source: shop (freshness)  |  Findings: 1" in text
     assert "  • orders: freshness drift (1 column(s))" in text
     assert re.search(r"      Newest load: \d+\.\d+ at \S+, (9|10)d \d+h ago \(max_age 1d 0h\)",
                      text)
 
     # SARIF: its rule after the built-ins' (their indexes stay put), its result
-    sarif = json.loads(shop.cli_process("reconcile", "--all", "--dry-run", "--include-freshness",
+    sarif = json.loads(shop.cli("reconcile", "--all", "--dry-run", "--include-freshness",
                                 "--format", "sarif").stdout)
     run = sarif["runs"][0]
     rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
@@ -163,24 +171,24 @@ def test_a_third_party_detector_runs_like_a_built_in(shop: Project) -> None:
     assert "Newest load" in result["message"]["text"]
 
     # JUnit and GitHub: a test case and an annotation
-    junit = shop.cli_process("reconcile", "--all", "--dry-run", "--include-freshness",
+    junit = shop.cli("reconcile", "--all", "--dry-run", "--include-freshness",
                      "--format", "junit").stdout
     assert 'name="shop.freshness"' in junit
     assert "freshness drift" in junit
-    github = shop.cli_process("reconcile", "--all", "--dry-run", "--include-freshness",
+    github = shop.cli("reconcile", "--all", "--dry-run", "--include-freshness",
                       "--format", "github").stdout
     assert "::warning title=freshness drift in shop.orders::" in github
 
     # the HTML report, with the flag the report command derives too
     page = shop.root / "report.html"
-    proc = shop.cli_process("report", "--include-freshness", "--html", str(page))
+    proc = shop.cli("report", "--include-freshness", "--html", str(page))
     assert proc.returncode == 0, proc.stderr
     html = page.read_text()
     assert '<span class="badge freshness">freshness</span>' in html
     assert '<div class="detail">Newest load: ' in html
 
     # --fail-on-drift counts its findings
-    assert shop.cli_process("reconcile", "--all", "--dry-run", "--include-freshness",
+    assert shop.cli("reconcile", "--all", "--dry-run", "--include-freshness",
                     "--fail-on-drift").returncode == 3
 
 
@@ -188,7 +196,7 @@ def test_its_settings_are_its_own_table(shop: Project, monkeypatch: pytest.Monke
     args = ("reconcile", "--all", "--dry-run", "--include-freshness", "--format", "json")
 
     def freshness() -> dict[str, object]:
-        proc = shop.cli_process(*args)
+        proc = shop.cli(*args)
         assert proc.returncode == 0, proc.stderr
         [block] = [r for r in json.loads(proc.stdout)["results"] if r["detector"] == "freshness"]
         return block  # type: ignore[no-any-return]
@@ -203,7 +211,7 @@ def test_its_settings_are_its_own_table(shop: Project, monkeypatch: pytest.Monke
 
     # a value its model refuses: the key, where it is set, exit 2
     monkeypatch.setenv("SOURCES__SHOP__CONTRACT_OPS__FRESHNESS__MAX_AGE", "soon")
-    proc = shop.cli_process(*args)
+    proc = shop.cli(*args)
     assert proc.returncode == 2
     assert "`max_age` in `[sources.shop.contract_ops.freshness]`" in proc.stdout + proc.stderr
     assert "'soon'" in proc.stdout + proc.stderr
@@ -211,7 +219,7 @@ def test_its_settings_are_its_own_table(shop: Project, monkeypatch: pytest.Monke
 
     # an unknown key of its table, in any file: did you mean, exit 2
     shop.secrets('[contract_ops.freshness]\nmax_agee = "1d"\n')
-    proc = shop.cli_process(*args)
+    proc = shop.cli(*args)
     assert proc.returncode == 2
     assert "Unknown key `max_agee` in `[contract_ops.freshness]` (" in proc.stderr
     assert "Did you mean `max_age`?" in proc.stderr

@@ -1,5 +1,6 @@
 """The plugin tests' project, loaded once per session; each test gets a private copy of the
-project and of dlt's data dir (the pipelines' local state), and runs the real executables."""
+project and of dlt's data dir (the pipelines' local state), runs the real `dlt` executable
+and the `dlt-contract-ops` command group in this process."""
 
 from __future__ import annotations
 
@@ -39,9 +40,20 @@ class Loaded:
         """`dlt ARGS` through the `dlt` executable of this environment."""
         return self.run(str(BIN / "dlt"), *args, **env)
 
-    def ops(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-        """`dlt-contract-ops ARGS` through its console script."""
+    def console(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        """`dlt-contract-ops ARGS` through its console script (the installed entry point)."""
         return self.run(str(BIN / "dlt-contract-ops"), *args, **env)
+
+    def ops(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        """`dlt-contract-ops ARGS` in its folder, in this process, with `env` set for the
+        call only (the console script as a process: `console`)."""
+        saved = dict(os.environ)
+        os.environ.update({"DLT_DATA_DIR": str(self.data_dir), **env})
+        try:
+            return self.project.cli(*args)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,10 @@
 """The plugin through the real `dlt` executable: `dlt contract-ops ...` is
 `dlt-contract-ops ...` (options, output, exit codes), `dlt pipeline <name> reconcile`
-reconciles that pipeline's sources, and DLT_DISABLE_PLUGINS turns both off cleanly."""
+reconciles that pipeline's sources, and DLT_DISABLE_PLUGINS turns both off cleanly.
+
+`dlt` runs as its own process (its plugin discovery is what is under test); the
+`dlt-contract-ops` side it is compared with is the same click group run in this process
+(the console script, a process too, is compared once: the JSON document)."""
 
 from __future__ import annotations
 
@@ -81,11 +85,11 @@ def test_dlt_lists_contract_ops_and_forwards_help(declared: Loaded) -> None:
         (("--version",), 0),
     ],
 )
-def test_contract_ops_exit_codes_match_the_console_script(
+def test_contract_ops_exit_codes_match_the_command_group(
     declared: Loaded, args: tuple[str, ...], code: int
 ) -> None:
     via_dlt = declared.dlt("contract-ops", *args)
-    direct = declared.ops(*args)
+    direct = declared.project.cli(*args)
     assert (via_dlt.returncode, direct.returncode) == (code, code), (
         via_dlt.stdout, via_dlt.stderr, direct.stderr
     )
@@ -94,7 +98,7 @@ def test_contract_ops_exit_codes_match_the_console_script(
 
 def test_contract_ops_json_matches_the_console_script(declared: Loaded) -> None:
     args = ("reconcile", "--all", "--dry-run", "--format", "json", "--include-removal")
-    via_dlt, direct = declared.dlt("contract-ops", *args), declared.ops(*args)
+    via_dlt, direct = declared.dlt("contract-ops", *args), declared.console(*args)
     assert via_dlt.returncode == direct.returncode == 0, via_dlt.stderr
     doc = _comparable(_doc(via_dlt.stdout))
     assert doc == _comparable(_doc(direct.stdout))
@@ -161,7 +165,8 @@ def test_pipeline_reconcile_with_a_configured_pipeline_name(declared: Loaded) ->
     assert {r["source"] for r in _doc(proc.stdout)["results"]} == {"events", "elsewhere"}
 
 
-@pytest.mark.parametrize("value", ["true", "1", "yes"])
+# dlt's own reading of the variable ("1", "yes", any case) is dlt's to test: one value a side
+@pytest.mark.parametrize("value", ["true"])
 def test_disable_plugins_makes_the_commands_unknown(declared: Loaded, value: str) -> None:
     for argv in (("contract-ops", "--help"), ("pipeline", shop.SHOP_PIPELINE, "reconcile")):
         proc = declared.dlt(*argv, DLT_DISABLE_PLUGINS=value)
@@ -172,7 +177,7 @@ def test_disable_plugins_makes_the_commands_unknown(declared: Loaded, value: str
         assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("value", ["false", "False"])
+@pytest.mark.parametrize("value", ["False"])
 def test_disable_plugins_false_keeps_them(declared: Loaded, value: str) -> None:
     # dlt loads plugins only when the variable is unset or "false" in any case
     proc = declared.dlt("contract-ops", "--help", DLT_DISABLE_PLUGINS=value)
