@@ -15,6 +15,7 @@ import json
 import re
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -96,9 +97,8 @@ def install(folder: Path, dist: str, modules: dict[str, str], entry_points: str)
 
 @pytest.fixture
 def shop(
-    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-    request: pytest.FixtureRequest,
-) -> Project:
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Project]:
     """A loaded shop (orders ten days old, customers fresh) and the freshness plugin
     installed: on PYTHONPATH for a `dlt-contract-ops` process the test starts (`cli_process`:
     found through the entry points of a fresh interpreter's path), and on this process's
@@ -109,11 +109,11 @@ def shop(
     monkeypatch.setenv("PYTHONPATH", str(plugins))
     monkeypatch.syspath_prepend(str(plugins))  # importlib.metadata reads sys.path
     clear_cache()
-    request.addfinalizer(clear_cache)
     project.module("shop_src", SOURCE)
     project.source("shop", "shop_src:shop", pipeline_name="shop_pipe", dataset_name="shop_data")
     project.python(LOAD)
-    return project
+    yield project
+    clear_cache()
 
 
 def test_a_third_party_detector_runs_like_a_built_in(shop: Project) -> None:
