@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,12 +37,19 @@ def drifted(project: Project, backend: Backend) -> Iterator[tuple[Project, Backe
         yield project, backend, dataset
 
 
-def test_all_four_drift_kinds_are_reported(drifted: tuple[Project, Backend, str]) -> None:
+def test_all_four_drift_kinds_are_reported_and_reproduce_as_pasted(
+    drifted: tuple[Project, Backend, str]
+) -> None:
     project, backend, dataset = drifted
     code, doc, stderr = scenario.reconcile_json(
         project, "-s", "telemetry", "--include-removal", "--dry-run"
     )
     assert code == 0, stderr
+    _reported(doc, backend, dataset)
+    _reproduced(doc, backend, dataset)
+
+
+def _reported(doc: dict[str, Any], backend: Backend, dataset: str) -> None:
     assert [r["error"] for r in doc["results"]] == [None] * len(doc["results"])
     assert {r["dataset"] for r in doc["results"]} == {dataset}
     found = scenario.by_kind(doc, "telemetry")
@@ -77,12 +85,8 @@ def test_all_four_drift_kinds_are_reported(drifted: tuple[Project, Backend, str]
     assert retyped["expected_types"] == {"rank": "bigint"}
 
 
-def test_reproduce_queries_run_as_pasted(drifted: tuple[Project, Backend, str]) -> None:
-    project, backend, dataset = drifted
-    code, doc, stderr = scenario.reconcile_json(
-        project, "-s", "telemetry", "--include-removal", "--dry-run"
-    )
-    assert code == 0, stderr
+def _reproduced(doc: dict[str, Any], backend: Backend, dataset: str) -> None:
+    """Each reproduce query runs as pasted on the destination it was printed for."""
     found = scenario.by_kind(doc, "telemetry")
     removal_sql = [found[("removal", r)]["reproduce"] for r in ("events", "readings")]
     added_sql = found[("additive", "events")]["reproduce"]
@@ -122,23 +126,23 @@ def test_clean_dataset_reports_nothing(project: Project, backend: Backend) -> No
     assert {r["detector"] for r in doc["results"]} >= {"additive", "removal"}
 
 
-def test_sqlite_reproduce_runs_in_a_fresh_shell(drifted: tuple[Project, Backend, str]) -> None:
+def test_sqlite_reproduce_runs_in_a_fresh_shell(project: Project, tmp_path: Path) -> None:
     """A fresh `sqlite3` session on the pipeline's file has not attached the dataset's own
-    file: the reproduce text carries the ATTACH line it needs, and runs as pasted."""
+    file: the reproduce text carries the ATTACH line it needs, and runs as pasted (only
+    SQLite keeps a dataset in a file of its own)."""
     import sqlite3
 
-    project, backend, _ = drifted
-    if backend.kind != "sqlite":
-        pytest.skip("only SQLite keeps a dataset in a file of its own")
-    code, doc, stderr = scenario.reconcile_json(project, "-s", "telemetry", "--dry-run")
-    assert code == 0, stderr
-    sql = scenario.by_kind(doc, "telemetry")[("additive", "events")]["reproduce"]
-    attach, _, select = sql.partition(";\n")
-    assert attach.startswith("ATTACH DATABASE ")
-    con = sqlite3.connect(str(backend.sqlite_file))  # nothing attached: as a user's shell
-    try:
-        con.execute(attach)
-        rows = con.execute(select).fetchall()
-    finally:
-        con.close()
+    backend = make("sqlite", tmp_path)
+    with scenario.drifted_dataset(project, backend, "co_e2e"):
+        code, doc, stderr = scenario.reconcile_json(project, "-s", "telemetry", "--dry-run")
+        assert code == 0, stderr
+        sql = scenario.by_kind(doc, "telemetry")[("additive", "events")]["reproduce"]
+        attach, _, select = sql.partition(";\n")
+        assert attach.startswith("ATTACH DATABASE ")
+        con = sqlite3.connect(str(backend.sqlite_file))  # nothing attached: a user's shell
+        try:
+            con.execute(attach)
+            rows = con.execute(select).fetchall()
+        finally:
+            con.close()
     assert len(rows) == 5
