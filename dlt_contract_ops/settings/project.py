@@ -103,6 +103,8 @@ class DedupSettings:
     enabled: bool = True
     realert_after: float = DEFAULT_REALERT_AFTER
     state_file: Path | None = None  # None: the default file in dlt's data dir
+    #: `[contract_ops] lock_timeout`: how long a run waits for the state file's lock
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -197,6 +199,7 @@ def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
     state_file = as_text(d.state_file, f"{p}.dedup.state_file")
     state = Path(run_dir, os.path.expanduser(state_file)) if state_file else None
     profile_store = as_text(spec.profile_store, f"{p}.profile_store")
+    lock_timeout = _seconds(spec.lock_timeout, f"{p}.lock_timeout", DEFAULT_LOCK_TIMEOUT)
     return ProjectSettings(
         alert_sinks=sinks,
         injected_columns=as_names(spec.injected_columns, f"{p}.injected_columns"),
@@ -209,9 +212,10 @@ def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
             enabled=True if d.enabled is None else bool(d.enabled),
             realert_after=realert,
             state_file=state,
+            lock_timeout=lock_timeout,
         ),
         query_timeout=_seconds(spec.query_timeout, f"{p}.query_timeout", DEFAULT_QUERY_TIMEOUT),
-        lock_timeout=_seconds(spec.lock_timeout, f"{p}.lock_timeout", DEFAULT_LOCK_TIMEOUT),
+        lock_timeout=lock_timeout,
         rename_min_confidence=(
             DEFAULT_RENAME_MIN_CONFIDENCE if spec.rename.min_confidence is None
             else FRACTION.read(spec.rename.min_confidence, where(f"{p}.rename.min_confidence"))
