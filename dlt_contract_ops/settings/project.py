@@ -172,6 +172,15 @@ def _removal(spec: RemovalSpec, base: RemovalSettings, section: str) -> RemovalS
     return base.overridden(dict(spec), lambda key: where(f"{section}.{key}"))
 
 
+def lock_timeout_setting() -> float:
+    """`[contract_ops] lock_timeout` alone, in seconds (inside a project context), for a
+    command that needs no other setting (`ack`, `unack`); ConfigError on a bad value."""
+    import dlt
+
+    key = f"{PROJECT_SECTION}.lock_timeout"
+    return _seconds(dlt.config.get(key), key, DEFAULT_LOCK_TIMEOUT)
+
+
 def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
     """Read `[contract_ops]` (inside a project context); ConfigError on any bad key or value.
 

@@ -13,12 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from filelock import FileLock
 
 import dlt_contract_ops.sinks.dedup as dedup_module
+from dlt_contract_ops.errors import StateFileError
 from dlt_contract_ops.model.findings import DriftFinding
+from dlt_contract_ops.settings import load_project_settings, project_context
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.dedup import DedupStore, finding_key
 from dlt_contract_ops.sinks.emitter import Emitter
+from tests.projects import Project
 from tests.sinks.conftest import make_finding
 from tests.sinks.test_emitter import Recording
 
@@ -204,3 +208,16 @@ def test_a_run_killed_mid_send_loses_no_alert_and_repeats_only_what_it_sent(
     last = run()  # and from then on, no duplicate
     assert set(dict(last.report.ledger).values()) == {"repeat"}
     assert pages.read_text().split() == sent
+
+
+def test_the_state_lock_waits_the_configured_lock_timeout(project: Project) -> None:
+    project.config("""
+        [contract_ops]
+        lock_timeout = "1s"
+    """)
+    with project_context(project.root):
+        store = DedupStore.from_settings(load_project_settings().dedup)
+    held = FileLock(store.path.with_name(store.path.name + ".lock"))
+    store.path.parent.mkdir(parents=True, exist_ok=True)
+    with held, pytest.raises(StateFileError, match=r"held by another process for more than 1s"):
+        store.reserve_all(_findings(1), ("r",))
