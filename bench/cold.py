@@ -8,7 +8,7 @@ Three figures per workload, each the median of `repeats` alternating runs:
   the SQL that CLI sent (recorded by a traced run), then exits: the least any process can do;
 - **to first query**: seconds from `exec` to the first query handed to the destination, in a
   traced run (`python -m bench.cold trace ...`, which wraps the adapter where it starts a
-  query and otherwise runs the CLI's own `main`).
+  query and otherwise runs what the console script runs, `cli.console`).
 
 `time.perf_counter` is CLOCK_MONOTONIC on Linux, shared by every process: the parent's clock
 before `exec` and the child's at its first query are on one time line.
@@ -122,7 +122,8 @@ def bench_cold(workload: Workload, repeats: int) -> dict[str, Any]:
 
 
 def _traced_main(out: str, argv: list[str]) -> int:
-    """The CLI's own `main`, with the adapter's query start recorded (the child of `trace`)."""
+    """The console script's `console`, with the adapter's query start recorded (the child of
+    `trace`)."""
     from dlt_contract_ops.destinations.base import SqlClientAdapter
 
     seen: list[tuple[str, list[Any]]] = []
@@ -137,11 +138,11 @@ def _traced_main(out: str, argv: list[str]) -> int:
         return start(self, job)
 
     SqlClientAdapter._start = start_recorded  # type: ignore[method-assign]
-    from dlt_contract_ops.cli import main
+    from dlt_contract_ops.cli import console
 
     sys.argv = ["dlt-contract-ops", *argv]
     try:
-        code = main()
+        code = console()  # what the console script runs
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     Path(out).write_text(json.dumps({"first": first[0] if first else None, "queries": seen}))

@@ -185,8 +185,14 @@ def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
     """Read `[contract_ops]` (inside a project context); ConfigError on any bad key or value.
 
     `check_keys=False` skips the unknown-key check (`validate` lists those itself, and still
-    wants the values read).
+    wants the values read). Read once per project context (and environment).
     """
+    from dlt_contract_ops.settings.files import memoized
+
+    return memoized(("project", check_keys), lambda: _load_project_settings(check_keys))
+
+
+def _load_project_settings(check_keys: bool) -> ProjectSettings:
     import dlt
 
     from dlt_contract_ops.settings.problems import not_a_table, raise_problems, table_problems
@@ -283,7 +289,21 @@ def load_source_settings(
     name: str, project: ProjectSettings, *, check_keys: bool = True
 ) -> SourceSettings:
     """Read `[sources.<name>.contract_ops]`; UnknownSourceError when it has no `ref`.
-    `check_keys=False` skips the unknown-key check (as for `load_project_settings`)."""
+    `check_keys=False` skips the unknown-key check (as for `load_project_settings`). Read
+    once per project context (and environment) for the same `project`."""
+    from dlt_contract_ops.settings.files import memoized
+
+    # the memo keeps `project` alive with the entry, so its id names it for the context
+    kept: tuple[ProjectSettings, SourceSettings] = memoized(
+        ("source", name, check_keys, id(project)),
+        lambda: (project, _load_source_settings(name, project, check_keys)),
+    )
+    return kept[1]
+
+
+def _load_source_settings(
+    name: str, project: ProjectSettings, check_keys: bool
+) -> SourceSettings:
     from dlt_contract_ops.settings.problems import not_a_table, raise_problems, table_problems
 
     base = source_section(name)
