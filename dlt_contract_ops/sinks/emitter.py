@@ -1,7 +1,8 @@
 """Fan-out to the configured sinks: isolation, fallback, dry-run, dedup and bounded flush.
 
 - Every sink receives every event; one sink raising never crashes the sweep or starves the
-  others.
+  others. One that fails to load is dropped for the run with a warning naming it; if every
+  configured sink drops, the logging sink takes over. `alert_sinks = []` disables emission.
 - Delivery is per sink: a sink delivered a finding when `emit_drift` returned and, for an
   asynchronous sink (`ConfirmsDelivery`), the server confirmed it by the end of `flush`.
   Dedup settles the finding for each sink that delivered it; the next run sends it again to
@@ -9,13 +10,11 @@
   full by the logging fallback and the sweep reports it as an error (`undelivered` in
   `DeliveryReport`). The logging sink (`pages = False`) is a local record: it never settles
   a finding for a paging sink, and its own failure alone is not an error (see `delivery`).
-- A sink that fails to load or construct is dropped for the invocation with a warning naming
-  it; if every configured sink drops, emission falls back to the logging sink.
-  `alert_sinks = []` disables emission on purpose.
 - `dry_run` suppresses all emission (drift and error events); sinks are not even loaded.
 - Dedup (on unless turned off) sends a drift finding to a sink only when it is new, changed
-  or due for a re-alert there, and records each decision in an `AlertLedger`.
-- `flush` bounds every sink's flush by one shared timeout, then closes the sinks.
+  or due for a re-alert there, decides a batch of findings at once (`drift_all`), and
+  records each decision in an `AlertLedger`. `flush` bounds every sink's flush by one
+  shared timeout, then closes the sinks.
 """
 
 from __future__ import annotations
@@ -196,18 +195,12 @@ class Emitter:
             if mark.status == "repeat":
                 if self.dry_run:  # nothing would be sent anyway: the [repeat] mark says it
                     return
-                why = (
-                    "is being sent by another run right now"
-                    if mark.reason == "in_flight"
-                    else "already alerted within "
-                    + human(timedelta(seconds=self.dedup.realert_after if self.dedup else 0.0))
-                )
-                log.info(
-                    "drift at %s (%s) %s: not sent again",
-                    where(finding.pipeline, finding.source, finding.resource),
-                    finding.drift_type,
-                    why,
-                )
+                window = human(timedelta(seconds=self.dedup.realert_after if self.dedup else 0))
+                why = ("is being sent by another run right now" if mark.reason == "in_flight"
+                       else f"already alerted within {window}")
+                log.info("drift at %s (%s) %s: not sent again",
+                         where(finding.pipeline, finding.source, finding.resource),
+                         finding.drift_type, why)
                 return
             targets = [name for name in targets if marks[name].status == "new"]
             if len(targets) < len(marks) and self.sinks and not self.dry_run:
