@@ -4,7 +4,7 @@ module, `detectors`, validates those), built-ins included."""
 from __future__ import annotations
 
 from functools import cache
-from importlib.metadata import EntryPoint, EntryPoints, entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 SINK_GROUP = "dlt_contract_ops.alert_sinks"
@@ -13,7 +13,7 @@ DETECTOR_GROUP = "dlt_contract_ops.detectors"
 
 
 @cache
-def _every() -> EntryPoints:
+def _every() -> Any:  # EntryPoints (SelectableGroups before Python 3.12): both `select`
     # one scan of the installed distributions for every group (each `entry_points(group=)`
     # call scans them all again)
     return entry_points()

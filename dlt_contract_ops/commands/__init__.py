@@ -65,8 +65,8 @@ def main(verbose: bool) -> None:
 
 
 #: the commands that call `started()` themselves, once their sweep's start-up is done
-for _command in (reconcile, report):
-    _command.warm_start = True  # type: ignore[attr-defined]
+for _warm in (reconcile, report):
+    _warm.warm_start = True  # type: ignore[attr-defined]
 
 for _command in (reconcile, validate, sinks, contract, gate, ack, acks, unack, report, init,
                  profile, profiles):

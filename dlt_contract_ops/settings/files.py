@@ -148,12 +148,12 @@ def _check_toml_syntax(target: Path) -> None:
 
 
 #: the innermost `project_context`: its folder and its memo (what was read from its settings)
-_ACTIVE: ContextVar[tuple[str, dict[str, Any]] | None] = ContextVar(
+_ACTIVE: ContextVar[tuple[str, dict[Any, Any]] | None] = ContextVar(
     "dlt_contract_ops_project", default=None
 )
 
 
-def context_memo() -> dict[str, Any] | None:
+def context_memo() -> dict[Any, Any] | None:
     """The memo of the `project_context` the caller runs in, where what is read from the
     project's settings is kept for the rest of the context; None outside one."""
     active = _ACTIVE.get()
