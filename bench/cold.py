@@ -8,16 +8,20 @@ Three figures per workload, each the median of `repeats` alternating runs:
   the SQL that CLI sent (recorded by a traced run), then exits: the least any process can do;
 - **to first query**: seconds from `exec` to the first query handed to the destination, in a
   traced run (`python -m bench.cold trace ...`, which wraps the adapter where it starts a
-  query and otherwise runs the CLI's own `main`).
+  query and otherwise runs what the console script runs, `cli.console`).
 
 `time.perf_counter` is CLOCK_MONOTONIC on Linux, shared by every process: the parent's clock
 before `exec` and the child's at its first query are on one time line.
+
+`python -m bench.cold compare WORKLOAD_DIR REPEATS OLD NEW` runs the cold CLI of two (or more)
+checkouts of the package alternately on one built workload: how a change moved the fixed cost.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -122,7 +126,8 @@ def bench_cold(workload: Workload, repeats: int) -> dict[str, Any]:
 
 
 def _traced_main(out: str, argv: list[str]) -> int:
-    """The CLI's own `main`, with the adapter's query start recorded (the child of `trace`)."""
+    """The console script's `console`, with the adapter's query start recorded (the child of
+    `trace`)."""
     from dlt_contract_ops.destinations.base import SqlClientAdapter
 
     seen: list[tuple[str, list[Any]]] = []
@@ -137,16 +142,111 @@ def _traced_main(out: str, argv: list[str]) -> int:
         return start(self, job)
 
     SqlClientAdapter._start = start_recorded  # type: ignore[method-assign]
-    from dlt_contract_ops.cli import main
+    from dlt_contract_ops.cli import console
 
     sys.argv = ["dlt-contract-ops", *argv]
     try:
-        code = main()
+        code = console()  # what the console script runs
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     Path(out).write_text(json.dumps({"first": first[0] if first else None, "queries": seen}))
     return int(code or 0)
 
 
+#: the CLI of the package at sys.argv[1] (a checkout of any commit), not the installed one:
+#: the editable install's finder is dropped first. The first query's clock and CPU go to
+#: sys.argv[2] ("-": not recorded); the rest is the command line.
+_FROM_CHECKOUT = """
+import json, sys, time
+root, out = sys.argv[1], sys.argv[2]
+sys.meta_path = [f for f in sys.meta_path if "editable" not in repr(f)]
+sys.path.insert(0, root)
+first = []
+if out != "-":
+    from dlt_contract_ops.destinations.base import SqlClientAdapter
+    start = SqlClientAdapter._start
+    def start_recorded(self, job):
+        if not first:
+            first.append((time.perf_counter(), time.process_time()))
+        return start(self, job)
+    SqlClientAdapter._start = start_recorded
+import dlt_contract_ops.cli as cli
+assert cli.__file__.startswith(root), cli.__file__
+sys.argv = ["dlt-contract-ops", *sys.argv[3:]]
+try:
+    getattr(cli, "console", cli.main)()
+except SystemExit:
+    pass
+finally:
+    if out != "-":
+        json.dump(first[0] if first else None, open(out, "w"))
+"""
+
+
+def compare(workload: Workload, roots: list[str], repeats: int) -> dict[str, dict[str, float]]:
+    """The cold CLI of each package checkout in `roots` (folders holding `dlt_contract_ops`,
+    e.g. `git archive <commit> dlt_contract_ops | tar -x -C /tmp/old`), alternating, on one
+    workload: medians of wall and CPU seconds to the first query and to exit, and of
+    `--help`."""
+    import resource
+
+    def children_cpu() -> float:
+        usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return usage.ru_utime + usage.ru_stime
+
+    runs: dict[str, dict[str, list[float]]] = {
+        r: {k: [] for k in ("first_query", "first_query_cpu", "exit", "exit_cpu", "help")}
+        for r in roots
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        out = str(Path(tmp) / "first.json")
+        # a data dir per checkout: each keeps its own source cache (their keys may differ),
+        # written by one untimed run, as the timed runs of `bench_cold` find it
+        env = {}
+        for i, root in enumerate(roots):
+            data = Path(tmp) / f"data-{i}"
+            shutil.copytree(workload.data_dir, data)
+            env[root] = {**_env(workload), "DLT_DATA_DIR": str(data)}
+            subprocess.run([sys.executable, "-c", _FROM_CHECKOUT, root, "-", *ARGS],
+                           cwd=workload.root, env=env[root], capture_output=True)
+        for _ in range(repeats):
+            for root in roots:
+                cpu, started = children_cpu(), time.perf_counter()
+                proc = subprocess.run([sys.executable, "-c", _FROM_CHECKOUT, root, out, *ARGS],
+                                      cwd=workload.root, env=env[root],
+                                      capture_output=True, text=True)
+                runs[root]["exit"].append(time.perf_counter() - started)
+                runs[root]["exit_cpu"].append(children_cpu() - cpu)
+                if proc.returncode != 0 or not Path(out).exists():
+                    raise RuntimeError(f"{root}: {proc.stderr[-2000:]}")
+                first, first_cpu = json.loads(Path(out).read_text())
+                runs[root]["first_query"].append(first - started)
+                runs[root]["first_query_cpu"].append(first_cpu)
+                started = time.perf_counter()
+                subprocess.run([sys.executable, "-c", _FROM_CHECKOUT, root, "-", "--help"],
+                               env=env[root], capture_output=True, check=True)
+                runs[root]["help"].append(time.perf_counter() - started)
+    return {root: {k: round(statistics.median(v), 3) for k, v in figures.items()}
+            for root, figures in runs.items()}
+
+
+def _compare_main(argv: list[str]) -> int:
+    """`python -m bench.cold compare WORKLOAD_DIR REPEATS ROOT...` (a workload `make bench`
+    built, under bench/.work/)."""
+    from datetime import datetime
+
+    from bench.spec import Spec
+
+    workdir, repeats, roots = Path(argv[0]), int(argv[1]), argv[2:]
+    workload = Workload(Spec(), workdir.resolve(), datetime.now(), 0.0, True)
+    for root, figures in compare(workload, [str(Path(r).resolve()) for r in roots],
+                                 repeats).items():
+        print(root, json.dumps(figures))
+    print("load average", " ".join(f"{x:.1f}" for x in os.getloadavg()))
+    return 0
+
+
 if __name__ == "__main__" and sys.argv[1:2] == ["trace"]:
     raise SystemExit(_traced_main(sys.argv[2], sys.argv[3:]))
+if __name__ == "__main__" and sys.argv[1:2] == ["compare"]:
+    raise SystemExit(_compare_main(sys.argv[2:]))

@@ -13,8 +13,15 @@ DETECTOR_GROUP = "dlt_contract_ops.detectors"
 
 
 @cache
+def _every() -> Any:  # EntryPoints (SelectableGroups before Python 3.12): both `select`
+    # one scan of the installed distributions for every group (each `entry_points(group=)`
+    # call scans them all again)
+    return entry_points()
+
+
+@cache
 def _group(group: str) -> dict[str, EntryPoint]:
-    return {ep.name: ep for ep in entry_points(group=group)}
+    return {ep.name: ep for ep in _every().select(group=group)}
 
 
 def registered(group: str) -> dict[str, EntryPoint]:
@@ -64,4 +71,5 @@ def resolve(member: Any) -> Any:
 
 def clear_cache() -> None:
     """Forget the cached entry points (after installing a plugin in the same process)."""
+    _every.cache_clear()
     _group.cache_clear()

@@ -17,6 +17,7 @@ from dlt_contract_ops.acks.store import (
     remove_ack,
 )
 from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.settings.project import lock_timeout_setting
 
 
 def record_ack(
@@ -65,7 +66,7 @@ def record_ack(
             columns=tuple(seen.get("columns") or ()),
         )
         path = Path(pdir) / ACKS_FILE
-        add_ack(path, entry)
+        add_ack(path, entry, lock_timeout=lock_timeout_setting())
         return entry, path
 
 
@@ -83,7 +84,8 @@ def withdraw_ack(finding_id: str, project_dir: str | os.PathLike[str] | None = N
     from dlt_contract_ops.settings.files import project_context
 
     with project_context(project_dir) as pdir:
-        return remove_ack(Path(pdir) / ACKS_FILE, finding_id.strip().lower())
+        return remove_ack(Path(pdir) / ACKS_FILE, finding_id.strip().lower(),
+                          lock_timeout=lock_timeout_setting())
 
 
 def ack_problems(project_dir: str, now: dt.datetime | None = None) -> list[tuple[str, str]]:

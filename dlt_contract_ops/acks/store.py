@@ -190,18 +190,19 @@ def _lock_path(path: Path) -> Path:
     return Path(dlt.current.run_context().data_dir) / "contract_ops" / "locks" / f"acks-{digest}"
 
 
-def add_ack(path: Path, ack: Ack) -> None:
-    """Add (or replace, same id) one acknowledgement; safe under concurrent `ack` commands."""
-    with locked(_lock_path(path)):
+def add_ack(path: Path, ack: Ack, *, lock_timeout: float = 10.0) -> None:
+    """Add (or replace, same id) one acknowledgement; safe under concurrent `ack` commands,
+    each waiting up to `lock_timeout` seconds for the others."""
+    with locked(_lock_path(path), lock_timeout):
         acks, problems = read_acks(path)
         if problems:
             raise ConfigError(" ".join(problems) + " Fix the file before adding to it.")
         write_text(path, _render([a for a in acks if a.id != ack.id] + [ack]))
 
 
-def remove_ack(path: Path, ack_id: str) -> bool:
+def remove_ack(path: Path, ack_id: str, *, lock_timeout: float = 10.0) -> bool:
     """Remove the acknowledgement of `ack_id`; whether there was one."""
-    with locked(_lock_path(path)):
+    with locked(_lock_path(path), lock_timeout):
         acks, problems = read_acks(path)
         if problems:
             raise ConfigError(" ".join(problems) + " Fix the file first.")

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from dlt_contract_ops.commands.ack import ack, acks, unack
+from dlt_contract_ops.commands.common import started
 from dlt_contract_ops.commands.contract import contract
 from dlt_contract_ops.commands.gate import gate
 from dlt_contract_ops.commands.init import init
@@ -37,6 +38,14 @@ class _Main(click.Group):
     """The group; a detector plugin that cannot register, wherever a command first reads the
     registry, is one line on stderr and exit 2, never a traceback."""
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, command, rest = super().resolve_command(ctx, args)
+        if not getattr(command, "warm_start", False):
+            started()  # only a sweep's command says itself when its start-up is over
+        return name, command, rest
+
     def invoke(self, ctx: click.Context) -> Any:
         from dlt_contract_ops.commands.common import usage_error
         from dlt_contract_ops.errors import DetectorPluginError
@@ -54,6 +63,10 @@ def main(verbose: bool) -> None:
     """Find and report drift between dlt resources' Pydantic models and the warehouse."""
     _setup_logging(verbose)
 
+
+#: the commands that call `started()` themselves, once their sweep's start-up is done
+for _warm in (reconcile, report):
+    _warm.warm_start = True  # type: ignore[attr-defined]
 
 for _command in (reconcile, validate, sinks, contract, gate, ack, acks, unack, report, init,
                  profile, profiles):

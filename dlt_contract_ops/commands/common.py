@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import NoReturn
 
@@ -48,3 +49,13 @@ def source_error(exc: BaseException) -> NoReturn:
     or a local file could not answer (unreachable, timed out, locked)."""
     click.echo(f"Error: {error_lines(str(exc))}", err=True)
     sys.exit(EXIT_SOURCE_ERROR)
+
+
+def started() -> None:
+    """The command's start-up is over (modules imported, settings read). When the console
+    script held the cycle collector off (`cli.console`), what start-up made is frozen (it
+    lives until exit: no later collection walks it again) and the collector runs again for
+    what the work makes. Otherwise (a library caller, a test) nothing changes."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()

@@ -6,6 +6,7 @@ sweep's results, progress on a terminal, and writing a document to `--output`.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from dlt_contract_ops.commands.common import (
     EXIT_SOURCE_ERROR,
     EXIT_USAGE,
     project_dir_option,
+    started,
     usage_error,
 )
 from dlt_contract_ops.output import FORMATS
@@ -208,6 +210,7 @@ def reconcile(
     from dlt_contract_ops.engine.reconcile import check_source_names, removal_overrides, run
     from dlt_contract_ops.errors import ConfigError
     from dlt_contract_ops.output import render
+    from dlt_contract_ops.settings.files import project_context
 
     include = included(options)
     removal = {k: options[k] for k in REMOVAL_FLAGS if options.get(k) is not None}
@@ -216,21 +219,26 @@ def reconcile(
         removal_overrides(removal, lambda key: f"`{REMOVAL_FLAGS[key]}`")
     except ConfigError as exc:
         raise click.BadParameter(str(exc)) from None
-    try:
-        # a mistyped `-s` is the request's fault: one line, exit 2, before anything runs
-        check_source_names(sources, project_dir)
-    except ConfigError as exc:
-        usage_error(exc)
-    results, interrupted = sweep(
-        lambda: run(
-            list(sources) or None,
-            detectors=selected(include),
-            dry_run=dry_run,
-            project_dir=project_dir,
-            removal=removal,
-            dedup=not no_dedup,
-            progress=progress_printer(),
+    # one project context for the whole command: dlt's configuration is loaded and the
+    # settings are read once, not again by the sweep
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(project_context(project_dir))
+            # a mistyped `-s` is the request's fault: one line, exit 2, before anything runs
+            check_source_names(sources, project_dir)
+        except ConfigError as exc:
+            usage_error(exc)
+        started()
+        results, interrupted = sweep(
+            lambda: run(
+                list(sources) or None,
+                detectors=selected(include),
+                dry_run=dry_run,
+                project_dir=project_dir,
+                removal=removal,
+                dedup=not no_dedup,
+                progress=progress_printer(),
+            )
         )
-    )
     write_document(render(results, fmt, dry_run=dry_run), output)
     finish(results, interrupted, fail_on_drift=fail_on_drift)

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from dlt_contract_ops.commands.common import project_dir_option
+from dlt_contract_ops.commands.common import project_dir_option, started
 from dlt_contract_ops.commands.reconcile import (
     DetectorFlags,
     finish,
@@ -49,18 +49,22 @@ def report(
     from dlt_contract_ops.engine.reconcile import check_source_names, run
     from dlt_contract_ops.model.findings import ReconcileResult
     from dlt_contract_ops.output.html import to_html
+    from dlt_contract_ops.settings.files import project_context
 
     def call() -> list[ReconcileResult]:
-        # a mistyped `-s` is a usage error (exit 2, one line), as for `reconcile`
-        check_source_names(sources, project_dir)
-        return run(
-            list(sources) or None,
-            detectors=selected({"removal", *included(options)}),
-            dry_run=True,
-            alert_sinks=(),
-            project_dir=project_dir,
-            progress=progress_printer(),
-        )
+        # one project context: the settings are read once (as for `reconcile`)
+        with project_context(project_dir):
+            # a mistyped `-s` is a usage error (exit 2, one line), as for `reconcile`
+            check_source_names(sources, project_dir)
+            started()
+            return run(
+                list(sources) or None,
+                detectors=selected({"removal", *included(options)}),
+                dry_run=True,
+                alert_sinks=(),
+                project_dir=project_dir,
+                progress=progress_printer(),
+            )
 
     results, interrupted = sweep(call)
     generated = datetime.now(timezone.utc).isoformat(timespec="seconds")

@@ -118,9 +118,8 @@ def _run_source(
         results[0] = first.model_copy(update={
             "error": f"{first.error} {message}" if first.error else message,
             "error_kind": first.error_kind or "query"})
-    for r in results:
-        for finding in r.findings:
-            sweep.emitter.drift(finding)
+    # one dedup decision (one read and write of the state file) for the source's findings
+    sweep.emitter.drift_all([finding for r in results for finding in r.findings])
     # the first block also carries the time spent building the source and reading metadata
     rest = sum(r.duration_s for r in results[1:])
     total = round(time.perf_counter() - started - rest, 4)

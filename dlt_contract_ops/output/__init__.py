@@ -26,17 +26,25 @@ def render(results: Sequence[ReconcileResult], fmt: str, *, dry_run: bool = Fals
     >>> render([], "github")
     ''
     """
-    from dlt_contract_ops.output import github, junit, sarif
-    from dlt_contract_ops.output.text import to_json, to_text
-
+    # only the writer asked for is imported: a cron run's exit pays for one
     if fmt == "text":
+        from dlt_contract_ops.output.text import to_text
+
         return to_text(results, dry_run=dry_run)
     if fmt == "json":
+        from dlt_contract_ops.output.text import to_json
+
         return to_json(results) + "\n"
     if fmt == "junit":
-        return junit.to_junit(results)
+        from dlt_contract_ops.output.junit import to_junit
+
+        return to_junit(results)
     if fmt == "github":
-        return github.to_github(results)
+        from dlt_contract_ops.output.github import to_github
+
+        return to_github(results)
     if fmt == "sarif":
-        return sarif.to_sarif(results)
+        from dlt_contract_ops.output.sarif import to_sarif
+
+        return to_sarif(results)
     raise ValueError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}")

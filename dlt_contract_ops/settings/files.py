@@ -10,10 +10,11 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from dlt_contract_ops.errors import ConfigError
 
@@ -70,7 +71,18 @@ def parse_toml(path: Path) -> Mapping[str, Any]:
 
 
 def toml_files() -> list[TomlFile]:
-    """Every TOML file dlt's providers load in the current project context, first wins."""
+    """Every TOML file dlt's providers load in the current project context, first wins
+    (parsed once per `project_context`)."""
+    memo = context_memo()
+    if memo is not None and "toml_files" in memo:
+        return list(memo["toml_files"])
+    files = _read_toml_files()
+    if memo is not None:
+        memo["toml_files"] = tuple(files)
+    return files
+
+
+def _read_toml_files() -> list[TomlFile]:
     import dlt
 
     base = run_dir()
@@ -135,19 +147,55 @@ def _check_toml_syntax(target: Path) -> None:
             parse_toml(path)
 
 
+#: the innermost `project_context`: its folder and its memo (what was read from its settings)
+_ACTIVE: ContextVar[tuple[str, dict[Any, Any]] | None] = ContextVar(
+    "dlt_contract_ops_project", default=None
+)
+
+
+def context_memo() -> dict[Any, Any] | None:
+    """The memo of the `project_context` the caller runs in, where what is read from the
+    project's settings is kept for the rest of the context; None outside one."""
+    active = _ACTIVE.get()
+    return active[1] if active is not None else None
+
+
+_T = TypeVar("_T")
+
+
+def memoized(key: tuple[Any, ...], compute: Callable[[], _T]) -> _T:
+    """`compute()` once per project context and environment (a value read from settings:
+    dlt's providers are fixed for the context, the environment is part of the key); called
+    every time outside a context. A raised error is not kept."""
+    memo = context_memo()
+    if memo is None:
+        return compute()
+    full = (key, frozenset(os.environ.items()))
+    if full not in memo:
+        memo[full] = compute()
+    return memo[full]  # type: ignore[no-any-return]
+
+
 @contextlib.contextmanager
 def project_context(project_dir: str | os.PathLike[str] | None) -> Iterator[str]:
     """Point dlt's run context (its `.dlt/` settings and local files) at `project_dir`.
 
     The previous run directory is restored on exit, so a library caller's own dlt context is
     left as it was. A folder that does not exist and a TOML file with a syntax error are
-    ConfigErrors naming the path (and line and column).
+    ConfigErrors naming the path (and line and column). Inside a context of the same folder
+    (the CLI's, around the whole command) it changes nothing: the settings are read once.
     """
-    import dlt  # noqa: F401  (initializes the default run context)
+    import dlt  # (initializes the default run context)
     from dlt.common.configuration.container import Container
     from dlt.common.configuration.specs.pluggable_run_context import PluggableRunContext
 
     target = os.path.abspath(os.fspath(project_dir)) if project_dir is not None else os.getcwd()
+    active = _ACTIVE.get()
+    if active is not None and active[0] == target and (
+        os.path.abspath(dlt.current.run_context().run_dir) == target
+    ):
+        yield target
+        return
     if not os.path.isdir(target):
         raise ConfigError(
             f"Project directory `{target}` does not exist: pass the folder that holds `.dlt/` "
@@ -164,7 +212,9 @@ def project_context(project_dir: str | os.PathLike[str] | None) -> Iterator[str]
     except Exception as exc:  # dlt's provider errors: keep its message, drop the traceback
         ctx.reload(previous)
         raise ConfigError(f"dlt cannot load the configuration of `{target}`: {exc}") from exc
+    token = _ACTIVE.set((target, {}))
     try:
         yield target
     finally:
+        _ACTIVE.reset(token)
         ctx.reload(previous)

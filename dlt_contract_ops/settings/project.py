@@ -103,6 +103,8 @@ class DedupSettings:
     enabled: bool = True
     realert_after: float = DEFAULT_REALERT_AFTER
     state_file: Path | None = None  # None: the default file in dlt's data dir
+    #: `[contract_ops] lock_timeout`: how long a run waits for the state file's lock
+    lock_timeout: float = DEFAULT_LOCK_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -170,12 +172,27 @@ def _removal(spec: RemovalSpec, base: RemovalSettings, section: str) -> RemovalS
     return base.overridden(dict(spec), lambda key: where(f"{section}.{key}"))
 
 
+def lock_timeout_setting() -> float:
+    """`[contract_ops] lock_timeout` alone, in seconds (inside a project context), for a
+    command that needs no other setting (`ack`, `unack`); ConfigError on a bad value."""
+    import dlt
+
+    key = f"{PROJECT_SECTION}.lock_timeout"
+    return _seconds(dlt.config.get(key), key, DEFAULT_LOCK_TIMEOUT)
+
+
 def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
     """Read `[contract_ops]` (inside a project context); ConfigError on any bad key or value.
 
     `check_keys=False` skips the unknown-key check (`validate` lists those itself, and still
-    wants the values read).
+    wants the values read). Read once per project context (and environment).
     """
+    from dlt_contract_ops.settings.files import memoized
+
+    return memoized(("project", check_keys), lambda: _load_project_settings(check_keys))
+
+
+def _load_project_settings(check_keys: bool) -> ProjectSettings:
     import dlt
 
     from dlt_contract_ops.settings.problems import not_a_table, raise_problems, table_problems
@@ -197,6 +214,7 @@ def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
     state_file = as_text(d.state_file, f"{p}.dedup.state_file")
     state = Path(run_dir, os.path.expanduser(state_file)) if state_file else None
     profile_store = as_text(spec.profile_store, f"{p}.profile_store")
+    lock_timeout = _seconds(spec.lock_timeout, f"{p}.lock_timeout", DEFAULT_LOCK_TIMEOUT)
     return ProjectSettings(
         alert_sinks=sinks,
         injected_columns=as_names(spec.injected_columns, f"{p}.injected_columns"),
@@ -209,9 +227,10 @@ def load_project_settings(*, check_keys: bool = True) -> ProjectSettings:
             enabled=True if d.enabled is None else bool(d.enabled),
             realert_after=realert,
             state_file=state,
+            lock_timeout=lock_timeout,
         ),
         query_timeout=_seconds(spec.query_timeout, f"{p}.query_timeout", DEFAULT_QUERY_TIMEOUT),
-        lock_timeout=_seconds(spec.lock_timeout, f"{p}.lock_timeout", DEFAULT_LOCK_TIMEOUT),
+        lock_timeout=lock_timeout,
         rename_min_confidence=(
             DEFAULT_RENAME_MIN_CONFIDENCE if spec.rename.min_confidence is None
             else FRACTION.read(spec.rename.min_confidence, where(f"{p}.rename.min_confidence"))
@@ -270,7 +289,21 @@ def load_source_settings(
     name: str, project: ProjectSettings, *, check_keys: bool = True
 ) -> SourceSettings:
     """Read `[sources.<name>.contract_ops]`; UnknownSourceError when it has no `ref`.
-    `check_keys=False` skips the unknown-key check (as for `load_project_settings`)."""
+    `check_keys=False` skips the unknown-key check (as for `load_project_settings`). Read
+    once per project context (and environment) for the same `project`."""
+    from dlt_contract_ops.settings.files import memoized
+
+    # the memo keeps `project` alive with the entry, so its id names it for the context
+    kept: tuple[ProjectSettings, SourceSettings] = memoized(
+        ("source", name, check_keys, id(project)),
+        lambda: (project, _load_source_settings(name, project, check_keys)),
+    )
+    return kept[1]
+
+
+def _load_source_settings(
+    name: str, project: ProjectSettings, check_keys: bool
+) -> SourceSettings:
     from dlt_contract_ops.settings.problems import not_a_table, raise_problems, table_problems
 
     base = source_section(name)

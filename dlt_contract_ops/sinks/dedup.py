@@ -25,97 +25,47 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import hashlib
-import json
 import logging
 import os
 import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from dlt_contract_ops.model.findings import DriftFinding
-from dlt_contract_ops.settings.project import DEFAULT_REALERT_AFTER
+from dlt_contract_ops.settings.project import (
+    DEFAULT_REALERT_AFTER,
+    DedupSettings,
+    default_state_file,
+)
+from dlt_contract_ops.sinks.dedup_rule import (
+    ANY_SINK,
+    STATE_FORMAT_VERSION,
+    AlertMark,
+    AlertReason,
+    AlertStatus,
+    FindingId,
+    alerted,
+    decide,
+    finding_digest,
+    finding_key,
+    legacy_key,
+    overall,
+    upgraded,
+)
 from dlt_contract_ops.statefile import StateFileError, locked, read_json, write_json
 
-AlertStatus = Literal["new", "repeat", "undelivered"]
-AlertReason = Literal[
-    "first", "changed", "realert", "unchanged", "unchecked", "in_flight",
-    "no_sink_confirmed", "paging_sink_failed",
+__all__ = [
+    "ANY_SINK", "PENDING_LEASE", "STATE_FORMAT_VERSION", "AlertMark", "AlertReason",
+    "AlertStatus", "DedupStore", "FindingId", "decide", "finding_digest", "finding_key",
+    "legacy_key", "overall", "upgraded",
 ]
-#: a finding's one identity, `DriftFinding.id`
-FindingId = str
 
-#: 3: keyed by the finding's id; 2: one record per sink (`sinks`), keyed by the 0.1.0 key;
-#: formats 1 (one record per finding) and 2 still read
-STATE_FORMAT_VERSION = 3
-#: the sink name under which a format 1 record is read: it counts for every sink
-ANY_SINK = "*"
 #: a pending claim of a run on another host stops counting after this many seconds
 PENDING_LEASE = 900.0
 
 log = logging.getLogger("dlt_contract_ops")
-
-
-@dataclass(frozen=True)
-class AlertMark:
-    """What dedup decided for one finding: sent to sinks ("new") or suppressed ("repeat")."""
-
-    status: AlertStatus
-    reason: AlertReason
-
-
-def decide(
-    entry: Mapping[str, Any] | None, digest: str, now: float, realert_after: float
-) -> AlertMark:
-    """The pure dedup rule for one finding given its previous state entry.
-
-    >>> decide(None, "d", 0.0, 60.0)
-    AlertMark(status='new', reason='first')
-    >>> decide({"digest": "d", "last_alerted": 0.0}, "d", 30.0, 60.0)
-    AlertMark(status='repeat', reason='unchanged')
-    """
-    if entry is None:
-        return AlertMark("new", "first")
-    if entry.get("digest") != digest:
-        return AlertMark("new", "changed")
-    last = entry.get("last_alerted")
-    if not isinstance(last, int | float) or now - float(last) >= realert_after:
-        return AlertMark("new", "realert")
-    return AlertMark("repeat", "unchanged")
-
-
-def overall(marks: Mapping[str, AlertMark]) -> AlertMark:
-    """The finding's mark from its per-sink marks: "new" when some sink is due to get it
-    (with the first such sink's reason), else "repeat" ("in_flight" when a sink's copy is
-    being sent by another run).
-
-    >>> overall({"logging": AlertMark("repeat", "unchanged"),
-    ...          "webhook": AlertMark("new", "first")})
-    AlertMark(status='new', reason='first')
-    """
-    due = [m for m in marks.values() if m.status == "new"]
-    if due:
-        return due[0]
-    if any(m.reason == "in_flight" for m in marks.values()):
-        return AlertMark("repeat", "in_flight")
-    return AlertMark("repeat", "unchanged")
-
-
-def finding_key(finding: DriftFinding) -> str:
-    """The state-file key: the finding's id."""
-    return finding.id
-
-
-def legacy_key(finding: DriftFinding) -> str:
-    """The key 0.1.0 wrote (state formats 1 and 2): (source, resource, drift type, columns in
-    their order) as a JSON array."""
-    return json.dumps(
-        [finding.source, finding.resource, finding.drift_type, list(finding.columns)],
-        ensure_ascii=False,
-    )
 
 
 def _entry(alerts: dict[str, Any], finding: DriftFinding, *, adopt: bool) -> Any:
@@ -131,25 +81,6 @@ def _entry(alerts: dict[str, Any], finding: DriftFinding, *, adopt: bool) -> Any
         return alerts[old]
     alerts[key] = alerts.pop(old)
     return alerts[key]
-
-
-def finding_digest(finding: DriftFinding) -> str:
-    """What makes the same key "changed": the live and declared types of its columns.
-
-    Samples, coverage ratios and timestamps move on every run and are deliberately left out.
-    """
-    expired_ack = (
-        f"{finding.ack.get('id')}@{finding.ack.get('until')}"
-        if finding.ack is not None and finding.ack.get("expired") else None
-    )
-    body = json.dumps(
-        # an acknowledgement that just expired makes the drift news once: alert it again
-        {"column_types": finding.column_types, "expected_types": finding.expected_types,
-         **({"ack_expired": expired_ack} if expired_ack else {})},
-        sort_keys=True,
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(body.encode()).hexdigest()[:16]
 
 
 def _iso(ts: float) -> str:
@@ -181,11 +112,13 @@ class DedupStore:
     """The state file and the rule, per sink, in two phases so an alert counts only once
     delivered.
 
-    `reserve` decides for each named sink under the file lock and, for each "new" one, marks
-    the finding *pending* for that sink (owned by this process), so a concurrent run treats
-    it as in flight there and does not send it too. `settle` records, per sink, the findings
-    it delivered as alerted and drops its claims on the others, which the next run sends
-    again to that sink only. `check` decides without writing (dry runs).
+    `reserve_all` decides a batch of findings for each named sink under the file lock and,
+    for each "new" one, marks the finding *pending* for that sink (owned by this process), so
+    a concurrent run treats it as in flight there and does not send it too. `settle` records,
+    per sink, the findings it delivered as alerted and drops its claims on the others, which
+    the next run sends again to that sink only. `check` decides without writing (dry runs).
+    A sweep reads and writes the file once per batch (a source's findings) and once at the
+    end, whatever the number of findings.
     """
 
     def __init__(
@@ -203,6 +136,20 @@ class DedupStore:
         self._lock_timeout = lock_timeout
         self._lease = lease
         self._owner = _owner()
+        #: the file as the first `check` read it, until this store writes it
+        self._snapshot: dict[str, Any] | None = None
+
+    @classmethod
+    def from_settings(cls, settings: DedupSettings) -> DedupStore:
+        """The store `[contract_ops.dedup]` describes (inside a project context: the default
+        file is in dlt's data dir), waiting `[contract_ops] lock_timeout` for its lock."""
+        path = settings.state_file
+        if path is None:
+            import dlt
+
+            ctx = dlt.current.run_context()
+            path = default_state_file(ctx.run_dir, ctx.data_dir)
+        return cls(path, settings.realert_after, lock_timeout=settings.lock_timeout)
 
     def _alerts(self, *, repair: bool) -> dict[str, Any]:
         try:
@@ -228,41 +175,69 @@ class DedupStore:
 
     def check(self, finding: DriftFinding, sinks: Sequence[str] = ()) -> dict[str, AlertMark]:
         """What `reserve` would decide now for each of `sinks`, without writing (dry runs,
-        disabled emission). No sinks: each sink the state knows for `finding` (or `*`)."""
-        entry = _entry(self._alerts(repair=False), finding, adopt=False)
+        disabled emission). No sinks: each sink the state knows for `finding` (or `*`).
+
+        The file is read once, at the first check: a store that never writes decides every
+        finding of its run against that one snapshot."""
+        if self._snapshot is None:
+            self._snapshot = self._alerts(repair=False)
+        entry = _entry(self._snapshot, finding, adopt=False)
         records = (entry or {}).get("sinks", {})
         digest, now = finding_digest(finding), self._clock()
         return {
-            sink: decide(_alerted(records, sink), digest, now, self.realert_after)
+            sink: decide(alerted(records, sink), digest, now, self.realert_after)
             for sink in (sinks or tuple(records) or (ANY_SINK,))
         }
 
     def reserve(self, finding: DriftFinding, sinks: Sequence[str]) -> dict[str, AlertMark]:
         """Decide for each of `sinks` under the file lock; leave a pending claim of this
         process on each sink decided "new"."""
+        return self.reserve_all([finding], sinks)[finding_key(finding)]
+
+    def reserve_all(
+        self, findings: Sequence[DriftFinding], sinks: Sequence[str]
+    ) -> dict[FindingId, dict[str, AlertMark]]:
+        """`reserve` for every finding of a batch in one locked read and at most one write:
+        finding id -> sink -> mark. Every claim is on disk before any of them is sent."""
+        out: dict[FindingId, dict[str, AlertMark]] = {}
+        if not findings:
+            return out
         with locked(self.path, self._lock_timeout):
             alerts = self._alerts(repair=True)
             now = self._clock()
-            key = finding_key(finding)
-            entry = _entry(alerts, finding, adopt=True) or {"sinks": {}}
-            records: dict[str, Any] = entry["sinks"]
-            digest = finding_digest(finding)
-            marks: dict[str, AlertMark] = {}
-            for sink in sinks:
-                if any(
-                    self._claimed_by_another(records.get(name), now)
-                    for name in (sink, ANY_SINK)
-                ):
-                    marks[sink] = AlertMark("repeat", "in_flight")
-                    continue
-                marks[sink] = decide(_alerted(records, sink), digest, now, self.realert_after)
-                if marks[sink].status == "new":
-                    records[sink] = {**records.get(sink, {}),
-                                     "pending": {"owner": self._owner, "since": now}}
-            if any(m.status == "new" for m in marks.values()):
-                alerts[key] = {**entry, **_header(finding), "sinks": records}
+            claimed = False
+            for finding in findings:
+                out[finding_key(finding)], new = self._claim(alerts, finding, sinks, now)
+                claimed = claimed or new
+            if claimed:
                 self._write(alerts, now)
-            return marks
+        return out
+
+    def _claim(
+        self, alerts: dict[str, Any], finding: DriftFinding, sinks: Sequence[str], now: float
+    ) -> tuple[dict[str, AlertMark], bool]:
+        """Decide `finding` for each sink in `alerts` (in memory), claiming the "new" ones;
+        the marks, and whether anything was claimed."""
+        key = finding_key(finding)
+        entry = _entry(alerts, finding, adopt=True) or {"sinks": {}}
+        records: dict[str, Any] = entry["sinks"]
+        digest = finding_digest(finding)
+        marks: dict[str, AlertMark] = {}
+        for sink in sinks:
+            if any(
+                self._claimed_by_another(records.get(name), now)
+                for name in (sink, ANY_SINK)
+            ):
+                marks[sink] = AlertMark("repeat", "in_flight")
+                continue
+            marks[sink] = decide(alerted(records, sink), digest, now, self.realert_after)
+            if marks[sink].status == "new":
+                records[sink] = {**records.get(sink, {}),
+                                 "pending": {"owner": self._owner, "since": now}}
+        claimed = any(m.status == "new" for m in marks.values())
+        if claimed:
+            alerts[key] = {**entry, **_header(finding), "sinks": records}
+        return marks, claimed
 
     def _claimed_by_another(self, record: Any, now: float) -> bool:
         pending = record.get("pending") if isinstance(record, dict) else None
@@ -344,6 +319,7 @@ class DedupStore:
             if records:
                 kept[key] = {**entry, "sinks": records}
         write_json(self.path, {"format_version": STATE_FORMAT_VERSION, "alerts": kept})
+        self._snapshot = None  # a later `check` sees what this store wrote
 
 
 def _header(finding: DriftFinding) -> dict[str, Any]:
@@ -355,35 +331,6 @@ def _header(finding: DriftFinding) -> dict[str, Any]:
         "drift_type": finding.drift_type,
         "columns": list(finding.columns),
     }
-
-
-def _alerted(records: Mapping[str, Any], sink: str) -> Mapping[str, Any] | None:
-    """The record that says when `sink` last got the finding: its own once it delivered,
-    else the format 1 record (`*`, every sink), else None (never delivered there)."""
-    for name in (sink, ANY_SINK):
-        record = records.get(name)
-        if isinstance(record, dict) and "digest" in record:
-            return record
-    return None
-
-
-def upgraded(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """`entry` in format 2 (`sinks`: sink name -> record). A format 1 entry (one record for
-    the finding, written before delivery was tracked per sink) becomes the record of `*`:
-    settled for every sink, exactly as the previous version treated it.
-
-    >>> upgraded({"source": "s", "digest": "d", "last_alerted": 5.0})
-    {'source': 's', 'sinks': {'*': {'digest': 'd', 'last_alerted': 5.0}}}
-    """
-    if isinstance(entry.get("sinks"), dict):
-        return {**entry, "sinks": {k: v for k, v in entry["sinks"].items()
-                                   if isinstance(v, dict)}}
-    record = {k: entry[k] for k in _V1_RECORD if k in entry}
-    header = {k: v for k, v in entry.items() if k not in _V1_RECORD}
-    return {**header, "sinks": {ANY_SINK: record} if record else {}}
-
-
-_V1_RECORD = ("digest", "first_alerted", "last_alerted", "last_alerted_at", "pending")
 
 
 def _aside_path(path: Path) -> Path:

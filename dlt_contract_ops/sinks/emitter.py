@@ -1,7 +1,8 @@
 """Fan-out to the configured sinks: isolation, fallback, dry-run, dedup and bounded flush.
 
 - Every sink receives every event; one sink raising never crashes the sweep or starves the
-  others.
+  others. One that fails to load is dropped for the run with a warning naming it; if every
+  configured sink drops, the logging sink takes over. `alert_sinks = []` disables emission.
 - Delivery is per sink: a sink delivered a finding when `emit_drift` returned and, for an
   asynchronous sink (`ConfirmsDelivery`), the server confirmed it by the end of `flush`.
   Dedup settles the finding for each sink that delivered it; the next run sends it again to
@@ -9,13 +10,11 @@
   full by the logging fallback and the sweep reports it as an error (`undelivered` in
   `DeliveryReport`). The logging sink (`pages = False`) is a local record: it never settles
   a finding for a paging sink, and its own failure alone is not an error (see `delivery`).
-- A sink that fails to load or construct is dropped for the invocation with a warning naming
-  it; if every configured sink drops, emission falls back to the logging sink.
-  `alert_sinks = []` disables emission on purpose.
 - `dry_run` suppresses all emission (drift and error events); sinks are not even loaded.
 - Dedup (on unless turned off) sends a drift finding to a sink only when it is new, changed
-  or due for a re-alert there, and records each decision in an `AlertLedger`.
-- `flush` bounds every sink's flush by one shared timeout, then closes the sinks.
+  or due for a re-alert there, decides a batch of findings at once (`drift_all`), and
+  records each decision in an `AlertLedger`. `flush` bounds every sink's flush by one
+  shared timeout, then closes the sinks.
 """
 
 from __future__ import annotations
@@ -25,14 +24,13 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 from dlt_contract_ops.acks.store import AckBook
 from dlt_contract_ops.errors import AlertSinkError
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.duration import human
-from dlt_contract_ops.settings.project import DedupSettings, default_state_file
+from dlt_contract_ops.settings.project import DedupSettings
 from dlt_contract_ops.sinks.base import AlertSink, ConfirmsDelivery, ErrorEvent
 from dlt_contract_ops.sinks.dedup import ANY_SINK, AlertMark, DedupStore, FindingId, overall
 from dlt_contract_ops.sinks.delivery import DeliveryReport, missed, pages
@@ -52,13 +50,6 @@ def sink_name(sink: AlertSink) -> str:
     """The name an instance passed as a sink goes by: its `name`, else its class name."""
     name = getattr(sink, "name", None)
     return name if isinstance(name, str) and name else type(sink).__name__
-
-
-def _default_state_file() -> Path:
-    import dlt
-
-    ctx = dlt.current.run_context()
-    return default_state_file(ctx.run_dir, ctx.data_dir)
 
 
 class Emitter:
@@ -87,6 +78,8 @@ class Emitter:
         #: finding key -> (finding, the sinks it went to, those whose emit_drift returned)
         self._handed: dict[FindingId, tuple[DriftFinding, list[str], set[str]]] = {}
         self._fell_back: set[FindingId] = set()
+        #: (finding, the sinks dedup claimed it at) for this run, handed over or not
+        self._claimed: list[tuple[DriftFinding, list[str]]] = []
 
     @classmethod
     def from_names(
@@ -133,24 +126,25 @@ class Emitter:
         store: DedupStore | None = None
         settings = dedup_settings or DedupSettings()
         if dedup and settings.enabled:
-            store = DedupStore(
-                settings.state_file or _default_state_file(), settings.realert_after
-            )
+            store = DedupStore.from_settings(settings)
         planned = tuple(dict.fromkeys(sink_names)) if dry_run else None
         return cls(loaded, dry_run=dry_run, dedup=store, names=planned)
 
     # -- events --------------------------------------------------------------------------
-    def _marks(self, finding: DriftFinding) -> dict[str, AlertMark] | None:
-        """Sink name -> what dedup decided for `finding` there; None when dedup is off."""
+    def _marks(
+        self, findings: Sequence[DriftFinding]
+    ) -> dict[FindingId, dict[str, AlertMark]] | None:
+        """Finding id -> sink name -> what dedup decided there; None when dedup is off.
+        One read (and at most one write) of the state for the whole batch."""
         if self.dedup is None:
             return None
         unchecked = {name: AlertMark("new", "unchecked") for name in self.names or (ANY_SINK,)}
         if self._dedup_broken:
-            return unchecked
+            return {f.id: unchecked for f in findings}
         try:
             if self.dry_run or not self.sinks:  # nothing is sent: leave the state as is
-                return self.dedup.check(finding, self.names)
-            return self.dedup.reserve(finding, self.names)
+                return {f.id: self.dedup.check(f, self.names) for f in findings}
+            return self.dedup.reserve_all(findings, self.names)
         except (StateFileError, OSError) as exc:
             # Better one repeated alert than a missed one: alert and say why, once.
             self._dedup_broken = True
@@ -159,21 +153,41 @@ class Emitter:
                 self.dedup.path,
                 exc,
             )
-            return unchecked
+            return {f.id: unchecked for f in findings}
 
     def drift(self, finding: DriftFinding) -> None:
         """Hand `finding` to every sink, unless dry run, an acknowledgement, or dedup (a
         repeat) holds it back."""
-        if self.acks is not None:
-            finding = self.acks.stamp(finding)  # expired: alerted again, saying so
-            if finding.acknowledged and finding.ack is not None:
-                log.info(
-                    "drift at %s (%s) acknowledged until %s by %s: not sent",
-                    where(finding.pipeline, finding.source, finding.resource),
-                    finding.drift_type, finding.ack["until"], finding.ack["by"],
-                )
-                return
-        marks = self._marks(finding)
+        self.drift_all([finding])
+
+    def drift_all(self, findings: Sequence[DriftFinding]) -> None:
+        """`drift` for each of `findings`, in order, with one dedup decision for the batch
+        (the state file is read and written once, not once per finding)."""
+        due = [f for f in map(self._unacknowledged, findings) if f is not None]
+        marks = self._marks(due)
+        if marks is not None and self.sinks and not self.dry_run:
+            # claimed before any is sent: one never handed over (a signal) is released at flush
+            self._claimed.extend((f, [n for n, m in marks[f.id].items() if m.status == "new"])
+                                 for f in due)
+        for finding in due:
+            self._send(finding, None if marks is None else marks[finding.id])
+
+    def _unacknowledged(self, finding: DriftFinding) -> DriftFinding | None:
+        """`finding` stamped with its acknowledgement; None when one holds it back."""
+        if self.acks is None:
+            return finding
+        finding = self.acks.stamp(finding)  # expired: alerted again, saying so
+        if finding.acknowledged and finding.ack is not None:
+            log.info(
+                "drift at %s (%s) acknowledged until %s by %s: not sent",
+                where(finding.pipeline, finding.source, finding.resource),
+                finding.drift_type, finding.ack["until"], finding.ack["by"],
+            )
+            return None
+        return finding
+
+    def _send(self, finding: DriftFinding, marks: dict[str, AlertMark] | None) -> None:
+        """Hand `finding` to the sinks dedup decided it is due at (all, without dedup)."""
         targets = list(self.names)
         if marks is not None:
             mark = overall(marks)
@@ -181,18 +195,12 @@ class Emitter:
             if mark.status == "repeat":
                 if self.dry_run:  # nothing would be sent anyway: the [repeat] mark says it
                     return
-                why = (
-                    "is being sent by another run right now"
-                    if mark.reason == "in_flight"
-                    else "already alerted within "
-                    + human(timedelta(seconds=self.dedup.realert_after if self.dedup else 0.0))
-                )
-                log.info(
-                    "drift at %s (%s) %s: not sent again",
-                    where(finding.pipeline, finding.source, finding.resource),
-                    finding.drift_type,
-                    why,
-                )
+                window = human(timedelta(seconds=self.dedup.realert_after if self.dedup else 0))
+                why = ("is being sent by another run right now" if mark.reason == "in_flight"
+                       else f"already alerted within {window}")
+                log.info("drift at %s (%s) %s: not sent again",
+                         where(finding.pipeline, finding.source, finding.resource),
+                         finding.drift_type, why)
                 return
             targets = [name for name in targets if marks[name].status == "new"]
             if len(targets) < len(marks) and self.sinks and not self.dry_run:
@@ -367,6 +375,10 @@ class Emitter:
             ))
             if finding.id not in self._fell_back:  # an asynchronous sink lost it
                 self._fall_back(finding, lost, delivered=bool(accepted))
+        for finding, claimed in self._claimed:  # never handed over: release its claims
+            if finding.id not in self._handed:
+                for name in claimed:
+                    undelivered.setdefault(name, []).append(finding)
         if self.dedup is not None and not self._dedup_broken:
             try:
                 self.dedup.settle(delivered, undelivered)

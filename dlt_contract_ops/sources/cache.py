@@ -18,8 +18,10 @@ An entry is served only while its fingerprint holds:
 - this package's, dlt's, Pydantic's and Python's versions, the source name, its `ref` and
   the project folder;
 - the content of every TOML file dlt reads in the project context (a source function may
-  read its configuration) and the environment variables dlt reads configuration from (names
-  holding `__`).
+  read its configuration) and the environment variables that may shape the source
+  (`fingerprints.shaping_env`: dlt's `SOURCES__`, `SCHEMA__`, `NORMALIZE__`, `DESTINATION__`
+  and `<PIPELINE>__` sections, and the `DLT_*` paths; not a cron's `RUN_ID` or
+  `JOB__STARTED_AT`).
 
 Anything else a source function reads (a data file, the network) is not seen: turn the cache
 off with `source_cache = false` in `[contract_ops]` for such a source. A corrupt or
@@ -205,9 +207,14 @@ def _write(path: Path, key: str, built: BuiltSource, files: list[list[Any]]) -> 
 
 
 def cached_source(
-    name: str, ref: str, project_dir: str, timeout: float = DEFAULT_SOURCE_BUILD_TIMEOUT
+    name: str,
+    ref: str,
+    project_dir: str,
+    timeout: float = DEFAULT_SOURCE_BUILD_TIMEOUT,
+    pipeline_name: str | None = None,
 ) -> BuiltSource:
     """Source `name` from the cache when its fingerprint holds, else built (and cached).
+    `pipeline_name`: the source's pipeline, whose configuration section is part of the key.
 
     Call inside the project context (dlt's data dir and configuration are the project's).
     """
@@ -218,7 +225,7 @@ def cached_source(
 
     try:
         path = cache_path(project_dir, name, dlt.current.run_context().data_dir)
-        key = static_key(name, ref, project_dir)
+        key = static_key(name, ref, project_dir, pipeline_name)
     except Exception as exc:  # no data dir, an unreadable config file: build as without
         log.debug("source cache unavailable for `%s`: %s", name, exc)
         return build()

@@ -9,7 +9,7 @@ import json
 import os
 import site
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,34 @@ def _config_files() -> list[str]:
     return out
 
 
-def static_key(name: str, ref: str, project_dir: str) -> str:
+#: first sections of the environment variables that may shape a built source: any source's
+#: configuration (a source's dlt section is its module's name, not the declared name), the
+#: schema's naming and normalizers, and the destination's settings
+SHAPING_SECTIONS = frozenset({"SOURCES", "SCHEMA", "NORMALIZE", "DESTINATION"})
+
+
+def shaping_env(
+    environ: Mapping[str, str], pipeline_name: str | None = None
+) -> list[tuple[str, str]]:
+    """The environment variables a built source may depend on, sorted: dlt's configuration
+    in `SHAPING_SECTIONS` or in the pipeline's own section (`<PIPELINE>__...`), and dlt's
+    `DLT_*` paths. A variable of any other section (a cron's `RUN_ID`, `JOB__STARTED_AT`)
+    does not touch the entry.
+
+    >>> shaping_env({"SOURCES__SHOP__API_KEY": "k", "RUN__ID": "7", "DLT_DATA_DIR": "/d",
+    ...              "SHOP_PIPE__DESTINATION__X": "1", "TIMESTAMP": "t"}, "shop_pipe")
+    [('DLT_DATA_DIR', '/d'), ('SHOP_PIPE__DESTINATION__X', '1'), ('SOURCES__SHOP__API_KEY', 'k')]
+    """
+    sections = SHAPING_SECTIONS | ({pipeline_name.upper()} if pipeline_name else set())
+    out = []
+    for key, value in environ.items():
+        head, nested, _ = key.strip("_").partition("__")
+        if key.upper().startswith("DLT_") or (nested and head.upper() in sections):
+            out.append((key, value))
+    return sorted(out)
+
+
+def static_key(name: str, ref: str, project_dir: str, pipeline_name: str | None = None) -> str:
     """The digest of everything an entry depends on besides the module files."""
     import dlt
     import pydantic
@@ -63,7 +90,7 @@ def static_key(name: str, ref: str, project_dir: str) -> str:
         "ref": ref,
         "project": os.path.abspath(project_dir),
         "config": [(path, _sha256(path)) for path in _config_files()],
-        "env": sorted((k, v) for k, v in os.environ.items() if "__" in k.strip("_")),
+        "env": shaping_env(os.environ, pipeline_name),
     }
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 

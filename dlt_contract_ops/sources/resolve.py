@@ -46,7 +46,8 @@ def resolve_source(
     if cached and project.source_cache:
         from dlt_contract_ops.sources.cache import cached_source
 
-        built = cached_source(name, settings.ref, project_dir, project.source_build_timeout)
+        built = cached_source(name, settings.ref, project_dir, project.source_build_timeout,
+                              settings.pipeline_name)
         return ResolvedSource(settings, built)
     from dlt_contract_ops.sources.discovery import build_source
 

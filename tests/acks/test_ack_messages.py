@@ -38,6 +38,11 @@ def test_an_until_beyond_the_calendar_is_one_line_exit_2(project: Project) -> No
 
 
 def test_ack_and_unack_while_the_lock_is_held_are_one_line_exit_2(project: Project) -> None:
+    # they wait `[contract_ops] lock_timeout` for the lock, not a fixed 10 s
+    project.config("""
+        [contract_ops]
+        lock_timeout = "1s"
+    """)
     lock = _lock_path(project.root / ACKS_FILE)
     lock.parent.mkdir(parents=True, exist_ok=True)
     # the lock `ack` takes (statefile.locked: `<path>.lock`), held as a second `ack` would
@@ -45,10 +50,10 @@ def test_ack_and_unack_while_the_lock_is_held_are_one_line_exit_2(project: Proje
         code, _, err = _cli(project.root, "ack", FID, "--until", "1d", "--reason", "r",
                             "--force")
         assert code == EXIT_USAGE
-        _one_line_error(err, "is held by another process")
+        _one_line_error(err, "is held by another process for more than 1s")
         code, _, err = _cli(project.root, "unack", FID)
         assert code == EXIT_USAGE
-        _one_line_error(err, "is held by another process")
+        _one_line_error(err, "is held by another process for more than 1s")
     code, _, err = _cli(project.root, "ack", FID, "--until", "1d", "--reason", "r", "--force")
     assert code == 0, err  # released: the same command goes through
 
@@ -68,3 +73,14 @@ def test_a_reason_cannot_forge_a_line_of_the_listing(project: Project) -> None:
     assert "\\u001b[2J\\u202e" in line
     assert "by eve\\u0007:" in line
     assert not any(c in line for c in "\x1b\a\u202e")
+
+
+def test_a_bad_lock_timeout_is_one_line_exit_2(project: Project) -> None:
+    project.config("""
+        [contract_ops]
+        lock_timeout = "soon"
+    """)
+    code, _, err = _cli(project.root, "ack", FID, "--until", "1d", "--reason", "r", "--force")
+    assert code == EXIT_USAGE
+    _one_line_error(err, "`lock_timeout` in `[contract_ops]`", "soon")
+    assert not (project.root / ACKS_FILE).exists()

@@ -432,3 +432,32 @@ def test_an_edit_of_a_model_module_outside_the_project_invalidates_the_entry(
     assert _calls(shop) == calls + 1  # rebuilt
     assert ("missing", "customers", ("tier",)) in _found(results)
     assert results == _uncached(shop)
+
+
+def test_a_cron_whose_environment_changes_every_run_hits_the_cache(shop: Project) -> None:
+    """A run id or a timestamp in the environment, `__` in its name or not, is no part of
+    the source: every run after the first is served from the cache."""
+    expected = _doc(_reconcile(shop, RUN_ID="1", JOB__STARTED_AT="2026-12-03T07:00"))
+    assert _calls(shop) == 1
+    for run_id in ("2", "3"):
+        again = _reconcile(shop, RUN_ID=run_id, JOB__STARTED_AT=f"2026-12-03T0{run_id}:00",
+                           SOME__TIMESTAMP=run_id)
+        assert _doc(again) == expected
+    assert _calls(shop) == 1
+
+
+@pytest.mark.parametrize(
+    "variable",
+    ["SOURCES__SHOP__API_KEY", "SOURCES__SHOP_MODELS__SHOP__LIMIT", "SHOP_PIPE__SOURCES__LIMIT",
+     "SCHEMA__FLAVOUR", "NORMALIZE__FLAVOUR", "DESTINATION__DUCKDB__FLAVOUR", "DLT_FLAVOUR"],
+)
+def test_a_variable_that_may_shape_the_source_misses_the_cache(
+    shop: Project, variable: str
+) -> None:
+    """A source's config section (under its module's name or the declared one), the
+    pipeline's, the schema's, the destination's, dlt's own paths: a change is a build."""
+    _reconcile(shop, **{variable: "a"})
+    _reconcile(shop, **{variable: "a"})
+    assert _calls(shop) == 1  # the same value: a hit
+    _reconcile(shop, **{variable: "b"})
+    assert _calls(shop) == 2

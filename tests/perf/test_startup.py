@@ -18,7 +18,8 @@ import pytest
 from dlt_contract_ops.cli import main
 
 #: a module is heavy when its name is one of these or starts with one plus "."
-HEAVY = ("duckdb", "psycopg2", "sqlalchemy", "pymysql", "sentry_sdk", "dlt.destinations", "dlt")
+HEAVY = ("duckdb", "psycopg2", "sqlalchemy", "pymysql", "sentry_sdk", "dlt.destinations", "dlt",
+         "sqlglot")
 
 _PROBE = """
 import json, sys
@@ -89,3 +90,64 @@ def test_importing_the_package_is_lazy() -> None:
 
     assert code == 0
     assert not [m for m in modules if m.split(".")[0] in ("pydantic", "sqlglot")]
+
+
+_GC_PROBE = """
+import gc, json, sys
+import dlt_contract_ops.acks.service as acks
+import dlt_contract_ops.engine.reconcile as engine
+from dlt_contract_ops import cli
+
+seen = {{}}
+
+def spy(name, real):
+    def call(*args, **kwargs):
+        seen[name] = {{"collector": gc.isenabled(), "frozen": gc.get_freeze_count() > 0}}
+        return real(*args, **kwargs)
+    return call
+
+engine.run = spy("reconcile", engine.run)
+engine.check_source_names = spy("start-up", engine.check_source_names)
+acks.list_acks = spy("acks", acks.list_acks)
+entry = getattr(cli, {entry!r})
+for args in (["reconcile", "--all", "--dry-run"], ["acks"]):
+    sys.argv = ["dlt-contract-ops", *args, "--project-dir", {root!r}]
+    try:
+        entry(args=sys.argv[1:]) if {entry!r} == "main" else entry()
+    except SystemExit:
+        pass
+    seen["after " + args[0]] = gc.isenabled()
+print(json.dumps(seen))
+"""
+
+
+def _gc_seen(entry: str, root: Path) -> dict[str, object]:
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_GC_PROBE.format(entry=entry, root=str(root)))],
+        capture_output=True, text=True,
+        env={**os.environ, "RUNTIME__DLTHUB_TELEMETRY": "false"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def test_the_console_script_runs_the_sweep_with_the_collector_on(tmp_path: Path) -> None:
+    """Start-up runs without the cycle collector; the sweep (and any other command's work)
+    with it, start-up's objects frozen; the collector is on again after the command."""
+    (tmp_path / ".dlt").mkdir()
+    seen = _gc_seen("console", tmp_path)
+
+    assert seen["start-up"] == {"collector": False, "frozen": False}
+    assert seen["reconcile"] == {"collector": True, "frozen": True}
+    assert seen["acks"] == {"collector": True, "frozen": True}
+    assert seen["after reconcile"] is True
+    assert seen["after acks"] is True
+
+
+def test_main_as_a_library_call_leaves_the_collector_alone(tmp_path: Path) -> None:
+    (tmp_path / ".dlt").mkdir()
+    seen = _gc_seen("main", tmp_path)
+
+    assert seen["start-up"] == {"collector": True, "frozen": False}
+    assert seen["reconcile"] == {"collector": True, "frozen": False}
+    assert seen["acks"] == {"collector": True, "frozen": False}

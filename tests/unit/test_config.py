@@ -122,6 +122,7 @@ def test_removal_dedup_and_timeout_tables(project: Project) -> None:
         enabled=False,
         realert_after=7200.0,
         state_file=project.root / "state" / "alerts.json",  # relative to the project
+        lock_timeout=5.0,  # the project's lock_timeout: the state file's lock waits as long
     )
     assert (settings.query_timeout, settings.lock_timeout) == (120.0, 5.0)
     # the source's removal table overrides only the keys it sets

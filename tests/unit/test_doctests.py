@@ -23,7 +23,7 @@ EXAMPLES_REQUIRED = {
     "dlt_contract_ops.settings.keys",
     "dlt_contract_ops.detectors.registry",
     "dlt_contract_ops.output.text",
-    "dlt_contract_ops.sinks.dedup",
+    "dlt_contract_ops.sinks.dedup_rule",
 }
 
 
