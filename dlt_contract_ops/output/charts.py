@@ -24,9 +24,9 @@ _MAD_SIGMA = 1.4826  # as `core.distribution`: MAD to a normal sigma
 
 @dataclass(frozen=True)
 class Line:
-    """A polyline (`points` "x,y x,y"), or a straight rule when it has two points."""
+    """An SVG path (`d`: "M4 5L9 4", "M4 33H146"): a series or a rule."""
 
-    points: str
+    d: str
     css: str
     title: str = ""
 
@@ -72,7 +72,9 @@ class Chart:
 
 
 def _f(value: float) -> str:
-    return f"{value:.1f}"
+    """A coordinate: whole pixels are sharp enough at these sizes, and keep 6000 charts
+    small."""
+    return f"{value:.0f}"
 
 
 @dataclass(frozen=True)
@@ -99,30 +101,31 @@ class _Scale:
         at = max(0.0, min(1.0, at))
         return self.height - self.pad - at * (self.height - self.pad - self.top)
 
-    def points(self, series: Sequence[tuple[float, float | None]]) -> list[str]:
-        """Runs of consecutive known values, each as "x,y x,y" (None breaks a run)."""
-        runs: list[list[str]] = [[]]
+    def runs(self, series: Sequence[tuple[float, float | None]]) -> list[list[tuple[str, str]]]:
+        """Runs of consecutive known values as pixel pairs (None breaks a run)."""
+        runs: list[list[tuple[str, str]]] = [[]]
         for x, y in series:
             if y is None:
                 runs.append([])
             else:
-                runs[-1].append(f"{_f(self.x(x))},{_f(self.y(y))}")
-        return [" ".join(r) for r in runs if r]
+                runs[-1].append((_f(self.x(x)), _f(self.y(y))))
+        return [r for r in runs if r]
 
 
-def _hline(s: _Scale, value: float, css: str, title: str) -> Line:
-    y = _f(s.y(value))
-    return Line(f"{_f(s.pad)},{y} {_f(s.width - s.pad)},{y}", css, title)
+def _hline(s: _Scale, value: float) -> str:
+    return f"M{_f(s.pad)} {_f(s.y(value))}H{_f(s.width - s.pad)}"
 
 
 def _series(s: _Scale, values: Sequence[tuple[float, float | None]], css: str, title: str,
             chart: Chart) -> None:
-    for run in s.points(values):
-        if " " in run:
-            chart.lines.append(Line(run, css, title))
-        else:  # a lone point between gaps is still shown
-            x, y = run.split(",")
-            chart.dots.append(Dot(x, y, css, title))
+    """One path through every run of known values; a lone point between gaps is a dot."""
+    # after `L` further pairs are lines too: "M4 4L9 4 14 5"
+    d = "".join(f"M{run[0][0]} {run[0][1]}L" + " ".join(f"{x} {y}" for x, y in run[1:])
+                for run in s.runs(values) if len(run) > 1)
+    if d:
+        chart.lines.append(Line(d, css, title))
+    chart.dots.extend(Dot(x, y, css, title) for [(x, y)] in
+                      (run for run in s.runs(values) if len(run) == 1))
 
 
 def coverage_chart(
@@ -133,24 +136,22 @@ def coverage_chart(
 
     >>> c = coverage_chart("ip", [(0, 1.0), (10, 1.0), (20, 0.0)], boundary=15,
     ...                    baseline_threshold=0.2, recent_threshold=0.01)
-    >>> [l.css for l in c.lines], c.lines[-1].points
-    (['threshold', 'threshold', 'boundary', 'series'], '4.0,4.0 75.0,4.0 146.0,40.0')
+    >>> [(l.css, l.d) for l in c.lines]  # doctest: +NORMALIZE_WHITESPACE
+    [('threshold', 'M4 33H146M4 40H146'), ('boundary', 'M110 0V44'),
+     ('series', 'M4 4L75 4 146 40')]
     """
     times = [t for t, _ in loads]
     s = _Scale(min(times, default=0.0), max(times, default=0.0), 0.0, 1.0, width, height)
     last = next((v for _, v in reversed(loads) if v is not None), None)
-    label = (f"{column}: non-NULL coverage over {len(loads)} load(s)"
+    label = (f"{column}: coverage, {len(loads)} load(s)"
              + ("" if last is None else f", newest {last:.0%}"))
     chart = Chart(width, height, label)
-    chart.boxes.append(Box("0", "0", str(width), str(height), "frame"))
-    chart.lines.append(_hline(s, baseline_threshold, "threshold",
-                              f"baseline threshold {baseline_threshold:.0%}"))
-    chart.lines.append(_hline(s, recent_threshold, "threshold",
-                              f"recent threshold {recent_threshold:.0%}"))
+    # the frame is the svg's own CSS background: one rect fewer in each of thousands
+    chart.lines.append(Line(_hline(s, baseline_threshold) + _hline(s, recent_threshold),
+                            "threshold"))
     if boundary is not None and times and times[0] <= boundary <= times[-1]:
-        x = _f(s.x(boundary))
-        chart.lines.append(Line(f"{x},0 {x},{height}", "boundary", "recent window starts"))
-    _series(s, loads, "series", label, chart)
+        chart.lines.append(Line(f"M{_f(s.x(boundary))} 0V{height}", "boundary"))
+    _series(s, loads, "series", "", chart)
     return chart
 
 
