@@ -215,8 +215,8 @@ def run(
     `alert_sinks` replaces the configured `[contract_ops] alert_sinks`: names, or sink
     instances such as `dlt_contract_ops.sinks.memory.MemorySink` (what a test inspects).
     `inspect` sees each source's context and results once its detectors ran (the report
-    reads the load profiles they shared). A run that is not a dry run records its findings in the finding
-    index (`history.index`).
+    reads the load profiles they shared). A run that is not a dry run records its findings
+    in the finding index (`history.index`).
     """
     detectors = selected() if detectors is None else tuple(detectors)
     unknown = [d for d in detectors if d not in detector_names()]

@@ -42,18 +42,17 @@ def record_sweep(
     moment = (at or datetime.now(timezone.utc)).astimezone(timezone.utc)
     line = json.dumps({"at": moment.isoformat(timespec="seconds"),
                        "ids": list(dict.fromkeys(ids))}, separators=(",", ":"))
-    with locked(path):
-        with open(path, "a+b") as fh:
+    with locked(path), open(path, "a+b") as fh:
+        fh.seek(0, os.SEEK_END)
+        if fh.tell():  # a line a crash cut short must not swallow this one
+            fh.seek(-1, os.SEEK_END)
+            torn = fh.read(1) != b"\n"
             fh.seek(0, os.SEEK_END)
-            if fh.tell():  # a line a crash cut short must not swallow this one
-                fh.seek(-1, os.SEEK_END)
-                torn = fh.read(1) != b"\n"
-                fh.seek(0, os.SEEK_END)
-                if torn:
-                    fh.write(b"\n")
-            fh.write(line.encode() + b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
+            if torn:
+                fh.write(b"\n")
+        fh.write(line.encode() + b"\n")
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _sweeps(path: Path) -> Iterator[Sweep]:

@@ -183,7 +183,10 @@ def metric_chart(
     times = [t for t, _ in values]
     s = _Scale(min(times, default=0.0), max(times, default=0.0), low, high or 1.0,
                width, height, pad=6.0, top=14.0)
-    shown = (lambda v: f"{v:.1%}") if percent else (lambda v: f"{v:g}")
+
+    def shown(v: float) -> str:
+        return f"{v:.1%}" if percent else f"{v:g}"
+
     chart = Chart(width, height, f"{title}: band {shown(max(band[0], 0))} to "
                                  f"{shown(band[1])}, {len(values)} load(s)")
     chart.boxes.append(Box("0", "0", str(width), str(height), "frame"))

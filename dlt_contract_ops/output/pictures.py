@@ -5,7 +5,6 @@ per rename, the handoff; and the findings-per-day timeline. The shapes are `outp
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -120,7 +119,3 @@ def timeline_picture(history: History) -> Chart | None:
     if not history.sweeps:
         return None
     return timeline_chart([(d.isoformat(), n) for d, n in history.per_day])
-
-
-def finite(value: Any) -> bool:
-    return isinstance(value, (int, float)) and math.isfinite(value)

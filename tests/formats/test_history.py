@@ -30,7 +30,8 @@ def test_sweeps_are_recorded_by_reconcile_and_shown_by_the_report(drifted: Proje
     doc = json.loads(drifted.cli("reconcile", "--all", "--dry-run", "--include-removal",
                                  "--format", "json").stdout)
     ids = [f["id"] for r in doc["results"] for f in r["findings"]]
-    assert ids and all(sorted(line["ids"]) == sorted(ids) for line in lines)
+    assert ids
+    assert all(sorted(line["ids"]) == sorted(ids) for line in lines)
 
     out = drifted.root / "report.html"
     proc = drifted.cli("report", "--html", str(out))
