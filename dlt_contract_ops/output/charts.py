@@ -19,6 +19,8 @@ from statistics import median
 
 #: how many of a table's newest loads a chart shows
 DEFAULT_LOADS = 30
+#: a series of at most this many loads marks each load with a dot
+POINTS_UP_TO = 12
 _MAD_SIGMA = 1.4826  # as `core.distribution`: MAD to a normal sigma
 
 
@@ -126,6 +128,9 @@ def _series(s: _Scale, values: Sequence[tuple[float, float | None]], css: str, t
         chart.lines.append(Line(d, css, title))
     chart.dots.extend(Dot(x, y, css, title) for [(x, y)] in
                       (run for run in s.runs(values) if len(run) == 1))
+    if len(values) <= POINTS_UP_TO:  # few loads: mark each, so a line is not read as a trend
+        chart.dots.extend(Dot(x, y, f"point {css}") for run in s.runs(values) if len(run) > 1
+                          for x, y in run)
 
 
 def coverage_chart(
