@@ -121,15 +121,15 @@ def _hline(s: _Scale, value: float) -> str:
 def _series(s: _Scale, values: Sequence[tuple[float, float | None]], css: str, title: str,
             chart: Chart) -> None:
     """One path through every run of known values; a lone point between gaps is a dot."""
+    runs = s.runs(values)
     # after `L` further pairs are lines too: "M4 4L9 4 14 5"
     d = "".join(f"M{run[0][0]} {run[0][1]}L" + " ".join(f"{x} {y}" for x, y in run[1:])
-                for run in s.runs(values) if len(run) > 1)
+                for run in runs if len(run) > 1)
     if d:
         chart.lines.append(Line(d, css, title))
-    chart.dots.extend(Dot(x, y, css, title) for [(x, y)] in
-                      (run for run in s.runs(values) if len(run) == 1))
+    chart.dots.extend(Dot(x, y, css, title) for [(x, y)] in (r for r in runs if len(r) == 1))
     if len(values) <= POINTS_UP_TO:  # few loads: mark each, so a line is not read as a trend
-        chart.dots.extend(Dot(x, y, f"point {css}") for run in s.runs(values) if len(run) > 1
+        chart.dots.extend(Dot(x, y, f"point {css}") for run in runs if len(run) > 1
                           for x, y in run)
 
 
