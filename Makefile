@@ -36,6 +36,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench
 	$(PY) -m bench.gate
+	$(PY) -m bench.html_report
 
 clean:
 	rm -rf $(VENV) .demo .pytest_cache .mypy_cache .ruff_cache

@@ -1,5 +1,5 @@
-"""`dlt-contract-ops report`: parse, call `engine.reconcile.run` (never alerting), render HTML,
-exit."""
+"""`dlt-contract-ops report`: parse, gather what a sweep finds (`engine.report.Gatherer`, never
+alerting), render HTML, exit."""
 
 from __future__ import annotations
 
@@ -36,39 +36,33 @@ def report(
     html_file: str, sources: tuple[str, ...], all_sources: bool, project_dir: str | None,
     **options: Any,
 ) -> None:
-    """Write one self-contained HTML page of every finding (read-only; sends no alerts).
+    """Write one self-contained HTML page of what a scheduled sweep finds (read-only; sends
+    no alerts, records nothing).
 
-    Runs every default detector and removal, so declared columns show their coverage; the
-    `--include-<name>` flags add the other opt-in detectors.
+    Runs what `reconcile` runs: the default detectors and removal, the `--include-<name>`
+    ones, and distribution once a profile store exists. The page shows every finding with
+    its details, each declared column's coverage per load, distribution and rename
+    pictures, and each finding's history from the finding index (`reconcile` runs that are
+    not dry runs record it).
     """
     if sources and all_sources:
         raise click.UsageError("Give either -s/--source NAME (repeatable) or --all, not both.")
-    from datetime import datetime, timezone
-
-    from dlt_contract_ops.detectors.registry import selected
-    from dlt_contract_ops.engine.reconcile import check_source_names, run
+    from dlt_contract_ops.engine.report import Gatherer
     from dlt_contract_ops.model.findings import ReconcileResult
     from dlt_contract_ops.output.html import to_html
     from dlt_contract_ops.settings.files import project_context
 
+    gatherer = Gatherer(project_dir)
+
     def call() -> list[ReconcileResult]:
         # one project context: the settings are read once (as for `reconcile`)
         with project_context(project_dir):
-            # a mistyped `-s` is a usage error (exit 2, one line), as for `reconcile`
-            check_source_names(sources, project_dir)
-            started()
-            return run(
-                list(sources) or None,
-                detectors=selected({"removal", *included(options)}),
-                dry_run=True,
-                alert_sinks=(),
-                project_dir=project_dir,
-                progress=progress_printer(),
-            )
+            return gatherer.run(sources, included(options), progress_printer(), started)
 
     results, interrupted = sweep(call)
-    generated = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    write_document(to_html(results, generated=generated), html_file)
+    page = gatherer.report(results)
+    generated = page.generated.isoformat(timespec="seconds")
+    write_document(to_html(results, generated=generated, report=page), html_file)
     click.echo(
         f"Wrote {html_file}: {len({r.source for r in results})} source(s), "
         f"{sum(len(r.findings) for r in results)} finding(s), "

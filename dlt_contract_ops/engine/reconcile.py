@@ -45,6 +45,10 @@ log = logging.getLogger("dlt_contract_ops")
 Progress = Callable[[int, int, str, "int | None"], None]
 
 
+#: shown each source's context and results once its detectors ran (`run(inspect=...)`)
+Inspect = Callable[[SourceContext, list[ReconcileResult]], None]
+
+
 class _AnnouncingSweep(Sweep):
     """A sweep that tells `progress` of each source it builds (`run(progress=...)`)."""
 
@@ -92,7 +96,8 @@ def removal_overrides(values: Mapping[str, Any], name_of: Any = None) -> dict[st
 
 
 def _run_source(
-    sweep: Sweep, name: str, detectors: Sequence[str], removal: Mapping[str, Any]
+    sweep: Sweep, name: str, detectors: Sequence[str], removal: Mapping[str, Any],
+    inspect: Inspect | None = None,
 ) -> list[ReconcileResult]:
     started = time.perf_counter()
     try:
@@ -109,6 +114,8 @@ def _run_source(
             removal=settings.removal.overridden(overrides, lambda key: f"`{key}`"),
         )
     results = run_detectors(ctx, detectors, settings, sweep.emitter)
+    if inspect is not None:
+        inspect(ctx, results)
     if ctx.read_errors:  # files the adapter could not read: once, on the first block
         message = (f"{len(ctx.read_errors)} table(s) could not be read in full: "
                    f"{'; '.join(e.rstrip('.') for e in ctx.read_errors)}. The other tables were "
@@ -193,6 +200,7 @@ def run(
     removal: Mapping[str, Any] | None = None,
     dedup: bool = True,
     progress: Progress | None = None,
+    inspect: Inspect | None = None,
 ) -> list[ReconcileResult]:
     """Run `detectors` over `sources` (every declared source when None) in one sweep.
 
@@ -205,6 +213,9 @@ def run(
     error on its result. `progress` is told of each source as it is built (see `Progress`).
     `alert_sinks` replaces the configured `[contract_ops] alert_sinks`: names, or sink
     instances such as `dlt_contract_ops.sinks.memory.MemorySink` (what a test inspects).
+    `inspect` sees each source's context and results once its detectors ran (the report
+    reads the load profiles they shared). A run that is not a dry run records its findings
+    in the finding index (`history.index`).
     """
     detectors = selected() if detectors is None else tuple(detectors)
     unknown = [d for d in detectors if d not in detector_names()]
@@ -235,28 +246,32 @@ def run(
         results: list[ReconcileResult] = []
         try:
             for name in names:
-                results.extend(_run_source(sweep, name, detectors, overrides))
+                results.extend(_run_source(sweep, name, detectors, overrides, inspect))
         except (KeyboardInterrupt, SystemExit) as exc:
             sweep.close()
             emitter.flush()
             raise SweepInterrupted(_with_delivery(results, emitter.report, book), exc) from exc
         sweep.close()
         emitter.flush()
-        _remember(pdir, results)
+        _remember(pdir, results, sweep=not dry_run)
         return _with_delivery(results, emitter.report, book)
 
 
-def _remember(project_dir: str, results: list[ReconcileResult]) -> None:
-    """Index this run's findings by id, for `ack` and `validate` (a local file)."""
+def _remember(project_dir: str, results: list[ReconcileResult], *, sweep: bool) -> None:
+    """Index this run's findings by id, for `ack` and `validate` (a local file); a `sweep`
+    (not a dry run) also appends them to the finding index the report's history reads."""
+    from dlt_contract_ops.history.index import record_sweep
+
     entries = {
         f.id: {"source": f.source, "table": f.table, "detector": f.drift_type,
                "columns": list(f.columns)}
         for r in results for f in r.findings
     }
-    if not entries:
-        return
     try:
-        remember(project_dir, entries)
+        if entries:
+            remember(project_dir, entries)
+        if sweep:
+            record_sweep(project_dir, list(entries))
     except Exception as exc:  # the index is a convenience: never fail a sweep over it
         log.debug("finding index not updated: %s", exc)
 

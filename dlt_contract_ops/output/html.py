@@ -1,41 +1,52 @@
 """The self-contained HTML page of `dlt-contract-ops report`.
 
-One file with inline CSS and inline SVG and nothing else: no script, no font, no image to
-fetch (a Content-Security-Policy in the page forbids it), so it can be mailed, attached to a
-CI run or opened from disk. Per source and table it shows the findings with their reproduce
-SQL (an acknowledged finding with an "acknowledged" badge: by whom, why, until when), and
-per declared column that drifted a coverage sparkline: the removal detector's
-non-NULL share in the baseline window, then in the recent window. Per-load history for
-every declared column arrives with load profiles; `sparkline` already draws any number of
-points.
+One file with inline CSS, inline SVG and one tiny inline script (the filter box; the page's
+Content-Security-Policy allows that script by its hash and nothing else, and no fetch of any
+kind), so it can be mailed, attached to a CI run, printed or opened from disk offline.
 
-The page is `templates/report.html.j2` (Jinja2, autoescaped): every name and value is
-escaped, since column names may hold `<`, `&`, quotes, line breaks and any unicode.
+On top a summary (sources, tables, findings by detector, errors, undelivered alerts, the
+findings per day of the last 30 days); then each source and its tables, most severe first,
+each table a collapsible block with its findings (every detector's own details) and the
+small multiples of its declared columns' coverage. The pictures are `output.pictures` /
+`output.charts`; the markup is `templates/*.html.j2` (Jinja2, autoescaped): every name and
+value from the warehouse or the models is data, escaped, never markup or script.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from markupsafe import Markup
 
 from dlt_contract_ops.model.findings import NOTHING_CHECKED, DriftFinding, ReconcileResult
+from dlt_contract_ops.output import pictures
+
+if TYPE_CHECKING:
+    from dlt_contract_ops.engine.report import Report
+    from dlt_contract_ops.output.charts import Chart
 
 TITLE = "dlt-contract-ops drift report"
-#: drift types that name declared columns (the model has them); additive columns it lacks
-DECLARED_KINDS = ("removal", "missing", "type")
-#: how long one sample value may show before it is cut
+#: how long one sample value or example may show before it is cut
 SAMPLE_CHARS = 80
+#: how many of the most severe tables open expanded (the rest are one line until clicked)
+OPEN_TABLES = 12
+#: severity of a finding by detector: breaking first; an unknown detector ranks with additive
+SEVERITY = {"removal": 4, "missing": 4, "type": 4, "contract": 4, "gate": 4, "rename": 3,
+            "distribution": 3, "additive": 2}
+
 
 def shown(value: object) -> object:
     r"""Every value a template prints: characters HTML cannot show are written as `\uXXXX`
     (line breaks and tabs stay); the template's autoescape then escapes `<`, `>`, `&` and
-    quotes. Markup (a rendered macro or sparkline) passes as it is.
+    quotes. Markup passes as it is.
 
     >>> shown('<b>\x07'), shown(Markup("<svg/>"))
     ('<b>\\u0007', Markup('<svg/>'))
@@ -62,132 +73,174 @@ def _templates() -> jinja2.Environment:
     )
 
 
-def sparkline(
-    values: Sequence[float | None], label: str, *, width: int = 120, height: int = 28
-) -> Markup:
-    """An inline SVG line through shares in [0, 1], oldest first; None leaves a gap.
-
-    >>> sparkline([0.8, 0.0], "ip").startswith('<svg class="spark"')
-    True
-    """
-    pad = 4.0
-    step = (width - 2 * pad) / max(len(values) - 1, 1)
-    points = [
-        (f"{pad + i * step:.1f}",
-         f"{height - pad - max(0.0, min(1.0, v)) * (height - 2 * pad):.1f}")
-        for i, v in enumerate(values)
-        if v is not None
-    ]
-    return Markup(_templates().get_template("sparkline.html.j2").render(
-        label=label, width=width, height=height, pad=pad, points=points,
-    ))
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.0%}"
+@cache
+def filter_script() -> tuple[str, str]:
+    """The filter box's script (`templates/filter.js.j2`) and its CSP hash."""
+    source = _templates().loader.get_source(_templates(), "filter.js.j2")[0]  # type: ignore[union-attr]
+    digest = base64.b64encode(hashlib.sha256(source.encode()).digest()).decode()
+    return source, f"'sha256-{digest}'"
 
 
 def _sample(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
+                                                           default=str)
     return text if len(text) <= SAMPLE_CHARS else text[: SAMPLE_CHARS - 1] + "…"
 
 
+def severity(f: DriftFinding) -> int:
+    """How bad a finding is: an acknowledged one least of all."""
+    return 0 if f.acknowledged else SEVERITY.get(f.drift_type, 2)
+
+
 def _detector_lines(f: DriftFinding) -> list[str]:
-    """The lines a detector writes of its findings (`Detector.lines`), one `div` each; the
-    built-ins show theirs in the table and the coverage rows instead."""
+    """The lines a third-party detector writes of its findings (`Detector.lines`)."""
     from dlt_contract_ops.detectors.registry import get
 
-    own = get(f.drift_type).line_renderer()
+    try:
+        own = get(f.drift_type).line_renderer()
+    except Exception:  # a detector no longer installed: its details still show
+        return []
     return [str(line) for line in own(f)] if own else []
 
 
-def _acked_count(findings: Sequence[DriftFinding]) -> str:
-    acked = sum(1 for f in findings if f.acknowledged)
-    return f" ({acked} acknowledged)" if acked else ""
+def _plugin_rows(f: DriftFinding) -> list[tuple[str, str]]:
+    """A third-party detector's own details as key/value rows (the generic fallback)."""
+    from dlt_contract_ops.model.details import PluginDetails
+
+    if not isinstance(f.details, PluginDetails):
+        return []
+    return [(str(k), _sample(v)) for k, v in f.details.data.items()]
 
 
-@dataclass(frozen=True)
-class _CoverageRow:
-    column: str
-    kinds: str
-    graph: Markup | str
-    text: str
+@dataclass
+class _Table:
+    source: str
+    name: str
+    findings: list[DriftFinding] = field(default_factory=list)
+    coverage: list[pictures.ColumnPicture] = field(default_factory=list)
+    open: bool = False
+
+    @property
+    def rank(self) -> tuple[int, int, str]:
+        return (-max((severity(f) for f in self.findings), default=-1),
+                -len(self.findings), self.name)
+
+    @property
+    def kinds(self) -> list[str]:
+        return sorted({f.drift_type for f in self.findings})
+
+    @property
+    def filter_text(self) -> str:
+        words = [self.source, self.name, *self.kinds,
+                 *(c for f in self.findings for c in f.columns)]
+        return " ".join(words).lower()
 
 
-def _coverage_rows(findings: Sequence[DriftFinding]) -> list[_CoverageRow]:
-    """One row per declared column the findings name: its coverage sparkline where the
-    removal detector measured it."""
-    kinds: dict[str, list[str]] = {}
-    measured: dict[str, tuple[float | None, float | None]] = {}
-    for f in findings:
-        if f.drift_type not in DECLARED_KINDS:
-            continue
-        for c in f.columns:
-            kinds.setdefault(c, []).append(f.drift_type)
-        for c, cov in (f.coverage or {}).items():
-            measured[c] = (cov.baseline, cov.recent)
-    rows = []
-    for c in sorted(kinds):
-        graph: Markup | str = ""
-        if c in measured:
-            baseline, recent = measured[c]
-            text = f"baseline {_pct(baseline)} → recent {_pct(recent)}"
-            graph = sparkline([baseline, recent], f"{c}: {text}")
-        elif "missing" in kinds[c]:
-            text = "absent from the live table"
-        else:
-            text = "not measured (run with removal included)"
-        rows.append(_CoverageRow(c, ", ".join(kinds[c]), graph, text))
-    return rows
-
-
-def _source(name: str, blocks: Sequence[ReconcileResult]) -> dict[str, Any]:
-    """What the page shows of one source."""
+def _source(name: str, blocks: Sequence[ReconcileResult], report: Report | None
+            ) -> dict[str, Any]:
+    """What the page shows of one source: its tables (with findings or load profiles),
+    most severe first."""
     first = blocks[0]
     findings = [f for r in blocks for f in r.findings]
-    tables: dict[str, list[DriftFinding]] = {}
+    tables: dict[str, _Table] = {}
     for f in findings:
-        tables.setdefault(f.table, []).append(f)
+        tables.setdefault(f.table, _Table(name, f.table)).findings.append(f)
+    if report is not None:
+        frame = report.frames.get(name)
+        for (source, table), loads in report.tables.items():
+            if source != name:
+                continue
+            t = tables.setdefault(table, _Table(name, table))
+            drifted = {c for f in t.findings for c in f.columns}
+            t.coverage = pictures.coverage_pictures(loads, frame, drifted)
+    for t in tables.values():
+        t.findings.sort(key=lambda f: (-severity(f), f.drift_type))
+    ordered = sorted(tables.values(), key=lambda t: t.rank)
     unchecked = any(n.startswith(NOTHING_CHECKED) for r in blocks for n in r.notes)
     return {
         "name": name,
-        "where": [
-            (label, value)
-            for label, value in (
-                ("pipeline", first.pipeline),
-                ("destination", first.destination),
-                ("dataset", first.dataset),
-            )
-            if value
-        ],
+        "where": [(label, value) for label, value in (
+            ("pipeline", first.pipeline), ("destination", first.destination),
+            ("dataset", first.dataset)) if value],
         "findings": findings,
         "errors": [r for r in blocks if r.error],
-        "tables": tables,
+        "tables": ordered,
         "ok": not findings and not any(r.error for r in blocks) and not unchecked,
         "notes": list(dict.fromkeys(n for r in blocks for n in r.notes)),
+        "rank": min((t.rank for t in ordered), default=(1, 0, "")),
     }
 
 
-def to_html(results: Sequence[ReconcileResult], *, generated: str | None = None) -> str:
-    """The report page for `results` (`dlt-contract-ops report --html FILE`).
+class _Pictures:
+    """The per-finding pictures and history the template asks for."""
+
+    def __init__(self, report: Report | None) -> None:
+        self.report = report
+
+    def metrics(self, f: DriftFinding) -> list[tuple[dict[str, Any], Chart | None]]:
+        from dlt_contract_ops.core.distribution import DistributionRule
+
+        r = self.report
+        loads = r.tables.get((f.source, f.table)) if r is not None else None
+        frame = r.frames.get(f.source) if r is not None else None
+        rule = frame.rule if frame is not None else DistributionRule()
+        return [(m, pictures.metric_picture(m, loads, rule) if loads else None)
+                for m in f.metrics or []]
+
+    def handoffs(self, f: DriftFinding) -> list[Chart]:
+        if self.report is None:
+            return []
+        return pictures.handoff_pictures(f, self.report.handoffs.get((f.source, f.table), []))
+
+    def seen(self, f: DriftFinding) -> Any:
+        return self.report.history.seen.get(f.id) if self.report is not None else None
+
+
+def to_html(
+    results: Sequence[ReconcileResult], *, generated: str | None = None,
+    report: Report | None = None,
+) -> str:
+    """The report page for `results` (`dlt-contract-ops report --html FILE`); `report`
+    adds the pictures and the history (`engine.report.Gatherer`).
 
     `generated` is shown as the report's time when given (the renderer reads no clock).
 
     >>> page = to_html([ReconcileResult(source="<shop>")])
-    >>> "<h2>&lt;shop&gt;</h2>" in page, "<script" in page
-    (True, False)
+    >>> "<h2>&lt;shop&gt;</h2>" in page, "<script>" in page
+    (True, True)
     """
     by_source: dict[str, list[ReconcileResult]] = {}
     for r in results:
         by_source.setdefault(r.source, []).append(r)
+    sources = sorted((_source(name, blocks, report) for name, blocks in by_source.items()),
+                     key=lambda s: (not s["errors"], s["rank"]))
+    budget = OPEN_TABLES
+    for s in sources:
+        for t in s["tables"]:
+            if budget and any(severity(f) for f in t.findings):
+                t.open, budget = True, budget - 1
+    findings = [f for r in results for f in r.findings]
+    by_detector = Counter(f.drift_type for f in findings)
+    acked = Counter(f.drift_type for f in findings if f.acknowledged)
+    script, script_hash = filter_script()
+    drawn = _Pictures(report)
     return _templates().get_template("report.html.j2").render(
         title=TITLE,
         generated=generated,
-        sources=[_source(name, blocks) for name, blocks in by_source.items()],
-        findings=[f for r in results for f in r.findings],
-        errors=sum(1 for r in results if r.error),
-        acked_count=_acked_count,
-        coverage_rows=_coverage_rows,
+        sources=sources,
+        findings=findings,
+        tables=sum(len(s["tables"]) for s in sources),
+        by_detector=sorted(by_detector.items(), key=lambda kv: (-kv[1], kv[0])),
+        acked=acked,
+        errors=[r for r in results if r.error],
+        undelivered=sum(1 for f in findings if f.alert == "undelivered"),
+        detectors=report.detectors if report is not None else (),
+        timeline=pictures.timeline_picture(report.history) if report is not None else None,
+        sweeps=report.history.sweeps if report is not None else 0,
+        script=Markup(script),  # our own constant file, allowed by its hash in the CSP
+        script_hash=script_hash,
         detector_lines=_detector_lines,
+        plugin_rows=_plugin_rows,
         sample=_sample,
+        drawn=drawn,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -42,3 +43,25 @@ def screenshot(page: Path, png: Path) -> list[str]:
     assert png.exists(), proc.stderr
     return [line for line in proc.stderr.splitlines()
             if ":CONSOLE" in line or "Uncaught" in line]
+
+
+def dump_dom(page: Path, profile: Path, fragment: str = "") -> str:
+    """The page's DOM after its scripts ran (`chromium --dump-dom`), opened at `#fragment`."""
+    url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
+    proc = subprocess.run(
+        [
+            chromium(), "--headless", "--no-sandbox", "--disable-gpu",
+            "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--dump-dom", url,
+        ],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def keep_artifact(path: Path) -> None:
+    """Copy `path` to `$CI_ARTIFACTS_DIR` when CI sets it (the screenshot a reviewer opens)."""
+    target = os.environ.get("CI_ARTIFACTS_DIR")
+    if target:
+        Path(target).mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, Path(target) / path.name)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dlt_contract_ops.model.findings import Coverage, DriftFinding, ReconcileResult
-from dlt_contract_ops.output.html import sparkline, to_html
+from dlt_contract_ops.output.html import filter_script, to_html
 from tests.formats import warehouse
 from tests.formats.browser import screenshot
 from tests.formats.png import distinct_colours
@@ -21,8 +21,9 @@ from tests.servers import Receiver
 #: every element the page may hold; anything else came from data that was not escaped
 TAGS = {
     "html", "head", "meta", "link", "title", "style", "body", "header", "h1", "p", "main",
-    "section", "h2", "h3", "div", "span", "code", "pre", "table", "tr", "th", "td", "ul",
-    "li", "svg", "rect", "line", "polyline", "circle", "footer",
+    "section", "h2", "div", "span", "code", "pre", "table", "tr", "th", "td", "ul", "b",
+    "li", "svg", "rect", "path", "circle", "text", "footer", "details", "summary", "figure",
+    "figcaption", "input", "script",
 }
 
 
@@ -71,8 +72,8 @@ def test_every_name_and_value_is_escaped() -> None:
     for value in ('SELECT "<b>" FROM t -- </pre><script>', "<i>v</i>", '{"k": "</code>"}',
                   "note <u>", "boom </div>", "s<1>", "t</h3>", "<now>"):
         assert value in text, value
-    labels = [a["aria-label"] for tag, a in page.tags if tag == "svg"]
-    assert f"{HOSTILE[1]}: baseline 90% → recent 0%" in labels
+    assert "coverage baseline 90.0% → recent 0.0%" in text
+    assert [tag for tag, _ in page.tags].count("script") == 1  # the filter box's own
 
 
 def test_the_page_fetches_nothing() -> None:
@@ -84,13 +85,12 @@ def test_the_page_fetches_nothing() -> None:
              if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
     assert csp is not None
     assert "default-src 'none'" in csp
-    assert not re.search(r"url\(|@import|@font-face|<script", html)
-
-
-def test_sparkline_draws_each_share() -> None:
-    svg = Page(sparkline([1.0, 0.5, None, 0.0], "c"))
-    circles = [a for t, a in svg.tags if t == "circle"]
-    assert [float(str(a["cy"])) for a in circles] == [4.0, 14.0, 24.0]  # None is a gap
+    # the one script is the filter box's, allowed by its hash: no other script may run
+    script, digest = filter_script()
+    assert f"script-src {digest}" in csp
+    assert html.count("<script") == 1
+    assert f"<script>{script}</script>" in html
+    assert not re.search(r"url\(|@import|@font-face|innerHTML|eval\(", html)
 
 
 def test_every_finding_shows_with_its_reproduce_sql(results: list[ReconcileResult]) -> None:
@@ -105,8 +105,8 @@ def test_every_finding_shows_with_its_reproduce_sql(results: list[ReconcileResul
             assert f.reproduce is None or f.reproduce in text
             assert all(c in text for c in f.columns)
     assert warehouse.NASTY in text
-    spark = [a["aria-label"] for t, a in page.tags if t == "svg"]
-    assert spark == ["actor_login: baseline 100% → recent 0%"]
+    assert "coverage baseline 100.0% → recent 0.0%" in text
+    assert not [t for t, _ in page.tags if t == "svg"]  # pictures need the report's data
 
 
 def test_report_cli_writes_the_page_with_exit_codes_like_reconcile(drifted: Project) -> None:
@@ -126,8 +126,10 @@ def test_report_cli_writes_the_page_with_exit_codes_like_reconcile(drifted: Proj
         for f in r["findings"]:
             assert all(c in text for c in f["columns"])
     assert warehouse.NASTY in text
-    spark = [a["aria-label"] for t, a in page.tags if t == "svg"]
-    assert spark == ["actor_login: baseline 100% → recent 0%"]
+    charts = [a["aria-label"] for t, a in page.tags if t == "svg"]
+    assert "actor_login: coverage, 2 load(s), newest 0%" in charts
+    drifted = [a["class"] for t, a in page.tags if t == "figure"]
+    assert drifted.count("drifted") >= 1
 
 
 @pytest.mark.parametrize(("args", "code"), [(("-s", "shop", "--all"), 2), (("-s", "nope"), 2)])
@@ -179,3 +181,15 @@ def test_the_browser_checks_can_fail(tmp_path: Path) -> None:
     )
     console = screenshot(bad, tmp_path / "bad.png")
     assert any("example.invalid" in line for line in console), console
+
+
+def test_report_runs_distribution_once_a_profile_store_exists(drifted: Project) -> None:
+    out = drifted.root / "report.html"
+    pages = []
+    for _ in range(2):
+        proc = drifted.cli("report", "--html", str(out))
+        assert out.exists(), proc.stderr
+        pages.append(out.read_text(encoding="utf-8"))
+    # the first report's removal sweep creates the store; the next one compares profiles
+    assert "Detectors run: additive, removal, missing, type, rename." in pages[0]
+    assert "Detectors run: additive, removal, missing, type, rename, distribution." in pages[1]

@@ -196,12 +196,12 @@ def test_typed_settings(typed: object, value: object, expected: object) -> None:
 
 def test_the_html_templates_ship_as_package_data() -> None:
     templates = resources.files("dlt_contract_ops.output") / "templates"
-    names = sorted(p.name for p in templates.iterdir() if p.name.endswith(".html.j2"))
-    assert names == ["report.html.j2", "sparkline.html.j2"]
+    names = sorted(p.name for p in templates.iterdir() if p.name.endswith(".j2"))
+    assert names == ["chart.html.j2", "filter.js.j2", "finding.html.j2", "report.html.j2"]
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    assert "output/templates/*.html.j2" in (
-        pyproject["tool"]["setuptools"]["package-data"]["dlt_contract_ops"]
-    )
+    shipped = pyproject["tool"]["setuptools"]["package-data"]["dlt_contract_ops"]
+    assert "output/templates/*.html.j2" in shipped
+    assert "output/templates/*.js.j2" in shipped
     declared = " ".join(pyproject["project"]["dependencies"])
     assert "jinja2" in declared
     assert "tomlkit" in declared
