@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
-from dlt_contract_ops.commands import main
-from dlt_contract_ops.commands.common import EXIT_DRIFT, EXIT_OK, EXIT_SOURCE_ERROR, EXIT_USAGE
+from typing import NoReturn
 
-__all__ = ["EXIT_DRIFT", "EXIT_OK", "EXIT_SOURCE_ERROR", "EXIT_USAGE", "main"]
+from dlt_contract_ops.commands import main
+from dlt_contract_ops.commands.common import (
+    EXIT_DRIFT,
+    EXIT_OK,
+    EXIT_SOURCE_ERROR,
+    EXIT_USAGE,
+    exit_process,
+)
+
+__all__ = ["EXIT_DRIFT", "EXIT_OK", "EXIT_SOURCE_ERROR", "EXIT_USAGE", "console", "main"]
+
+
+def console() -> NoReturn:
+    """The console script: the click group as the whole process, whose exit code is the
+    command's own even where a native library would abort the interpreter's shutdown."""
+    exit_process(lambda: main.main(prog_name="dlt-contract-ops"))
+
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    console()
