@@ -63,9 +63,13 @@ class LakeSqlClient:
 
         # an air-gapped machine cannot download extensions: never try (Parquet and JSON are
         # built in)
-        self.native_connection = duckdb.connect(":memory:", config={
-            "autoinstall_known_extensions": False, "autoload_known_extensions": False,
-        })
+        config: dict[str, Any] = {
+            "autoinstall_known_extensions": False, "autoload_known_extensions": False}
+        if self.filesystem is not None:
+            # DuckDB reading several files through a Python (fsspec) filesystem from several
+            # threads at once deadlocks on the callbacks: one thread reads them in turn
+            config["threads"] = 1
+        self.native_connection = duckdb.connect(":memory:", config=config)
         if self.filesystem is not None:
             self.native_connection.register_filesystem(self.filesystem)
         return self.native_connection

@@ -104,8 +104,9 @@ def list_tables(job_client: Any) -> tuple[list[TableFiles], list[ReadProblem]]:
     except Exception as exc:  # credentials refused, endpoint unreachable, no such bucket
         raise DestinationError(
             f"Bucket `{job_client.config.bucket_url}` (dataset `{job_client.dataset_name}`) "
-            f"cannot be listed: {_detail(exc)}. Check the bucket URL and the credentials "
-            "under `[destination.filesystem]` in `.dlt/secrets.toml`.") from exc
+            f"cannot be listed: {_detail(exc).rstrip('.')}. Check the bucket URL and the "
+            "credentials (`[destination.filesystem.credentials]` in `.dlt/secrets.toml`)."
+        ) from exc
     tables: list[TableFiles] = []
     problems: list[ReadProblem] = []
     declared = _declared_formats(job_client)
