@@ -162,3 +162,22 @@ exit_process(command)
 """, check=False)
     assert proc.returncode == code, proc.stderr
     assert proc.stdout == "done\n"
+
+
+def test_a_broken_iceberg_table_is_one_error_naming_it(project: Project, tmp_path: Path
+                                                       ) -> None:
+    """The newest metadata file is truncated: one error names the table and its folder, and
+    the other table is checked."""
+    bucket = tmp_path / "bucket"
+    lake.setup(project, bucket, "parquet", table_format="iceberg")
+    newest = sorted((bucket / "lake" / "events" / "metadata").glob("*.metadata.json"))[-1]
+    newest.write_text("{")
+
+    code, doc, stderr = lake.reconcile_json(project, "-s", "telemetry", "--dry-run")
+
+    assert code == 1, stderr
+    errors = [r["error"] for r in doc["results"] if r["error"]]
+    assert len(errors) == 1, errors
+    assert "table `events`" in errors[0] and "Iceberg" in errors[0]
+    assert str(bucket / "lake" / "events") in errors[0]
+    assert lake.by_kind(doc)[("additive", "readings")]["columns"] == ["unit"]
