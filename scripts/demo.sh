@@ -89,3 +89,19 @@ PY
 
 step "14. The per-load history behind it (dlt-contract-ops profile)"
 "$cli" profile -s support_tickets --table tickets --column status
+
+step "15. A lake: the same events as a Delta table in a local bucket, with a column the model lacks"
+"$py" load_lake.py | tail -n 1
+cat >> .dlt/config.toml <<'TOML'
+
+[sources.product_events_lake.contract_ops]
+ref = "pipelines.events:product_events"
+pipeline_name = "product_events_lake"
+destination = "filesystem"
+dataset_name = "product_events_raw"
+
+[product_events_lake.destination.filesystem]
+bucket_url = "lake"
+TOML
+# the columns come from the Delta log, the samples from the table's current version
+"$cli" reconcile -s product_events_lake --dry-run

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -77,8 +78,6 @@ def exit_process(run: Callable[[], object]) -> NoReturn:
 
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing reaches it
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe: nothing more can reach it
-            pass
     os._exit(code)

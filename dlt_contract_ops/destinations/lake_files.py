@@ -168,9 +168,9 @@ def _with_format(name: str, files: Sequence[str], problems: list[ReadProblem],
             return None
     formats: dict[FileFormat, list[str]] = {}
     for f in files:
-        fmt = file_format(f)
-        if fmt is not None:
-            formats.setdefault(fmt, []).append(f)
+        found = file_format(f)
+        if found is not None:
+            formats.setdefault(found, []).append(f)
     if not formats:
         return None  # an empty folder: no data, as an empty dataset has no table
     if len(formats) > 1:

@@ -74,8 +74,9 @@ def _extension_loads(connection: Any, name: str) -> bool:
 
 
 def _read_delta(connection: Any, table: TableFiles, job_client: Any) -> TableColumns:
-    import pyarrow as pa
-    from dlt.common.libs.deltalake import DeltaTable, deltalake_storage_options
+    import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no stubs
+    from deltalake import DeltaTable
+    from dlt.common.libs.deltalake import deltalake_storage_options
 
     config = job_client.config
     options = deltalake_storage_options(config.credentials, config.deltalake_storage_options)

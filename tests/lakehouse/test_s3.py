@@ -65,6 +65,7 @@ def test_credentials_that_do_not_reach_the_bucket(project: Project, s3_server: S
     assert list(errors) == ["remote"], errors
     assert f"`{s3_bucket}`" in errors["remote"]
     assert "Access Key Id you provided does not exist" in errors["remote"]  # moto's words
-    assert "credentials" in errors["remote"] and ".." not in errors["remote"]
+    assert "credentials" in errors["remote"]
+    assert ".." not in errors["remote"]
     local = [r for r in doc["results"] if r["source"] == "telemetry"]
     assert {f["table"] for r in local for f in r["findings"]} == {"events", "readings"}
