@@ -186,3 +186,26 @@ def test_a_broken_iceberg_table_is_one_error_naming_it(project: Project, tmp_pat
     assert "Iceberg" in errors[0]
     assert str(bucket / "lake" / "events") in errors[0]
     assert lake.by_kind(doc)[("additive", "readings")]["columns"] == ["unit"]
+
+
+@pytest.mark.parametrize("table_format", [None, "delta"])
+def test_contract_verify_reads_the_lake(project: Project, tmp_path: Path,
+                                        table_format: str | None) -> None:
+    """A declared range on `readings.value` checked on the files: the second load's values
+    (50 to 54.5) are outside `< 20`."""
+    lake.setup(project, tmp_path / "bucket", "parquet", table_format=table_format)
+    source = f"TABLE_FORMAT = {table_format!r}\n" + lake.SOURCE.replace(
+        "    value: Optional[float] = None",
+        "    value: Annotated[Optional[float], Field(ge=0, lt=20)] = None",
+    ).replace("from typing import Optional", "from typing import Annotated, Optional\n"
+              "from pydantic import Field")
+    project.module("telemetry_src", source)
+
+    proc = project.cli("contract", "verify", "-s", "telemetry", "--format", "json",
+                       "--dry-run", "--fail-on-drift")
+
+    assert proc.returncode == 3, proc.stderr
+    [finding] = [f for r in json.loads(proc.stdout)["results"] for f in r["findings"]]
+    assert finding["table"] == "readings"
+    assert [(v["column"], v["rule"], v["count"]) for v in finding["violations"]] == [
+        ("value", "range", 10)]
