@@ -90,10 +90,26 @@ PY
 step "14. The per-load history behind it (dlt-contract-ops profile)"
 "$cli" profile -s support_tickets --table tickets --column status
 
-step "15. Record a scheduled sweep (not a dry run: it appends to the finding index)"
+step "15. A lake: the same events as a Delta table in a local bucket, with a column the model lacks"
+"$py" load_lake.py | tail -n 1
+cat >> .dlt/config.toml <<'TOML'
+
+[sources.product_events_lake.contract_ops]
+ref = "pipelines.events:product_events"
+pipeline_name = "product_events_lake"
+destination = "filesystem"
+dataset_name = "product_events_raw"
+
+[product_events_lake.destination.filesystem]
+bucket_url = "lake"
+TOML
+# the columns come from the Delta log, the samples from the table's current version
+"$cli" reconcile -s product_events_lake --dry-run
+
+step "16. Record a scheduled sweep (not a dry run: it appends to the finding index)"
 "$cli" reconcile --all --include-removal --include-distribution > /dev/null 2>&1 || true
 
-step "16. The morning report: every detector on one page, with pictures and history"
+step "17. The morning report: every detector on one page, with pictures and history"
 "$cli" report --html "$root/.demo/report.html"
 "$py" - "$root/.demo/report.html" <<'PY'
 import sys

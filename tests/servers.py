@@ -273,3 +273,75 @@ def resources(requests: list[Received]) -> list[str]:
         _header, items = parse_envelope(decode_body(req))
         out.extend(p["tags"]["resource"] for head, p in items if head.get("type") == "event")
     return out
+
+
+@dataclass(frozen=True)
+class S3Server:
+    """moto's S3 in server mode on 127.0.0.1, signatures checked: `key`/`secret` are an IAM
+    user's that may do anything on S3; any other key is refused (`InvalidAccessKeyId`)."""
+
+    endpoint: str
+    key: str
+    secret: str
+    pid: int
+
+    def client(self) -> Any:
+        import boto3
+
+        return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=self.key,
+                            aws_secret_access_key=self.secret, region_name="us-east-1")
+
+    def secrets(self, section: str = "destination.filesystem", *, key: str | None = None
+                ) -> str:
+        """`[<section>.credentials]` for `.dlt/secrets.toml` (this user's, or `key`'s)."""
+        return (f"[{section}.credentials]\naws_access_key_id = {json.dumps(key or self.key)}\n"
+                f"aws_secret_access_key = {json.dumps(self.secret)}\n"
+                f"endpoint_url = {json.dumps(self.endpoint)}\nregion_name = \"us-east-1\"\n")
+
+
+def start_s3_server() -> tuple[Any, S3Server]:
+    """A moto S3 server subprocess on a free port, with one IAM user made while the server
+    still answers unsigned requests (its first three); stop it with `stop_process`."""
+    import os
+    import subprocess
+    import sys
+
+    import boto3
+
+    port = free_port()
+    env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "3"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    for _ in range(300):  # bounded: the server answers within seconds
+        if proc.poll() is not None:
+            raise RuntimeError(f"moto server exited with {proc.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    iam = boto3.client("iam", endpoint_url=endpoint, aws_access_key_id="bootstrap",
+                       aws_secret_access_key="bootstrap", region_name="us-east-1")
+    iam.create_user(UserName="loader")
+    iam.put_user_policy(UserName="loader", PolicyName="s3", PolicyDocument=json.dumps({
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}))
+    key = iam.create_access_key(UserName="loader")["AccessKey"]
+    return proc, S3Server(endpoint, key["AccessKeyId"], key["SecretAccessKey"], proc.pid)
+
+
+def stop_process(proc: Any) -> None:
+    """Stop a server subprocess this suite started, by its PID."""
+    import os
+    import signal
+
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except Exception:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()

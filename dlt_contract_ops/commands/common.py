@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
 import sys
+from collections.abc import Callable
 from typing import NoReturn
 
 import click
@@ -59,3 +62,33 @@ def started() -> None:
     if not gc.isenabled():
         gc.freeze()
         gc.enable()
+
+
+#: native libraries whose runtime threads can abort the interpreter on its way out, after the
+#: command is done (deltalake's: "terminate called without an active exception", exit 134)
+ABORTING_AT_EXIT = ("deltalake", "pyiceberg_core")
+
+
+def exit_process(run: Callable[[], object]) -> NoReturn:
+    """Run a command as the whole process and end the process with the command's own exit
+    code. Where a library in `ABORTING_AT_EXIT` was imported, the interpreter's shutdown is
+    skipped (`os._exit`) once stdout, stderr and the logging handlers are flushed: by then
+    the command has flushed its sinks and written its state, and nothing else is left."""
+    try:
+        run()
+        code = EXIT_OK
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            code = exc.code or EXIT_OK
+        else:  # `sys.exit("message")`: printed, and exit 1, as the interpreter does
+            print(exc.code, file=sys.stderr)
+            code = EXIT_SOURCE_ERROR
+    if not any(name in sys.modules for name in ABORTING_AT_EXIT):
+        sys.exit(code)
+    import logging
+
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing reaches it
+            stream.flush()
+    os._exit(code)

@@ -24,10 +24,12 @@ def _verbose(args: argparse.Namespace) -> list[str]:
 
 
 def _run_click(argv: list[str], prog_name: str) -> None:
-    """Run the `dlt-contract-ops` click group on `argv`; it always ends in `sys.exit`."""
+    """Run the `dlt-contract-ops` click group on `argv` as the rest of the process: it ends
+    with the command's exit code (`exit_process`)."""
     from dlt_contract_ops.commands import main
+    from dlt_contract_ops.commands.common import exit_process
 
-    main.main(args=argv, prog_name=prog_name, standalone_mode=True)
+    exit_process(lambda: main.main(args=argv, prog_name=prog_name, standalone_mode=True))
 
 
 class ContractOpsCommand:

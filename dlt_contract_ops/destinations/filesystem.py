@@ -1,16 +1,20 @@
-"""dlt's `filesystem` destination: a bucket of Parquet or JSONL files, read where they lie.
+"""dlt's `filesystem` destination: a bucket of Parquet or JSONL files, or of Delta and Iceberg
+tables, local or remote (`s3://`), read where they lie.
 
 The adapter is resolved from the pipeline like every other one: bucket URL, layout and
-credentials come from dlt's own configuration through its `FilesystemClient`, whose file
-listing it uses. What a table holds is what its files say (`lake_files`: the Parquet footers
-of every file, DuckDB's inference over the JSONL files), not dlt's stored schema, which only
-says what dlt meant to write.
+credentials come from dlt's own configuration through its `FilesystemClient`, whose fsspec
+client and file listing it uses. What a table holds is what its files say (`lake_files`: the
+Parquet footers of every file, DuckDB's inference over the JSONL files; `lake_tables`: the
+Delta log, the Iceberg metadata), not dlt's stored schema, which only says what dlt meant to
+write.
 
 Queries run on an in-memory DuckDB connection of the adapter's own, where each table is a
-view over its files (`read_parquet` / `read_json`, columns matched by name across files), and
-go through the same renderer as on every other destination: SELECT only. The reproduce text
-reads the files themselves, so it runs as pasted in any DuckDB shell. Nothing is ever
-written: not a file, not a log entry, not a metadata pointer.
+view over its files (`read_parquet` / `read_json`, columns matched by name across files; an
+open table's current version), and go through the same renderer as on every other
+destination: SELECT only. A remote bucket is read through dlt's fsspec client registered on
+the connection (DuckDB's `httpfs` cannot be downloaded offline). The reproduce text reads the
+files themselves, so it runs as pasted in a DuckDB shell. Nothing is ever written: not a
+file, not a log entry, not a metadata pointer.
 """
 
 from __future__ import annotations
@@ -31,13 +35,14 @@ from dlt_contract_ops.destinations.lake_files import (
     parquet_relation,
     read_columns,
 )
+from dlt_contract_ops.destinations.lake_tables import open_table_scan, read_open_table
 from dlt_contract_ops.destinations.naming import capabilities, data_location
 from dlt_contract_ops.destinations.protocol import QueryKind
 from dlt_contract_ops.destinations.session import DeadlinePassed
 from dlt_contract_ops.destinations.shapes import ShapedQuery
 from dlt_contract_ops.destinations.sql import ParamStyle, ident
 from dlt_contract_ops.destinations.timeouts import DEFAULT_TIMEOUTS, Timeouts
-from dlt_contract_ops.errors import DestinationError, UnsupportedDestinationError
+from dlt_contract_ops.errors import DestinationError
 
 __all__ = ["FilesystemAdapter", "LakeSqlClient"]
 
@@ -46,19 +51,27 @@ class LakeSqlClient:
     """The part of a dlt SQL client `SqlClientAdapter` drives, over an in-memory DuckDB
     connection: the files are read, the connection holds nothing but views over them."""
 
-    def __init__(self, dataset_name: str) -> None:
+    def __init__(self, dataset_name: str, filesystem: Any = None) -> None:
         self.dataset_name = dataset_name
         self.capabilities = capabilities("duckdb")  # the engine the queries run on
         self.native_connection: Any = None
+        #: a remote bucket's fsspec client (dlt's), which DuckDB reads `s3://…` through
+        self.filesystem = filesystem
 
     def open_connection(self) -> Any:
         import duckdb
 
         # an air-gapped machine cannot download extensions: never try (Parquet and JSON are
         # built in)
-        self.native_connection = duckdb.connect(":memory:", config={
-            "autoinstall_known_extensions": False, "autoload_known_extensions": False,
-        })
+        config: dict[str, Any] = {
+            "autoinstall_known_extensions": False, "autoload_known_extensions": False}
+        if self.filesystem is not None:
+            # DuckDB reading several files through a Python (fsspec) filesystem from several
+            # threads at once deadlocks on the callbacks: one thread reads them in turn
+            config["threads"] = 1
+        self.native_connection = duckdb.connect(":memory:", config=config)
+        if self.filesystem is not None:
+            self.native_connection.register_filesystem(self.filesystem)
         return self.native_connection
 
     def close_connection(self) -> None:
@@ -72,7 +85,8 @@ class LakeSqlClient:
 
 
 class FilesystemAdapter(SqlClientAdapter):
-    """dlt's filesystem destination (local `file://` buckets of Parquet or JSONL files).
+    """dlt's filesystem destination: Parquet or JSONL files, Delta or Iceberg tables, in a
+    local (`file://`) or remote (`s3://`, any fsspec protocol dlt reaches) bucket.
 
     `read_problems` (after `list_columns`): what kept a table from being read in full, or is
     worth a note (a column whose type differs between files); the reconciler reports the
@@ -99,14 +113,9 @@ class FilesystemAdapter(SqlClientAdapter):
         cls, job_client: Any, *, timeouts: Timeouts = DEFAULT_TIMEOUTS
     ) -> FilesystemAdapter:
         config = job_client.config
-        if not config.is_local_filesystem:
-            raise UnsupportedDestinationError(
-                f"The `filesystem` adapter reads local buckets (`file://`) only so far; "
-                f"`{config.protocol}://` buckets (dataset `{job_client.dataset_name}`) are not "
-                "supported yet."
-            )
+        remote = None if config.is_local_filesystem else job_client.fs_client
         location = data_location(config) or str(job_client.dataset_path)
-        return cls(LakeSqlClient(job_client.dataset_name), job_client=job_client,
+        return cls(LakeSqlClient(job_client.dataset_name, remote), job_client=job_client,
                    location=location, timeouts=timeouts)
 
     @classmethod
@@ -140,7 +149,7 @@ class FilesystemAdapter(SqlClientAdapter):
         for found, viewed in read:
             problems.extend(found.problems)
             self._tables[found.table.name] = TableFiles(
-                found.table.name, found.table.format, found.readable)
+                found.table.name, found.table.format, found.readable, found.table.location)
             if not viewed and found.unreadable:  # no file to query: refused, with why
                 self._unreadable[found.table.name] = "; ".join(
                     p.message for p in found.problems if p.error)
@@ -154,7 +163,9 @@ class FilesystemAdapter(SqlClientAdapter):
         the files that read: a table with an unreadable file is checked without it, and
         the reconciler reports that file once)."""
         connection = self._client.native_connection
-        found = read_columns(connection, table)
+        if table.format in ("delta", "iceberg"):
+            return read_open_table(connection, table, self._job_client)
+        found = read_columns(connection, table, self._job_client.fs_client)
         if not found.readable or not found.columns:
             return found, False
         try:
@@ -210,11 +221,14 @@ class FilesystemAdapter(SqlClientAdapter):
 
 def file_scan(files: TableFiles) -> exp.Expression:
     """`read_parquet([...], union_by_name = TRUE)` (or `read_json`) over a table's files,
-    as the view the adapter queries reads them.
+    as the view the adapter queries reads them; `delta_scan` / `iceberg_scan` for an open
+    table (run as pasted where DuckDB has that extension).
 
     >>> file_scan(TableFiles("t", "parquet", ("/b/t/1.parquet",))).sql("duckdb")
     "READ_PARQUET(['/b/t/1.parquet'], union_by_name = TRUE)"
     """
+    if files.format in ("delta", "iceberg"):
+        return open_table_scan(files)
     paths = exp.Array(expressions=[exp.Literal.string(f) for f in files.files])
     by_name = exp.EQ(this=exp.column("union_by_name"), expression=exp.true())
     if files.format == "parquet":

@@ -1,5 +1,6 @@
 """What a dlt `filesystem` dataset holds: its tables, each table's files and their format, and
-the columns those files say they have (Parquet footers, JSONL as DuckDB infers it).
+the columns those files say they have (Parquet footers, JSONL as DuckDB infers it; Delta and
+Iceberg tables are read in `lake_tables`).
 
 Everything here only lists and reads: no file, folder or log entry is ever written. A file
 that cannot be read is a `ReadProblem` naming its table and path; the other tables (and the
@@ -8,16 +9,17 @@ readable files of the same table) are read all the same.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from dlt_contract_ops.errors import UnsupportedDestinationError
+from dlt_contract_ops.errors import DestinationError, UnsupportedDestinationError
 
-__all__ = ["ReadProblem", "TableColumns", "TableFiles", "file_format", "list_tables",
-           "read_columns"]
+__all__ = ["ReadProblem", "TableColumns", "TableFiles", "duckdb_types", "file_format",
+           "list_tables", "read_columns"]
 
-FileFormat = Literal["parquet", "jsonl"]
+FileFormat = Literal["parquet", "jsonl", "delta", "iceberg"]
 
 #: file name endings dlt's filesystem destination writes, per format it reads back here
 _SUFFIXES: tuple[tuple[str, FileFormat], ...] = (
@@ -41,11 +43,14 @@ class ReadProblem:
 
 @dataclass(frozen=True)
 class TableFiles:
-    """One table folder: its files, oldest load first (dlt names them `<load_id>.…`)."""
+    """One table folder: its files, oldest load first (dlt names them `<load_id>.…`), as
+    URLs DuckDB reads (a local path, or `s3://…` through the filesystem registered on the
+    connection); a Delta or Iceberg table's `location` is its folder's URL."""
 
     name: str
     format: FileFormat
     files: tuple[str, ...]
+    location: str = ""
 
 
 @dataclass(frozen=True)
@@ -96,8 +101,15 @@ def list_tables(job_client: Any) -> tuple[list[TableFiles], list[ReadProblem]]:
         entries = fs.ls(root, detail=True)
     except FileNotFoundError:
         return [], []
+    except Exception as exc:  # credentials refused, endpoint unreachable, no such bucket
+        raise DestinationError(
+            f"Bucket `{job_client.config.bucket_url}` (dataset `{job_client.dataset_name}`) "
+            f"cannot be listed: {_detail(exc).rstrip('.')}. Check the bucket URL and the "
+            "credentials (`[destination.filesystem.credentials]` in `.dlt/secrets.toml`)."
+        ) from exc
     tables: list[TableFiles] = []
     problems: list[ReadProblem] = []
+    declared = _declared_formats(job_client)
     for entry in sorted(entries, key=lambda e: str(e["name"])):
         if entry.get("type") != "directory":
             continue
@@ -111,24 +123,54 @@ def list_tables(job_client: Any) -> tuple[list[TableFiles], list[ReadProblem]]:
                 name, f"table `{name}`: its folder `{job_client.get_table_dir(name)}` cannot be "
                 f"listed ({_detail(exc)}); check that it exists and is readable."))
             continue
-        found = _with_format(name, files, problems)
+        local = job_client.config.is_local_filesystem
+        urls = files if local else [job_client.make_remote_url(f) for f in files]
+        folder = job_client.get_table_dir(name)
+        found = _with_format(name, urls, problems, declared.get(name),
+                             folder if local else job_client.make_remote_url(folder))
         if found is not None:
             tables.append(found)
     return tables, problems
 
 
-def _with_format(name: str, files: Sequence[str], problems: list[ReadProblem]
-                 ) -> TableFiles | None:
-    if any(f.rstrip("/").endswith("/_delta_log") or "/_delta_log/" in f for f in files):
-        problems.append(ReadProblem(
-            name, f"table `{name}` is a Delta table: the `filesystem` adapter does not read "
-            "Delta tables yet, so it was not checked.", error=False))
-        return None
+def _declared_formats(job_client: Any) -> dict[str, str]:
+    """Each table's `table_format` (`delta`, `iceberg`) as dlt recorded it: the newest schema
+    it stored in the dataset (`_dlt_version`), read, never written."""
+    try:
+        stored = job_client.get_stored_schema(job_client.schema.name)
+    except Exception:  # no record, or unreadable: the files alone say what a table is
+        return {}
+    tables = json.loads(stored.schema).get("tables", {}) if stored is not None else {}
+    return {name: str(t["table_format"]) for name, t in tables.items()
+            if t.get("table_format")}
+
+
+#: the folder an open table format keeps its log or metadata in, and a file only it holds
+_OPEN_TABLES: tuple[tuple[FileFormat, str, str], ...] = (
+    ("delta", "_delta_log", ".json"),
+    ("iceberg", "metadata", ".metadata.json"),
+)
+
+
+def _with_format(name: str, files: Sequence[str], problems: list[ReadProblem],
+                 declared: str | None, location: str) -> TableFiles | None:
+    """The table's format: Delta (a `_delta_log` folder), Iceberg (a `metadata` folder with a
+    `*.metadata.json`), else the one format of its data files. An open table's data files
+    are those its log names, read in `lake_tables`, not what the folder holds."""
+    for fmt, folder, marker in _OPEN_TABLES:
+        if any(f"/{name}/{folder}/" in f and f.endswith(marker) for f in files):
+            return TableFiles(name, fmt, (), location.rstrip("/"))
+        if declared == fmt:
+            problems.append(ReadProblem(
+                name, f"table `{name}` is a {fmt.capitalize()} table in dlt's stored schema, "
+                f"but its folder `{location}` has no `{folder}` with a `*{marker}` file: it "
+                f"was not checked. Restore the table's `{folder}`, or reload it."))
+            return None
     formats: dict[FileFormat, list[str]] = {}
     for f in files:
-        fmt = file_format(f)
-        if fmt is not None:
-            formats.setdefault(fmt, []).append(f)
+        found = file_format(f)
+        if found is not None:
+            formats.setdefault(found, []).append(f)
     if not formats:
         return None  # an empty folder: no data, as an empty dataset has no table
     if len(formats) > 1:
@@ -141,10 +183,11 @@ def _with_format(name: str, files: Sequence[str], problems: list[ReadProblem]
     return TableFiles(name, fmt, tuple(data))
 
 
-def read_columns(connection: Any, table: TableFiles) -> TableColumns:
-    """What `table`'s files say, read on `connection` (an in-memory DuckDB)."""
+def read_columns(connection: Any, table: TableFiles, fs: Any) -> TableColumns:
+    """What `table`'s files say, read on `connection` (an in-memory DuckDB); Parquet footers
+    through `fs` (dlt's fsspec client of the bucket)."""
     if table.format == "parquet":
-        return _parquet_columns(connection, table)
+        return _parquet_columns(connection, table, fs)
     return _jsonl_columns(connection, table)
 
 
@@ -152,7 +195,7 @@ def _detail(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _duckdb_types(connection: Any, schema: Any) -> list[str]:
+def duckdb_types(connection: Any, schema: Any) -> list[str]:
     """The DuckDB type of each field of an Arrow schema, as DuckDB reads that file."""
     try:
         return [str(t) for t in connection.from_arrow(schema.empty_table()).types]
@@ -160,7 +203,7 @@ def _duckdb_types(connection: Any, schema: Any) -> list[str]:
         return [str(f.type).upper() for f in schema]
 
 
-def _parquet_columns(connection: Any, table: TableFiles) -> TableColumns:
+def _parquet_columns(connection: Any, table: TableFiles, fs: Any) -> TableColumns:
     """The union of the files' footers (pyarrow), in first-seen order. A column whose type
     differs between files is reported with the newest file's type, and a note says so."""
     import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no stubs
@@ -171,7 +214,8 @@ def _parquet_columns(connection: Any, table: TableFiles) -> TableColumns:
     problems: list[ReadProblem] = []
     for path in table.files:
         try:
-            schema = pq.read_schema(path)
+            with fs.open(path, "rb") as file:
+                schema = pq.read_schema(file)
         except Exception as exc:
             problems.append(ReadProblem(
                 table.name, f"table `{table.name}`: Parquet file `{path}` cannot be read "
@@ -179,7 +223,7 @@ def _parquet_columns(connection: Any, table: TableFiles) -> TableColumns:
                 "without it."))
             continue
         readable.append(path)
-        for f, db_type in zip(schema, _duckdb_types(connection, schema), strict=True):
+        for f, db_type in zip(schema, duckdb_types(connection, schema), strict=True):
             seen.setdefault(f.name, {}).setdefault(db_type, []).append(path)
             nullable[f.name] = nullable.get(f.name, False) or f.nullable
     columns = []

@@ -40,12 +40,12 @@ class Reading(BaseModel):
     loaded_at: Optional[datetime] = None
 
 
-@dlt.resource(columns=Event, write_disposition="append")
+@dlt.resource(columns=Event, write_disposition="append", table_format=TABLE_FORMAT)
 def events():
     yield from ()
 
 
-@dlt.resource(columns=Reading, write_disposition="append")
+@dlt.resource(columns=Reading, write_disposition="append", table_format=TABLE_FORMAT)
 def readings():
     yield from ()
 
@@ -62,7 +62,7 @@ import dlt
 
 
 def batch(start, n, when, dark):
-    @dlt.resource(name="events", write_disposition="append")
+    @dlt.resource(name="events", write_disposition="append", table_format=TABLE_FORMAT)
     def events():
         for i in range(start, start + n):
             row = {"id": i, "kind": "push", "rank": f"r{i % 3}", "loaded_at": when,
@@ -71,7 +71,7 @@ def batch(start, n, when, dark):
                 row["payload_size"] = i * 7
             yield row
 
-    @dlt.resource(name="readings", write_disposition="append")
+    @dlt.resource(name="readings", write_disposition="append", table_format=TABLE_FORMAT)
     def readings():
         for i in range(start, start + n):
             row = {"id": i, "sensor": f"s{i % 4}", "value": i / 2, "loaded_at": when}
@@ -93,18 +93,27 @@ p.run(batch(100, 10, now, True), loader_file_format=FORMAT)
 """
 
 
-def setup(project: Project, bucket: Path, file_format: str, dataset: str = "lake") -> None:
-    """The project: source module, `[destination.filesystem]` on `bucket`, the source."""
-    project.module("telemetry_src", SOURCE)
+def setup(project: Project, bucket: Path | str, file_format: str, dataset: str = "lake",
+          table_format: str | None = None) -> None:
+    """The project: source module, `[destination.filesystem]` on `bucket` (a folder, or a
+    bucket URL whose credentials the caller configures), the source, both loads; with
+    `table_format` (`delta`, `iceberg`) the tables are open tables of that format."""
+    project.module("telemetry_src", f"TABLE_FORMAT = {table_format!r}\n" + SOURCE)
+    url = bucket.as_uri() if isinstance(bucket, Path) else bucket
     project.config(
         "[runtime]\ndlthub_telemetry = false\n\n[contract_ops]\nalert_sinks = []\n\n"
-        f"[destination.filesystem]\nbucket_url = {json.dumps(bucket.as_uri())}\n"
+        f"[destination.filesystem]\nbucket_url = {json.dumps(url)}\n"
     )
+    if table_format == "iceberg":  # dlt's pyiceberg path, its catalog in a local SQLite file
+        catalog = f"sqlite:///{project.root / 'iceberg_catalog.db'}"
+        project.config("[iceberg_catalog]\niceberg_catalog_type = \"sql\"\n\n"
+                       "[iceberg_catalog.iceberg_catalog_config]\ntype = \"sql\"\n"
+                       f"uri = {json.dumps(catalog)}\nwarehouse = {json.dumps(url)}\n")
     project.source("telemetry", "telemetry_src:telemetry", pipeline_name=PIPELINE,
                    destination="filesystem", dataset_name=dataset,
                    load_timestamp_column="loaded_at")
     header = (f"PIPELINE = {PIPELINE!r}\nDATASET = {dataset!r}\n"
-              f"FORMAT = {file_format!r}\n")
+              f"FORMAT = {file_format!r}\nTABLE_FORMAT = {table_format!r}\n")
     project.python(header + LOADER)
 
 

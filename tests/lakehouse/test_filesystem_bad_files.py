@@ -87,3 +87,23 @@ def test_a_column_retyped_between_files_is_a_finding_and_a_note(
     assert any("column `id` has different types" in n and "BIGINT" in n and "VARCHAR" in n
                for n in notes), notes
     assert found[("additive", "readings")]["columns"] == ["unit"]  # samples still read
+
+
+def test_a_vanished_table_folder(parquet_lake: tuple[Project, Path]) -> None:
+    """dlt loaded `events`, then its folder was deleted: as for a dropped table on any
+    destination, a `missing` finding for the table with a note saying it no longer exists
+    (exit 3 under `--fail-on-drift`), while `readings` is checked as usual."""
+    import shutil
+
+    project, bucket = parquet_lake
+    shutil.rmtree(bucket / "lake" / "events")
+
+    code, doc, stderr = lake.reconcile_json(
+        project, "-s", "telemetry", "--dry-run", "--fail-on-drift")
+
+    assert code == 3, stderr
+    found = lake.by_kind(doc)
+    assert ("missing", "events") in found
+    notes = [n for r in doc["results"] for n in r["notes"]]
+    assert any("table `events`" in n and "no longer exists" in n for n in notes), notes
+    assert found[("additive", "readings")]["columns"] == ["unit"]

@@ -1,0 +1,29 @@
+"""The loopback S3 server the lakehouse tests share (moto in server mode, one per module)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import pytest
+
+from tests.servers import S3Server, start_s3_server, stop_process
+
+_buckets = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def s3_server() -> Iterator[S3Server]:
+    proc, server = start_s3_server()
+    try:
+        yield server
+    finally:
+        stop_process(proc)
+
+
+@pytest.fixture
+def s3_bucket(s3_server: S3Server) -> str:
+    """A new, empty bucket on the loopback S3 server: its `s3://` URL."""
+    name = f"lake-{next(_buckets)}"
+    s3_server.client().create_bucket(Bucket=name)
+    return f"s3://{name}"

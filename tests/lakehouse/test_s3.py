@@ -1,0 +1,71 @@
+"""An S3 bucket served on loopback by moto: dlt loads Parquet files and Delta tables through its
+own `s3://` credentials and `endpoint_url`, and `reconcile` reads them through dlt's fsspec
+client registered on DuckDB. Credentials that do not reach the bucket are one error naming the
+bucket, and the other sources still run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.lakehouse import lake
+from tests.projects import Project
+from tests.servers import S3Server
+
+
+def _objects(server: S3Server, url: str) -> dict[str, str]:
+    """Every object of the bucket with its ETag."""
+    bucket = url.removeprefix("s3://")
+    pages = server.client().get_paginator("list_objects_v2").paginate(Bucket=bucket)
+    return {o["Key"]: o["ETag"] for page in pages for o in page.get("Contents", [])}
+
+
+@pytest.mark.parametrize("table_format", [None, "delta"])
+def test_drift_in_an_s3_bucket(project: Project, s3_server: S3Server, s3_bucket: str,
+                               table_format: str | None) -> None:
+    project.secrets(s3_server.secrets())
+    lake.setup(project, s3_bucket, "parquet", table_format=table_format)
+    before = _objects(s3_server, s3_bucket)
+    assert any(k.startswith("lake/events/") for k in before)  # dlt really wrote to S3
+
+    code, doc, stderr = lake.reconcile_json(
+        project, "-s", "telemetry", "--include-removal", "--dry-run")
+
+    assert code == 0, stderr
+    assert [r["error"] for r in doc["results"]] == [None] * len(doc["results"])
+    found = lake.by_kind(doc)
+    assert sorted(found) == [
+        ("additive", "events"), ("additive", "readings"), ("missing", "events"),
+        ("removal", "events"), ("type", "events"),
+    ]
+    assert found[("additive", "events")]["column_types"] == {"payload_size": "BIGINT"}
+    assert len(found[("additive", "events")]["samples"]["payload_size"]) == 5
+    assert found[("removal", "events")]["coverage"]["actor_login"] == {
+        "baseline": 0.8, "recent": 0.0}
+    assert f"{s3_bucket}/lake/events" in found[("removal", "events")]["reproduce"]
+    assert _objects(s3_server, s3_bucket) == before  # nothing written, renamed or removed
+
+
+def test_credentials_that_do_not_reach_the_bucket(project: Project, s3_server: S3Server,
+                                                  s3_bucket: str, tmp_path: Path) -> None:
+    """A second pipeline's bucket refuses its key: one error naming that bucket, exit 1; the
+    local lake's source is checked as usual."""
+    lake.setup(project, tmp_path / "local", "parquet")
+    project.source("remote", "telemetry_src:telemetry", pipeline_name="remote_lake",
+                   destination="filesystem", dataset_name="lake")
+    project.config(f'[remote_lake.destination.filesystem]\nbucket_url = "{s3_bucket}"\n')
+    project.secrets(s3_server.secrets("remote_lake.destination.filesystem",
+                                      key="AKIANOTAUSER"))
+
+    code, doc, stderr = lake.reconcile_json(project, "--all", "--dry-run")
+
+    assert code == 1, stderr
+    errors = {r["source"]: r["error"] for r in doc["results"] if r["error"]}
+    assert list(errors) == ["remote"], errors
+    assert f"`{s3_bucket}`" in errors["remote"]
+    assert "Access Key Id you provided does not exist" in errors["remote"]  # moto's words
+    assert "credentials" in errors["remote"]
+    assert ".." not in errors["remote"]
+    local = [r for r in doc["results"] if r["source"] == "telemetry"]
+    assert {f["table"] for r in local for f in r["findings"]} == {"events", "readings"}
