@@ -135,8 +135,13 @@ def registered_detectors() -> tuple[Detector, ...]:
 
 
 def clear_cache() -> None:
-    """Forget the registered detectors (after installing a plugin in the same process)."""
+    """Forget the registered detectors (after installing a plugin in the same process), and
+    the entry points read for every group (the settings check reads the detectors' tables
+    through them)."""
+    from dlt_contract_ops.registry import clear_cache as clear_entry_points
+
     registered_detectors.cache_clear()
+    clear_entry_points()
 
 
 def detector_names() -> tuple[str, ...]:

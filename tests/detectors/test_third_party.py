@@ -301,3 +301,24 @@ def test_a_broken_plugin_is_one_line_and_exit_2(
         assert result.exception is None or isinstance(result.exception, SystemExit)
     # the rest of the CLI still answers
     assert CliRunner().invoke(main, ["--help"]).exit_code == 0
+
+
+# was a bug: the settings check read the detectors' tables through entry points cached by an
+# earlier command of the process; `clear_cache` forgot only the detector registry
+def test_clear_cache_forgets_the_entry_points_read_before_the_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dlt_contract_ops.registry import DETECTOR_GROUP, registered
+
+    assert "freshness" not in registered(DETECTOR_GROUP)  # read, and cached, before
+    plugins = install(tmp_path / "site", "contract-ops-freshness",
+                      {"freshness_detector": doc_module()},
+                      "freshness = freshness_detector:FRESHNESS\n")
+    monkeypatch.syspath_prepend(str(plugins))
+    try:
+        clear_cache()
+        assert "freshness" in registered(DETECTOR_GROUP)
+    finally:
+        monkeypatch.undo()
+        clear_cache()
+    assert "freshness" not in registered(DETECTOR_GROUP)
