@@ -39,6 +39,7 @@ from bench.spec import DATASET_NAME, PIPELINE_NAME, Spec, table_name
 
 FROM_PROFILES = "CONTRACT_OPS__REMOVAL__FROM_PROFILES"
 PROFILE_STORE = "CONTRACT_OPS__PROFILE_STORE"
+RECENT_WINDOW = "CONTRACT_OPS__REMOVAL__RECENT_WINDOW"
 #: the issue's targets: a repeat sweep at least 10x cheaper than the first; the first at
 #: most 1.3x the full scan
 REPEAT_GAIN = 10.0
@@ -270,6 +271,8 @@ def bench_incremental(spec: Spec, args: Any, log: Any) -> dict[str, Any]:
     stores.mkdir()
     first_store, kept, repeat_store = (stores / f"{n}.duckdb" for n in ("first", "kept", "repeat"))
     full = {FROM_PROFILES: "false", PROFILE_STORE: str(stores / "unused.duckdb")}
+    if args.recent_window:
+        os.environ[RECENT_WINDOW] = args.recent_window
 
     steps: dict[str, dict[str, Any]] = {}
     log(f"   incremental on a copy: {workload.root}")
@@ -290,7 +293,8 @@ def bench_incremental(spec: Spec, args: Any, log: Any) -> dict[str, Any]:
 
     result: dict[str, Any] = {
         "load_average": [round(x, 2) for x in os.getloadavg()],
-        "label": spec.label, "spec": spec.to_json(), "root": str(workload.root),
+        "label": spec.label, "axis": spec.axis, "recent_window": args.recent_window,
+        "spec": spec.to_json(), "root": str(workload.root),
         "reused": built.reused, "build_seconds": built.build_seconds,
         "append": appended, "steps": steps, "targets": targets(steps),
     }
