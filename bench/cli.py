@@ -44,9 +44,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                        help="the time axis removal cuts its windows on: the `loaded_at` column "
                             "(default) or `_dlt_load_id` (no load_timestamp_column configured)")
     p.add_argument("--recent-window", default=None,
-                   help="--incremental: removal's recent window after the new load (e.g. 15m: "
-                        "the build's recent load, 30 min old, falls before it and the repeat "
-                        "reads only the new load again); default: the product's (6h)")
+                   help="--incremental: removal's recent window after the new load, so the "
+                        "repeat reads only the new load again: shorter than the build's recent "
+                        "load is old (30 min at the build, more on reuse), longer than the new "
+                        "load (10 min old at the append) gets while steps e and d run; "
+                        "default: the product's (6h)")
     p.add_argument("--repeats", type=int, default=5, help="timed runs per mode (default 5)")
     p.add_argument("--incremental", action="store_true",
                    help="run the incremental steps (removal from load profiles: full scan, "
