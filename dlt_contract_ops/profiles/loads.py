@@ -11,7 +11,8 @@ ONE query per source for every table, and each table's profile query lists the i
 again (`profiles.refresh.Reread.among`). A table with none reads nothing. Rows of a load not in
 `_dlt_loads` yet (a load still running) are not read: the table's row count then differs from
 the stored one less the loads read, and the table is profiled afresh, as for any rewrite.
-Without a `_dlt_loads` table (tables not loaded by dlt) the bound stays a range.
+Without a `_dlt_loads` table (tables not loaded by dlt), or with more than `MAX_LISTED` loads
+to read, the bound stays a range.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ log = logging.getLogger("dlt_contract_ops")
 LOADS_TABLE = "_dlt_loads"
 #: a load dlt finished (`_dlt_loads.status`)
 LOADED = 0
+#: the most load ids one profile query lists; a table with more to read (one not loaded for
+#: long while others were, often) keeps the range bound: a warehouse caps a query's
+#: parameters (BigQuery, Snowflake), and each count is a template of its own
+MAX_LISTED = 500
 
 
 def loads_query(table: exp.Table) -> exp.Expression:

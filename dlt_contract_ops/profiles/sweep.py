@@ -23,7 +23,7 @@ from dlt_contract_ops.core.columns import DLT_PREFIX, LOAD_ID, ExpectedTable, Li
 from dlt_contract_ops.core.distribution import DistributionRule, window
 from dlt_contract_ops.destinations.execution import shaped
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
-from dlt_contract_ops.profiles.loads import completed_loads
+from dlt_contract_ops.profiles.loads import MAX_LISTED, completed_loads
 from dlt_contract_ops.profiles.model import LoadProfile
 from dlt_contract_ops.profiles.query import (
     Bound,
@@ -200,7 +200,8 @@ def profile_source(
         if not incremental(t):
             return Reread("since", since)
         read = reread(t.history, fresh_from)
-        return read if ids is None else read.among(ids)
+        listed = read if ids is None else read.among(ids)
+        return listed if len(listed.ids or ()) <= MAX_LISTED else read
 
     def query_of(
         t: TableProfiles, read: Reread

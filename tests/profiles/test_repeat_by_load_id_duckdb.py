@@ -119,3 +119,25 @@ def duck_sql(project: Project, statement: str) -> list[tuple[Any, ...]]:
         return con.execute(statement).fetchall()
     finally:
         con.close()
+
+
+def test_more_loads_than_a_query_lists_keep_the_range_bound(
+    shop: Project, sent: list[tuple[str, list[Any]]], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dlt_contract_ops.profiles import sweep as profiles_sweep
+
+    monkeypatch.setattr(profiles_sweep, "MAX_LISTED", 0)  # any load to read is one too many
+    duck.declare(shop)
+    duck.load(shop, *[{"batch": b} for b in range(4)])
+    backdate(shop)
+    sweep(shop)
+    duck.load(shop, {"batch": 4, "dark": ["note"]})
+    sent.clear()
+
+    now = datetime.now(timezone.utc)
+    profiled = sweep(shop, now=now)
+    [(query, params)] = _profile_queries(sent)
+    assert "IN (" not in query
+    assert len(params) == 1  # the bound: the last profiled load or the recent window's start
+    assert [f.columns for f in profiled] == [["note"]]
+    assert seen(profiled) == seen(sweep(shop, from_profiles=False, now=now))
