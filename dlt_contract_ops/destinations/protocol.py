@@ -20,7 +20,7 @@ __all__ = ["MEMBERS", "DestinationAdapter", "QueryKind", "protocol_problems"]
 
 #: "schema": dlt's stored schema in the dataset (`_dlt_version`), read when a modelled table
 #: is absent, to tell one dropped from one never loaded (`sources/loaded.py`)
-QueryKind = Literal["metadata", "sample", "coverage", "partition", "profile", "schema"]
+QueryKind = Literal["metadata", "sample", "coverage", "partition", "profile", "loads", "schema"]
 
 
 @runtime_checkable

@@ -63,7 +63,7 @@ def completed_loads(ctx: SourceContext, since: str) -> list[str] | None:
     if LOADS_TABLE not in ctx.live:
         return None
     try:
-        rows = ctx.adapter.run(loads_query(ctx.adapter.table(LOADS_TABLE)), [since], "profile",
+        rows = ctx.adapter.run(loads_query(ctx.adapter.table(LOADS_TABLE)), [since], "loads",
                                owned=True)
     except Exception as exc:  # a range bound reads the same loads, only more rows
         log.debug("`%s` unreadable (%s): profiles are bounded by load id range", LOADS_TABLE,

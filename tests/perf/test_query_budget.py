@@ -255,10 +255,11 @@ def test_a_repeat_sweep_without_new_loads_reads_no_load_again(
     counted.clear()
     repeat = run(None, detectors=("removal",), dry_run=True, project_dir=loaded.root)
 
-    # one bounded profile query per root table (no new load: no category query), and the
+    # the completed load ids once per source (3), one profile query per root table naming
+    # the loads it reads again (the recent window's; no new load: no category query), and the
     # child table's coverage aggregate
     assert {k: v for k, v in counted.queries.items() if v} == {
-        "metadata": 2, "schema": 1, "profile": 4, "coverage": 1}
+        "metadata": 2, "schema": 1, "loads": 3, "profile": 4, "coverage": 1}
     assert [(f.table, f.columns, f.coverage) for r in repeat for f in r.findings] == [
         (f.table, f.columns, f.coverage) for r in first for f in r.findings]
 

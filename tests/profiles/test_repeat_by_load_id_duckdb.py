@@ -30,12 +30,12 @@ def shop(project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> P
 
 @pytest.fixture
 def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[Any]]]:
-    """Every (SQL, parameters) of kind `profile` the adapter hands to its session."""
+    """Every (SQL, parameters) of kind `profile` or `loads` the adapter hands to its session."""
     seen_sql: list[tuple[str, list[Any]]] = []
     start = SqlClientAdapter._start
 
     def recorded(self: Any, job: Any) -> Any:
-        if job.kind == "profile":
+        if job.kind in ("profile", "loads"):
             seen_sql.append((job.sql, list(job.values)))
         return start(self, job)
 
