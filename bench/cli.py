@@ -40,6 +40,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     shape.add_argument("--dark", type=int, help="tables whose declared columns go NULL (removal)")
     shape.add_argument("--loads", type=int, help="baseline loads before the recent one")
     shape.add_argument("--days", type=float, help="the baseline loads span this many days")
+    shape.add_argument("--axis", choices=("loaded_at", "load_id"),
+                       help="the time axis removal cuts its windows on: the `loaded_at` column "
+                            "(default) or `_dlt_load_id` (no load_timestamp_column configured)")
+    p.add_argument("--recent-window", default=None,
+                   help="--incremental: removal's recent window after the new load, so the "
+                        "repeat reads only the new load again: shorter than the build's recent "
+                        "load is old (30 min at the build, more on reuse), longer than the new "
+                        "load (10 min old at the append) gets while steps e and d run; "
+                        "default: the product's (6h)")
     p.add_argument("--repeats", type=int, default=5, help="timed runs per mode (default 5)")
     p.add_argument("--incremental", action="store_true",
                    help="run the incremental steps (removal from load profiles: full scan, "
@@ -72,7 +81,7 @@ def specs_for(args: argparse.Namespace) -> list[Spec]:
     base = PRESETS.get(args.preset)
     specs = list(base) if base is not None else [parse_shape(args.preset)]
     overrides = {k: getattr(args, k) for k in
-                 ("tables", "columns", "rows", "drifted", "dark", "loads", "days")
+                 ("tables", "columns", "rows", "drifted", "dark", "loads", "days", "axis")
                  if getattr(args, k) is not None}
     return [replace(s, **overrides).validate() for s in specs]
 

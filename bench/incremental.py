@@ -39,6 +39,7 @@ from bench.spec import DATASET_NAME, PIPELINE_NAME, Spec, table_name
 
 FROM_PROFILES = "CONTRACT_OPS__REMOVAL__FROM_PROFILES"
 PROFILE_STORE = "CONTRACT_OPS__PROFILE_STORE"
+RECENT_WINDOW = "CONTRACT_OPS__REMOVAL__RECENT_WINDOW"
 #: the issue's targets: a repeat sweep at least 10x cheaper than the first; the first at
 #: most 1.3x the full scan
 REPEAT_GAIN = 10.0
@@ -270,6 +271,9 @@ def bench_incremental(spec: Spec, args: Any, log: Any) -> dict[str, Any]:
     stores.mkdir()
     first_store, kept, repeat_store = (stores / f"{n}.duckdb" for n in ("first", "kept", "repeat"))
     full = {FROM_PROFILES: "false", PROFILE_STORE: str(stores / "unused.duckdb")}
+    # a recent window set on the command line holds after the new load (steps e and d): the
+    # build's recent load then falls before it, as an older load does for an hourly cron
+    late = {RECENT_WINDOW: args.recent_window} if args.recent_window else {}
 
     steps: dict[str, dict[str, Any]] = {}
     log(f"   incremental on a copy: {workload.root}")
@@ -282,15 +286,16 @@ def bench_incremental(spec: Spec, args: Any, log: Any) -> dict[str, Any]:
         raise AssertionError(f"the first sweep from profiles wrote no store at {first_store}")
     copy_store(first_store, kept)
     appended = append_load(workload, built, args.append_share, log)
-    with environment(full):
+    with environment({**full, **late}):
         steps["full_after"] = timed_step(workload, "full_after", args.repeats, cold, log)
-    with environment({FROM_PROFILES: "true", PROFILE_STORE: str(repeat_store)}):
+    with environment({FROM_PROFILES: "true", PROFILE_STORE: str(repeat_store), **late}):
         steps["repeat"] = timed_step(workload, "repeat", args.repeats, cold, log,
                                      before_each=lambda: copy_store(kept, repeat_store))
 
     result: dict[str, Any] = {
         "load_average": [round(x, 2) for x in os.getloadavg()],
-        "label": spec.label, "spec": spec.to_json(), "root": str(workload.root),
+        "label": spec.label, "axis": spec.axis, "recent_window": args.recent_window,
+        "spec": spec.to_json(), "root": str(workload.root),
         "reused": built.reused, "build_seconds": built.build_seconds,
         "append": appended, "steps": steps, "targets": targets(steps),
     }

@@ -42,7 +42,7 @@ log_level = "ERROR"
 add_dlt_load_id = true
 
 [contract_ops]
-load_timestamp_column = "{LOAD_TIMESTAMP_COLUMN}"
+{{axis}}
 
 [sources.{SOURCE_NAME}.contract_ops]
 ref = "{PIPELINE_NAME}.source.bench_source:{SOURCE_NAME}"
@@ -54,7 +54,7 @@ dataset_name = "{DATASET_NAME}"
 [dlt_ops]
 default_destination = "duckdb"
 default_dataset = "{DATASET_NAME}"
-load_timestamp_column = "{LOAD_TIMESTAMP_COLUMN}"
+{{axis}}
 
 [sources.{SOURCE_NAME}.dlt_ops]
 schedule = "@daily"
@@ -113,9 +113,17 @@ def _write(root: Path, spec: Spec) -> None:
     (root / PIPELINE_NAME / "__init__.py").touch()
     (source_dir / "__init__.py").touch()
     shutil.copyfile(TEMPLATE, source_dir / "bench_source.py")
-    (root / ".dlt").mkdir(exist_ok=True)
-    (root / ".dlt" / "config.toml").write_text(CONFIG)
+    write_config(root, spec)
     (root / "bench_spec.json").write_text(json.dumps(spec.to_json(), indent=2))
+
+
+def write_config(root: Path, spec: Spec) -> None:
+    """`.dlt/config.toml` for the spec's time axis (`Spec.axis`): `load_id` configures no
+    `load_timestamp_column`, so removal cuts its windows on `_dlt_load_id`."""
+    axis = f'load_timestamp_column = "{LOAD_TIMESTAMP_COLUMN}"' if spec.axis == "loaded_at" \
+        else "# no load_timestamp_column: windows on _dlt_load_id"
+    (root / ".dlt").mkdir(exist_ok=True)
+    (root / ".dlt" / "config.toml").write_text(CONFIG.replace("{axis}", axis))
 
 
 def _manifest(root: Path) -> dict[str, Any] | None:
@@ -136,6 +144,7 @@ def build(spec: Spec, workdir: Path, *, reuse: bool = True, log: Any = print) ->
             root / f"{PIPELINE_NAME}.duckdb"
         ).exists():
             log(f"reusing {root} (loaded {anchor:%H:%M} UTC)")
+            write_config(root, spec)  # the axis is configuration: the data serve both
             return Workload(spec, root, anchor, float(manifest["build_seconds"]), True)
     if root.exists():
         shutil.rmtree(root)

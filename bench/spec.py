@@ -12,6 +12,8 @@ from typing import Any
 FIXED_COLUMNS = ("id", "loaded_at")
 #: the configured load timestamp column: the removal windows are cut on it
 LOAD_TIMESTAMP_COLUMN = "loaded_at"
+#: the time axes a workload can be swept on (`Spec.axis`)
+AXES = ("loaded_at", "load_id")
 SOURCE_NAME = "bench"
 PIPELINE_NAME = "bench_pipeline"
 DATASET_NAME = "bench_data"
@@ -38,6 +40,10 @@ class Spec:
     extra_columns: int = 2
     dark_columns: int = 2
     batch_rows: int = 100_000
+    #: the time axis removal cuts its windows on: `loaded_at` (a configured
+    #: `load_timestamp_column`) or `load_id` (none configured: `_dlt_load_id`, what every dlt
+    #: pipeline without a timestamp column gets). The data are the same either way
+    axis: str = "loaded_at"
 
     def validate(self) -> Spec:
         """Raise ValueError naming the parameter when the shape cannot be built."""
@@ -55,6 +61,8 @@ class Spec:
             problems.append(f"--rows must be at least {self.loads + 1}: one per load")
         if self.drifted < 0 or self.dark < 0 or self.drifted + self.dark > self.tables:
             problems.append("--drifted + --dark must be between 0 and --tables (disjoint sets)")
+        if self.axis not in AXES:
+            problems.append(f"--axis must be one of {', '.join(AXES)}")
         if not 0.5 <= self.days <= 7.0:
             problems.append("--days must be between 0.5 and 7 (the baseline window is 7 days)")
         if problems:
@@ -82,7 +90,9 @@ class Spec:
     def key(self) -> str:
         """A short hash of the shape, for reusing a built warehouse."""
         # `loader`: how loads are made; 2 names each load for its `load_at` (bench/load.py)
-        blob = json.dumps({**asdict(self), "loader": 2}, sort_keys=True).encode()
+        # `axis` is configuration only: one warehouse serves both axes
+        shape = {k: v for k, v in asdict(self).items() if k != "axis"}
+        blob = json.dumps({**shape, "loader": 2}, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:10]
 
     def to_json(self) -> dict[str, Any]:

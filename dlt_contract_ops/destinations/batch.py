@@ -13,9 +13,12 @@ from typing import Any, Protocol
 from sqlglot import exp
 
 from dlt_contract_ops.destinations.protocol import QueryKind
+from dlt_contract_ops.destinations.rendered import Rendered
 from dlt_contract_ops.destinations.shapes import ShapedQuery
 
 Rows = list[tuple[Any, ...]]
+#: what an adapter runs: a tree, a table's query of a shape, or a query rendered already
+Query = exp.Expression | ShapedQuery | Rendered
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ class Queue(Protocol):
     """What `run_queued` asks of an adapter (a `SqlClientAdapter` is one)."""
 
     def prepared(
-        self, query: exp.Expression | ShapedQuery, params: Sequence[Any], kind: QueryKind,
+        self, query: Query, params: Sequence[Any], kind: QueryKind,
         owned: bool,
     ) -> PreparedQuery: ...
 
@@ -59,7 +62,7 @@ class Queue(Protocol):
 
 
 def run_queued(
-    queue: Queue, batch: Sequence[tuple[exp.Expression | ShapedQuery, Sequence[Any]]],
+    queue: Queue, batch: Sequence[tuple[Query, Sequence[Any]]],
     kind: QueryKind, *, owned: bool = False,
 ) -> list[Rows | Exception]:
     """`SqlClientAdapter.run_all`: each query's rows or exception, in order, the next one

@@ -18,10 +18,18 @@ from typing import Any, ClassVar, Literal, TypeVar
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LiveTable
-from dlt_contract_ops.destinations.batch import PreparedQuery, Rows, Running, run_queued, withdraw
+from dlt_contract_ops.destinations.batch import (
+    PreparedQuery,
+    Query,
+    Rows,
+    Running,
+    run_queued,
+    withdraw,
+)
 from dlt_contract_ops.destinations.connection import CANCEL_GRACE, ClientSession
 from dlt_contract_ops.destinations.naming import CatalogNames, capabilities, data_location
 from dlt_contract_ops.destinations.protocol import QueryKind
+from dlt_contract_ops.destinations.rendered import Rendered, render_once
 from dlt_contract_ops.destinations.session import DeadlinePassed, settle, wait_for
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery, Templates
 from dlt_contract_ops.destinations.sql import (
@@ -223,8 +231,7 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         return render(self.prepare(query), self.dialect, owned=True)
 
     def driver_sql(
-        self, query: exp.Expression | ShapedQuery, n_params: int, kind: QueryKind, *,
-        owned: bool = False,
+        self, query: Query, n_params: int, kind: QueryKind, *, owned: bool = False,
     ) -> str:
         """The exact text `run` sends to the driver: prepared, checked, placeholders in
         the driver's paramstyle. Golden tests pin it for destinations that cannot run here.
@@ -234,6 +241,8 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         if isinstance(query, ShapedQuery):
             text, marks = self.shapes.marked(self, query)
             return bind_marks(text, marks, self.paramstyle, n_params)
+        if isinstance(query, Rendered):  # prepared and rendered already (`rendered.py`)
+            return bind_marks(query.text, list(query.marks), self.paramstyle, n_params)
         if kind == "metadata":
             return render_bound(query, self.dialect, self.paramstyle, n_params, owned=owned)
         # `prepare` returns a copy of its own (or the handed-over tree): rendered in place
@@ -241,7 +250,7 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         return render_bound(prepared, self.dialect, self.paramstyle, n_params, owned=True)
 
     def run(
-        self, query: exp.Expression | ShapedQuery, params: Sequence[Any], kind: QueryKind, *,
+        self, query: Query, params: Sequence[Any], kind: QueryKind, *,
         owned: bool = False,
     ) -> Rows:
         """Run a read-only query with bound parameters on the adapter's session.
@@ -256,15 +265,15 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         return self._collect(self._start(job))
 
     def prepared(
-        self, query: exp.Expression | ShapedQuery, params: Sequence[Any], kind: QueryKind,
-        owned: bool,
+        self, query: Query, params: Sequence[Any], kind: QueryKind, owned: bool,
     ) -> PreparedQuery:
         """`query` rendered for the driver (the read-only check included), values adapted,
         and the tree an error about it names the tables of (for a `ShapedQuery`, a bare
         `SELECT *` of its table: its full tree is never built)."""
         sql = self.driver_sql(query, len(params), kind, owned=owned)
         named = (exp.select(exp.Star()).from_(self.table(query.table), copy=False)
-                 if isinstance(query, ShapedQuery) else query)
+                 if isinstance(query, ShapedQuery) else
+                 query.named if isinstance(query, Rendered) else query)
         return PreparedQuery(named, sql, [self.adapt_param(p) for p in params], kind)
 
     def _deadline(self) -> float:
@@ -361,8 +370,8 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         )
 
     def run_all(
-        self, batch: Sequence[tuple[exp.Expression | ShapedQuery, Sequence[Any]]],
-        kind: QueryKind, *, owned: bool = False,
+        self, batch: Sequence[tuple[Query, Sequence[Any]]], kind: QueryKind, *,
+        owned: bool = False,
     ) -> list[Rows | Exception]:
         """Run independent read-only queries; each result, or the exception it raised, in
         order. One failing query never stops the others; a KeyboardInterrupt stops them all.
@@ -378,6 +387,10 @@ class SqlClientAdapter(CatalogNames, ClientSession):
     def _execute(self, sql: str, params: Sequence[Any]) -> Sequence[Sequence[Any]] | None:
         """Send rendered SQL to the driver through dlt's client (on the session thread)."""
         return self._client.execute_sql(sql, *params)  # type: ignore[no-any-return]
+
+    def with_reproduce(self, query: exp.Expression, params: Sequence[Any]) -> tuple[Query, str]:
+        """What `run` takes and the `reproduce` text, from ONE render (`rendered.py`)."""
+        return render_once(self, query, params, type(self).reproduce is SqlClientAdapter.reproduce)
 
     def reproduce(self, query: exp.Expression, params: Sequence[Any]) -> str:
         values = [self.adapt_param(p) for p in params]

@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Literal
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LiveTable
+from dlt_contract_ops.destinations.batch import Query
 from dlt_contract_ops.destinations.execution import PreparedQuery, SqlClientAdapter
 from dlt_contract_ops.destinations.lake_files import (
     ReadProblem,
@@ -38,6 +39,7 @@ from dlt_contract_ops.destinations.lake_files import (
 from dlt_contract_ops.destinations.lake_tables import open_table_scan, read_open_table
 from dlt_contract_ops.destinations.naming import capabilities, data_location
 from dlt_contract_ops.destinations.protocol import QueryKind
+from dlt_contract_ops.destinations.rendered import Rendered
 from dlt_contract_ops.destinations.session import DeadlinePassed
 from dlt_contract_ops.destinations.shapes import ShapedQuery
 from dlt_contract_ops.destinations.sql import ParamStyle, ident
@@ -185,13 +187,13 @@ class FilesystemAdapter(SqlClientAdapter):
         return exp.Table(this=ident(self._live_tables.get(name) or self.to_live(name)))
 
     def prepared(
-        self, query: exp.Expression | ShapedQuery, params: Sequence[Any], kind: QueryKind,
-        owned: bool,
+        self, query: Query, params: Sequence[Any], kind: QueryKind, owned: bool,
     ) -> PreparedQuery:
         """As every adapter prepares a query; one that reads a table none of whose files
         could be read is refused with what went wrong, naming the table and the file."""
-        names = ([query.table] if isinstance(query, ShapedQuery)
-                 else [t.name for t in query.find_all(exp.Table)])
+        tree = query.named if isinstance(query, Rendered) else query
+        names = ([tree.table] if isinstance(tree, ShapedQuery)
+                 else [t.name for t in tree.find_all(exp.Table)])
         for name in names:
             problem = self._unreadable.get(name)
             if problem is not None:

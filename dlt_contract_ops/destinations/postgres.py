@@ -17,13 +17,11 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, ClassVar, Literal
 
-from sqlglot import exp
-
+from dlt_contract_ops.destinations.batch import Query
 from dlt_contract_ops.destinations.execution import PreparedQuery, Rows, SqlClientAdapter
 from dlt_contract_ops.destinations.naming import data_location
 from dlt_contract_ops.destinations.protocol import QueryKind
 from dlt_contract_ops.destinations.session import wait_all
-from dlt_contract_ops.destinations.shapes import ShapedQuery
 from dlt_contract_ops.destinations.sql import ParamStyle
 from dlt_contract_ops.destinations.timeouts import DEFAULT_TIMEOUTS, Timeouts
 
@@ -82,7 +80,7 @@ class PostgresAdapter(SqlClientAdapter):
                 log.warning("cancelling a PostgreSQL query failed: %s", exc)
 
     def run_all(
-        self, batch: Sequence[tuple[exp.Expression | ShapedQuery, Sequence[Any]]],
+        self, batch: Sequence[tuple[Query, Sequence[Any]]],
         kind: QueryKind, *, owned: bool = False,
     ) -> list[Rows | Exception]:
         """Run the batch on up to `max_concurrency` sessions of their own (same credentials,

@@ -12,6 +12,7 @@ from sqlglot import exp
 from dlt_contract_ops.core.additive import AdditiveDrift, detect_additive
 from dlt_contract_ops.core.columns import ROW_ID, ExpectedTable, TimeAxis
 from dlt_contract_ops.destinations.jsonable import jsonable
+from dlt_contract_ops.destinations.rendered import Rendered
 from dlt_contract_ops.detectors.base import DetectorRun
 from dlt_contract_ops.detectors.queries import (
     SAMPLES_PER_COLUMN,
@@ -29,7 +30,7 @@ class _Plan:
     expected: ExpectedTable
     drift: AdditiveDrift
     axis: TimeAxis | None
-    query: exp.Select
+    query: exp.Expression | Rendered
     params: list[Any]
     reproduce: str
 
@@ -61,15 +62,18 @@ def run_additive(run: DetectorRun) -> ReconcileResult:
             (ctx.now or datetime.now(timezone.utc)) - timedelta(seconds=settings.sample_window)
         )
         params = [axis_bound(since, axis)] if by_time and axis is not None else []
-        # the finding's `reproduce` is this very query: rendered first, then the query is
-        # handed over to run (rendered in place, not copied again)
-        reproduce = ctx.adapter.reproduce(query, params)
-        plans.append(_Plan(expected, drift, axis, query, params, reproduce))
+        # the finding's `reproduce` is this very query: from the one render that runs, where
+        # the adapter renders so (`destinations.rendered`), else rendered first, then handed
+        # over to run (rendered in place, not copied again)
+        once = getattr(ctx.adapter, "with_reproduce", None)
+        ready, reproduce = (once(query, params) if once is not None
+                            else (query, ctx.adapter.reproduce(query, params)))
+        plans.append(_Plan(expected, drift, axis, ready, params, reproduce))
 
     # one sample query per drifted table, independent: the adapter renders each while the
     # one before it runs (or runs them on its pool)
     outcomes = ctx.adapter.run_all(
-        [(p.query, p.params) for p in plans], "sample", owned=True
+        [(p.query, p.params) for p in plans], "sample", owned=True  # type: ignore[misc]
     ) if plans else []
     for plan, rows in zip(plans, outcomes, strict=True):
         expected, drift, axis = plan.expected, plan.drift, plan.axis

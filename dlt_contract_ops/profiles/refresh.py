@@ -15,6 +15,7 @@ Pure: no I/O; `refresh(stored, fresh, covers)` is the whole merge.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -24,13 +25,27 @@ from dlt_contract_ops.profiles.model import LoadProfile
 
 @dataclass(frozen=True)
 class Reread:
-    """The loads a profile query reads: `since` (load id >= `param`) or `after` (> `param`)."""
+    """The loads a profile query reads: `since` (load id >= `param`) or `after` (> `param`);
+    with `ids`, only those of them (`_dlt_load_id IN (...)`, `profiles.loads`)."""
 
     bound: Literal["since", "after"]
     param: str
+    ids: tuple[str, ...] | None = None
+
+    def in_range(self, load_id: str) -> bool:
+        return load_id >= self.param if self.bound == "since" else load_id > self.param
 
     def covers(self, load_id: str) -> bool:
-        return load_id >= self.param if self.bound == "since" else load_id > self.param
+        return self.in_range(load_id) and (self.ids is None or load_id in self.ids)
+
+    def among(self, loads: Sequence[str]) -> Reread:
+        """The same read limited to the ids of `loads` (sorted) within its range.
+
+        >>> Reread("after", "2").among(["1", "2", "3", "4"])
+        Reread(bound='after', param='2', ids=('3', '4'))
+        """
+        cut = bisect_left if self.bound == "since" else bisect_right
+        return replace(self, ids=tuple(loads[cut(loads, self.param):]))
 
 
 def reread(history: Sequence[LoadProfile], fresh_from: str) -> Reread:
@@ -38,9 +53,9 @@ def reread(history: Sequence[LoadProfile], fresh_from: str) -> Reread:
     or after the last stored load when it is older than that.
 
     >>> reread([LoadProfile("1700000000.1", 1)], "1600000000.0000000")
-    Reread(bound='since', param='1600000000.0000000')
+    Reread(bound='since', param='1600000000.0000000', ids=None)
     >>> reread([LoadProfile("1700000000.1", 1)], "1800000000.0000000")
-    Reread(bound='after', param='1700000000.1')
+    Reread(bound='after', param='1700000000.1', ids=None)
     """
     last = history[-1].load_id
     return Reread("since", fresh_from) if fresh_from <= last else Reread("after", last)

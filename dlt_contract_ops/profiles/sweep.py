@@ -23,6 +23,7 @@ from dlt_contract_ops.core.columns import DLT_PREFIX, LOAD_ID, ExpectedTable, Li
 from dlt_contract_ops.core.distribution import DistributionRule, window
 from dlt_contract_ops.destinations.execution import shaped
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
+from dlt_contract_ops.profiles.loads import MAX_LISTED, completed_loads
 from dlt_contract_ops.profiles.model import LoadProfile
 from dlt_contract_ops.profiles.query import (
     Bound,
@@ -192,24 +193,37 @@ def profile_source(
     def incremental(t: TableProfiles) -> bool:
         return bool(t.history) and t.total is not None
 
+    # a repeat sweep reads its loads by id (`profiles.loads`): one query for every table
+    ids = completed_loads(ctx, since) if any(map(incremental, tables)) else None
+
     def bounds(t: TableProfiles) -> Reread:
-        return reread(t.history, fresh_from) if incremental(t) else Reread("since", since)
+        if not incremental(t):
+            return Reread("since", since)
+        read = reread(t.history, fresh_from)
+        listed = read if ids is None else read.among(ids)
+        return listed if len(listed.ids or ()) <= MAX_LISTED else read
 
     def query_of(
         t: TableProfiles, read: Reread
     ) -> tuple[exp.Expression | ShapedQuery, list[Any]]:
         # every table is counted, append too: the disposition a run used is not in the model
         # (dlt takes it from `run(write_disposition=...)` as well), a refresh may drop loads
-        query = _profile(ctx, t, bound=read.bound, detailed=detailed, count_row=True)
-        return query, [read.param]
+        if read.ids is not None:
+            return _profile(ctx, t, bound="loads", detailed=detailed, loads=len(read.ids),
+                            count_row=True), list(read.ids)
+        return _profile(ctx, t, bound=read.bound, detailed=detailed, count_row=True), [read.param]
 
     # every query is built for this run alone: handed over, rendered in place. A shaped
-    # query goes only to an adapter that renders shapes (`_profile`)
-    outcomes = ctx.adapter.run_all(
-        [query_of(t, bounds(t)) for t in tables], "profile", owned=True)  # type: ignore[misc]
+    # query goes only to an adapter that renders shapes (`_profile`). A table with no load to
+    # read again is not queried: its stored total stands (a rewrite comes with a load)
+    reads = [bounds(t) for t in tables]
+    asked = [(t, read) for t, read in zip(tables, reads, strict=True) if read.ids != ()]
+    done = iter(ctx.adapter.run_all(
+        [query_of(t, read) for t, read in asked], "profile", owned=True))  # type: ignore[misc]
+    outcomes = [next(done) if read.ids != () else [(None, t.total)]
+                for t, read in zip(tables, reads, strict=True)]
     updates: dict[str, TableUpdate] = {}
-    for t, rows in zip(tables, outcomes, strict=True):
-        read = bounds(t)
+    for t, read, rows in zip(tables, reads, outcomes, strict=True):
         full = not incremental(t) and bool(t.history)  # stored loads but no total: afresh
         try:
             if isinstance(rows, Exception):

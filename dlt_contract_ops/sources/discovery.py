@@ -12,6 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from dlt_contract_ops.core.columns import ExpectedColumn, ExpectedTable
@@ -113,9 +114,19 @@ class BuiltSource:
         what the load profiles count value by value. A cached source answers from the cache
         (no build); else they are read from the resource's model. {} when the model declares
         none, or its declarations cannot be read (the counts decide then)."""
-        if self.codes is not None and expected.table in self.codes and expected in self.tables:
+        if self.codes is not None and expected.table in self.codes and any(
+            t is expected or t == expected for t in self._by_table.get(expected.table, ())
+        ):
             return dict(self.codes[expected.table])
         return declared_code_sets(self, expected)
+
+    @cached_property
+    def _by_table(self) -> dict[str, list[ExpectedTable]]:
+        """`tables` by name: one look-up per table, not tables x tables `__eq__` calls."""
+        out: dict[str, list[ExpectedTable]] = {}
+        for t in self.tables:
+            out.setdefault(t.table, []).append(t)
+        return out
 
     def for_destination(self, capabilities: Any) -> BuiltSource:
         """The source named as dlt names it when loading into a destination with these

@@ -1,0 +1,143 @@
+"""A repeat sweep reads its loads by id (`_dlt_load_id IN (...)`), taken from `_dlt_loads`.
+
+DuckDB keeps 8 characters of a text column's min and max per row group, and load ids share
+them, so `_dlt_load_id > last` read the whole last profiled load again. The ids of the loads
+to read come from `_dlt_loads` (one query per source); a table with none is not queried. The
+findings stay those of a full scan. Real dlt loads into DuckDB, moved back in time in both the
+table and `_dlt_loads` (as dlt would have written them then).
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dlt_contract_ops.destinations.base import SqlClientAdapter
+from tests.profiles import test_removal_from_profiles_duckdb as duck
+from tests.profiles.test_removal_from_profiles_duckdb import seen, sweep
+from tests.projects import Project
+
+
+@pytest.fixture
+def shop(project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
+    monkeypatch.setenv("CONTRACT_OPS__PROFILE_STORE", str(tmp_path / "profiles.duckdb"))
+    return project
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[Any]]]:
+    """Every (SQL, parameters) of kind `profile` the adapter hands to its session."""
+    seen_sql: list[tuple[str, list[Any]]] = []
+    start = SqlClientAdapter._start
+
+    def recorded(self: Any, job: Any) -> Any:
+        if job.kind == "profile":
+            seen_sql.append((job.sql, list(job.values)))
+        return start(self, job)
+
+    monkeypatch.setattr(SqlClientAdapter, "_start", recorded)
+    return seen_sql
+
+
+def backdate(project: Project) -> list[str]:
+    """Every load so far moved back, the n-th of N to (N - n) * 20 hours ago, in the table
+    and in `_dlt_loads`."""
+    import duckdb
+
+    con = duckdb.connect(str(project.root / duck.DB))
+    try:
+        con.execute(f'USE shop_rm_pipe."{duck.DATASET}"')
+        ids = [r[0] for r in con.execute(
+            "SELECT load_id FROM _dlt_loads ORDER BY load_id").fetchall()]
+        now, moved = time.time(), []
+        for n, old in enumerate(ids):
+            new = f"{now - (len(ids) - n) * 20 * 3600:.6f}"
+            for table, column in (("orders", "_dlt_load_id"), ("_dlt_loads", "load_id")):
+                con.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", [new, old])
+            moved.append(new)
+        return moved
+    finally:
+        con.close()
+
+
+def _profile_queries(sent: list[tuple[str, list[Any]]]) -> list[tuple[str, list[Any]]]:
+    return [(q, p) for q, p in sent if '"orders"' in q]
+
+
+def test_a_repeat_sweep_reads_only_the_new_load_by_its_id(
+    shop: Project, sent: list[tuple[str, list[Any]]],
+) -> None:
+    duck.declare(shop)
+    duck.load(shop, *[{"batch": b} for b in range(4)])
+    old = backdate(shop)
+    assert sweep(shop) == []
+    sent.clear()
+    duck.load(shop, {"batch": 4, "dark": ["note"]})
+    [new] = [r[0] for r in duck_sql(shop, "SELECT load_id FROM _dlt_loads") if r[0] not in old]
+
+    now = datetime.now(timezone.utc)
+    profiled = sweep(shop, now=now)
+    [(loads_sql, loads_params)] = [(q, p) for q, p in sent if "_dlt_loads" in q]
+    assert '"status" = 0' in loads_sql
+    assert loads_params
+    [(query, params)] = _profile_queries(sent)
+    assert "IN (" in query
+    assert ">" not in query.split("UNION ALL")[0]  # no range bound on the load id
+    assert params == [new]
+    assert [f.columns for f in profiled] == [["note"]]
+    assert seen(profiled) == seen(sweep(shop, from_profiles=False, now=now))
+
+
+def test_a_table_without_a_load_to_read_again_is_not_queried(
+    shop: Project, sent: list[tuple[str, list[Any]]],
+) -> None:
+    duck.declare(shop)
+    duck.load(shop, *[{"batch": b} for b in range(3)], {"batch": 3, "dark": ["note"]})
+    backdate(shop)  # every load before the recent window: none is read again
+    first = sweep(shop)
+    assert _profile_queries(sent)  # the first sweep profiles every load
+    sent.clear()
+
+    now = datetime.now(timezone.utc)
+    again = sweep(shop, now=now)
+    assert any("_dlt_loads" in q for q, _ in sent)
+    assert _profile_queries(sent) == []
+    # nothing in the recent window (removal has no recent rows to compare): as a full scan
+    assert seen(again) == seen(first) == seen(sweep(shop, from_profiles=False, now=now))
+
+
+def duck_sql(project: Project, statement: str) -> list[tuple[Any, ...]]:
+    import duckdb
+
+    con = duckdb.connect(str(project.root / duck.DB))
+    try:
+        con.execute(f'USE shop_rm_pipe."{duck.DATASET}"')
+        return con.execute(statement).fetchall()
+    finally:
+        con.close()
+
+
+def test_more_loads_than_a_query_lists_keep_the_range_bound(
+    shop: Project, sent: list[tuple[str, list[Any]]], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dlt_contract_ops.profiles import sweep as profiles_sweep
+
+    monkeypatch.setattr(profiles_sweep, "MAX_LISTED", 0)  # any load to read is one too many
+    duck.declare(shop)
+    duck.load(shop, *[{"batch": b} for b in range(4)])
+    backdate(shop)
+    sweep(shop)
+    duck.load(shop, {"batch": 4, "dark": ["note"]})
+    sent.clear()
+
+    now = datetime.now(timezone.utc)
+    profiled = sweep(shop, now=now)
+    [(query, params)] = _profile_queries(sent)
+    assert "IN (" not in query
+    assert len(params) == 1  # the bound: the last profiled load or the recent window's start
+    assert [f.columns for f in profiled] == [["note"]]
+    assert seen(profiled) == seen(sweep(shop, from_profiles=False, now=now))
