@@ -1,0 +1,94 @@
+"""A shop whose orders a real dlt pipeline loads into a local `file://` bucket, one load per
+batch: steady loads stamped days back on `loaded_at`, then a drifted one (a dark `note`, a
+shifted `status` share). For the profile sweep on dlt's `filesystem` destination."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.projects import Project
+
+PIPELINE = "shop_lake"
+DATASET = "shop"
+
+SOURCE = """
+from datetime import datetime, timedelta, timezone
+from typing import Literal, Optional
+
+import dlt
+from pydantic import BaseModel
+
+
+class Order(BaseModel):
+    id: int
+    status: Literal["new", "paid", "shipped", "other"]
+    note: Optional[str] = None
+    amount: Optional[float] = None
+    loaded_at: Optional[datetime] = None
+
+
+def rows(batch, n, drift, days_ago):
+    when = datetime.now(timezone.utc) - timedelta(days=days_ago)
+    for i in range(n):
+        wobble = (batch * 7 + i) % 10
+        status = "new" if wobble < 5 else "paid" if wobble < 8 else "shipped"
+        if drift and i % 4 == 0:
+            status = "other"
+        yield {"id": batch * 1000 + i, "status": status, "amount": float(i % 17),
+               "note": None if drift or i % 10 == 0 else "n", "loaded_at": when}
+
+
+@dlt.source(name="shop")
+def shop(batch=0, n=100, drift=False, days_ago=0, disposition="append"):
+    return dlt.resource(rows(batch, n, drift, days_ago), name="orders", columns=Order,
+                        write_disposition=disposition)
+"""
+
+STEADY = [{"batch": b, "days_ago": 3} for b in range(6)]
+DRIFTED = {"batch": 6, "drift": True}
+
+
+def setup(project: Project, bucket: Path) -> None:
+    project.module("shop_lake_src", SOURCE)
+    project.config(
+        "[runtime]\ndlthub_telemetry = false\n\n[contract_ops]\nalert_sinks = []\n\n"
+        f"[destination.filesystem]\nbucket_url = {json.dumps(bucket.as_uri())}\n")
+    project.source("shop", "shop_lake_src:shop", pipeline_name=PIPELINE,
+                   destination="filesystem", dataset_name=DATASET,
+                   load_timestamp_column="loaded_at")
+
+
+def load(project: Project, *batches: dict[str, Any], file_format: str = "parquet") -> None:
+    """Run the pipeline once per batch (keyword arguments of `shop`): one load each."""
+    project.python(f"""
+        import json, dlt
+        from shop_lake_src import shop
+        p = dlt.pipeline({PIPELINE!r}, destination="filesystem", dataset_name={DATASET!r})
+        for kw in json.loads({json.dumps(json.dumps(list(batches)))}):
+            p.run(shop(**kw), loader_file_format={file_format!r})
+        """)
+
+
+def sweep(project: Project, *args: str) -> tuple[int, dict[str, Any], str]:
+    """`reconcile -s shop --include-removal --include-distribution --dry-run ARGS` as JSON."""
+    proc = project.cli("reconcile", "-s", "shop", "--include-removal", "--include-distribution",
+                       "--dry-run", "--format", "json", *args)
+    try:
+        doc = json.loads(proc.stdout)
+    except ValueError as exc:
+        raise AssertionError(f"not JSON: {proc.stdout!r}\nstderr: {proc.stderr}") from exc
+    return proc.returncode, doc, proc.stderr
+
+
+def findings(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """(drift type, table) -> finding, without what differs between two runs (times)."""
+    out = {}
+    for r in doc["results"]:
+        assert r["error"] is None, r["error"]
+        for f in r["findings"]:
+            kept = {k: v for k, v in f.items()
+                    if k not in ("detected_at", "first_seen", "fingerprint", "reproduce")}
+            out[(f["drift_type"], f["table"])] = kept
+    return out
