@@ -19,14 +19,16 @@ file, not a log entry, not a metadata pointer.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from sqlglot import exp
 
-from dlt_contract_ops.core.columns import LiveTable
+from dlt_contract_ops.core.columns import LOAD_ID, LiveTable
 from dlt_contract_ops.destinations.batch import Query
 from dlt_contract_ops.destinations.execution import PreparedQuery, SqlClientAdapter
+from dlt_contract_ops.destinations.lake_loads import by_load
 from dlt_contract_ops.destinations.lake_files import (
     ReadProblem,
     TableColumns,
@@ -109,6 +111,10 @@ class FilesystemAdapter(SqlClientAdapter):
         self._tables: dict[str, TableFiles] = {}
         self._unreadable: dict[str, str] = {}
         self.read_problems: tuple[ReadProblem, ...] = ()
+        #: the data files the queries scanned (path -> scans), besides the footers every
+        #: sweep reads: a repeat sweep's count is the files of the new loads
+        #: (`lake_loads`); what `SweepStats.files_read` reports
+        self.files_read: Counter[str] = Counter()
 
     @classmethod
     def from_job_client(
@@ -198,7 +204,29 @@ class FilesystemAdapter(SqlClientAdapter):
             problem = self._unreadable.get(name)
             if problem is not None:
                 raise DestinationError(problem)
+        if not isinstance(query, Rendered):
+            tree = query.expression(self) if isinstance(query, ShapedQuery) else query
+            narrowed = by_load(tree, params, self._tables, file_scan)
+            if narrowed is not None:  # only the files of the listed loads (`lake_loads`)
+                query, read = narrowed
+                for files in read.values():
+                    self.files_read.update(files)
+        self._count_scans(query)
         return super().prepared(query, params, kind, owned)
+
+    def _count_scans(self, query: Query) -> None:
+        """Add the files a query reads through a table's view to `files_read`: every file
+        of the table, unless the SELECT reads no column (a bare `COUNT(*)`: footers)."""
+        tree = query.named if isinstance(query, Rendered) else (
+            exp.select(exp.column(LOAD_ID)).from_(self.table(query.table))
+            if isinstance(query, ShapedQuery) else query)
+        for node in tree.find_all(exp.Table):
+            files = self._tables.get(node.name)
+            select = node.find_ancestor(exp.Select)
+            if files is None or node.args.get("db") or select is None:
+                continue
+            if any(c.find_ancestor(exp.Select) is select for c in select.find_all(exp.Column)):
+                self.files_read.update(files.files)
 
     def reproduce(self, query: exp.Expression, params: Sequence[Any]) -> str:
         """The query as text a DuckDB shell runs as pasted: each view replaced by the scan

@@ -92,3 +92,37 @@ def findings(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
                     if k not in ("detected_at", "first_seen", "fingerprint", "reproduce")}
             out[(f["drift_type"], f["table"])] = kept
     return out
+
+
+def backdate(bucket: Path, hours: float = 20) -> dict[str, str]:
+    """Every load so far moved back, the n-th of N to (N - n) * `hours` ago, as dlt would have
+    written it then: its files renamed and their `_dlt_load_id` rewritten, its `_dlt_loads`
+    record too. Old id -> new id."""
+    import time
+
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    root = bucket / DATASET
+    records = sorted((root / "_dlt_loads").iterdir())
+    ids = [p.name.split("__", 1)[1].removesuffix(".jsonl") for p in records]
+    now = time.time()
+    moved = {old: f"{now - (len(ids) - n) * hours * 3600:.6f}" for n, old in enumerate(ids)}
+    for path in sorted((root / "orders").iterdir()):
+        old = next(i for i in ids if path.name.startswith(f"{i}."))
+        table = pq.read_table(path)
+        column = table.schema.get_field_index("_dlt_load_id")
+        table = table.set_column(column, "_dlt_load_id",
+                                 pa.array([moved[old]] * table.num_rows, pa.string()))
+        pq.write_table(table, path.with_name(moved[old] + path.name[len(old):]))
+        path.unlink()
+    for path, old in zip(records, ids, strict=True):
+        record = json.loads(path.read_text())
+        record["load_id"] = moved[old]
+        path.with_name(f"{DATASET}__{moved[old]}.jsonl").write_text(json.dumps(record) + "\n")
+        path.unlink()
+    return moved
+
+
+def data_files(bucket: Path, table: str = "orders") -> list[str]:
+    return sorted(str(p) for p in (bucket / DATASET / table).iterdir() if p.is_file())
