@@ -29,21 +29,25 @@ class Order(BaseModel):
     loaded_at: Optional[datetime] = None
 
 
-def rows(batch, n, drift, days_ago):
+def rows(batch, n, drift, days_ago, first=0):
     when = datetime.now(timezone.utc) - timedelta(days=days_ago)
     for i in range(n):
         wobble = (batch * 7 + i) % 10
         status = "new" if wobble < 5 else "paid" if wobble < 8 else "shipped"
         if drift and i % 4 == 0:
             status = "other"
-        yield {"id": batch * 1000 + i, "status": status, "amount": float(i % 17),
+        yield {"id": first + batch * 1000 + i, "status": status, "amount": float(i % 17),
                "note": None if drift or i % 10 == 0 else "n", "loaded_at": when}
 
 
 @dlt.source(name="shop")
-def shop(batch=0, n=100, drift=False, days_ago=0, disposition="append"):
-    return dlt.resource(rows(batch, n, drift, days_ago), name="orders", columns=Order,
-                        write_disposition=disposition)
+def shop(batch=0, n=100, drift=False, days_ago=0, disposition="append", table_format=None,
+         first=0):
+    hints = {"primary_key": "id"} if disposition == "merge" else {}
+    if table_format:
+        hints["table_format"] = table_format
+    return dlt.resource(rows(batch, n, drift, days_ago, first), name="orders", columns=Order,
+                        write_disposition=disposition, **hints)
 """
 
 STEADY = [{"batch": b, "days_ago": 3} for b in range(6)]

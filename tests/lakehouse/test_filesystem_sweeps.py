@@ -101,3 +101,20 @@ def test_a_rewritten_table_is_profiled_afresh(
     _fresh(stores, monkeypatch)
     full, _ = _observed(shop)
     assert repeat == full
+
+
+def test_a_merge_on_a_delta_table_is_profiled_afresh(
+    shop: Project, stores: list[Path], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Delta table is read whole through its current version (its files are not named by
+    load); a merge that moves rows of earlier loads to the new one is still noticed."""
+    delta = {"table_format": "delta", "disposition": "merge"}
+    sweeps.load(shop, *[{**b, **delta} for b in sweeps.STEADY])
+    first, _ = _observed(shop)
+    # half of the last steady batch again, drifted: upserted rows move to the new load
+    sweeps.load(shop, {**sweeps.DRIFTED, **delta, "n": 50, "first": -1000})
+    repeat, _ = _observed(shop)
+    _fresh(stores, monkeypatch)
+    full, _ = _observed(shop)
+    assert repeat == full
+    assert repeat != first
