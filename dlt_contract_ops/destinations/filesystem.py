@@ -187,6 +187,16 @@ class FilesystemAdapter(SqlClientAdapter):
             return found, False
         return found, True
 
+    def table_folder(self, name: str) -> str:
+        """Where `name`'s files are (or were): its folder in the bucket, as a URL for a
+        remote one. The missing detector names it when a loaded table's folder is gone."""
+        if self._job_client is None:
+            return f"{self.location.rstrip('/')}/{name}"
+        folder = str(self._job_client.get_table_dir(name)).rstrip("/")
+        if self._job_client.config.is_local_filesystem:
+            return folder
+        return str(self._job_client.make_remote_url(folder))
+
     # -- queries --------------------------------------------------------------------------
     def table(self, name: str) -> exp.Table:
         """The table's view on the adapter's connection (`reproduce` reads the files)."""
