@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     first = []
     for _ in range(args.repeats):
         base.unlink(missing_ok=True)
-        spent, first_found = cold(root, base)
+        spent, _ = cold(root, base)
         first.append(spent)
     first_read = scanned(root, work / "first-scan.duckdb")
     # the new load; the bucket as the first sweep saw it is gone after this (rebuild to rerun)

@@ -28,7 +28,6 @@ from sqlglot import exp
 from dlt_contract_ops.core.columns import LOAD_ID, LiveTable
 from dlt_contract_ops.destinations.batch import Query
 from dlt_contract_ops.destinations.execution import PreparedQuery, SqlClientAdapter
-from dlt_contract_ops.destinations.lake_loads import by_load
 from dlt_contract_ops.destinations.lake_files import (
     ReadProblem,
     TableColumns,
@@ -38,6 +37,7 @@ from dlt_contract_ops.destinations.lake_files import (
     parquet_relation,
     read_columns,
 )
+from dlt_contract_ops.destinations.lake_loads import by_load
 from dlt_contract_ops.destinations.lake_tables import open_table_scan, read_open_table
 from dlt_contract_ops.destinations.naming import capabilities, data_location
 from dlt_contract_ops.destinations.protocol import QueryKind

@@ -4,9 +4,10 @@ or metadata, and the rows of its current version as a view on the adapter's Duck
 DuckDB's `delta` and `iceberg` extensions cannot be downloaded on an air-gapped machine, so
 the tables are read through the libraries dlt writes them with: `deltalake` (the current
 version's files, read by DuckDB's `read_parquet` where they hold the rows as they are; else
-an Arrow dataset of them, which DuckDB scans with filters and projections pushed down) and `pyiceberg` (the current snapshot's scan, as Arrow). Where the extension is already
-installed, `delta_scan` reads a local Delta table instead. Storage options, credentials and the
-current Iceberg metadata file come from dlt's own helpers, as dlt's loader uses them.
+an Arrow dataset of them, which DuckDB scans with filters and projections pushed down) and
+`pyiceberg` (the current snapshot's scan, as Arrow). Where the extension is already installed,
+`delta_scan` reads a local Delta table instead. Storage options, credentials and the current
+Iceberg metadata file come from dlt's own helpers, as dlt's loader uses them.
 
 Only the log and metadata are read: no snapshot, log entry, checkpoint or catalog entry is
 written.

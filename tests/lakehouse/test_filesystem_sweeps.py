@@ -66,7 +66,8 @@ def test_a_repeat_sweep_reads_only_the_new_loads_files(
     first, read = _observed(shop)
     assert first == {}
     steady = sweeps.data_files(bucket)
-    assert read == steady and len(steady) == 6
+    assert len(steady) == 6
+    assert read == steady
 
     sweeps.load(shop, sweeps.DRIFTED)
     [new] = sorted(set(sweeps.data_files(bucket)) - set(steady))
