@@ -78,7 +78,7 @@ def by_load(
         files = tables.get(node.name)
         select = node.parent.parent if isinstance(node.parent, exp.From) else None
         if (files is None or node.args.get("db") or files.format not in _PER_LOAD
-                or select is None or not _bounded(select)):
+                or not isinstance(select, exp.Select) or not _bounded(select)):
             continue
         mine = load_files(files.files, ids)
         read[node.name] = tuple(sorted({*read.get(node.name, ()), *mine}))
