@@ -215,10 +215,12 @@ class FilesystemAdapter(SqlClientAdapter):
             if problem is not None:
                 raise DestinationError(problem)
         if not isinstance(query, Rendered):
-            tree = query.expression(self) if isinstance(query, ShapedQuery) else query
-            narrowed = by_load(tree, params, self._tables, file_scan)
+            shaped = isinstance(query, ShapedQuery)
+            tree = query.expression(self) if shaped else query
+            narrowed = by_load(tree, params, self._tables, file_scan, owned=owned or shaped)
             if narrowed is not None:  # only the files of the listed loads (`lake_loads`)
                 query, read = narrowed
+                owned = owned or shaped  # a tree built here: rendered in place
                 for files in read.values():
                     self.files_read.update(files)
         self._count_scans(query)
@@ -232,10 +234,11 @@ class FilesystemAdapter(SqlClientAdapter):
             if isinstance(query, ShapedQuery) else query)
         for node in tree.find_all(exp.Table):
             files = self._tables.get(node.name)
-            select = node.find_ancestor(exp.Select)
-            if files is None or node.args.get("db") or select is None:
+            select = node.parent.parent if isinstance(node.parent, exp.From) else None
+            if files is None or node.args.get("db") or not isinstance(select, exp.Select):
                 continue
-            if any(c.find_ancestor(exp.Select) is select for c in select.find_all(exp.Column)):
+            where = select.args.get("where")
+            if where is not None or any(e.find(exp.Column) for e in select.expressions):
                 self.files_read.update(files.files)
 
     def reproduce(self, query: exp.Expression, params: Sequence[Any]) -> str:

@@ -61,18 +61,19 @@ def _bounded(select: exp.Expression) -> bool:
 
 def by_load(
     tree: exp.Expression, params: Sequence[Any], tables: Mapping[str, TableFiles],
-    scan: Callable[[TableFiles], exp.Expression],
+    scan: Callable[[TableFiles], exp.Expression], *, owned: bool = False,
 ) -> tuple[exp.Expression, dict[str, tuple[str, ...]]] | None:
     """`tree` with each bounded read of a Parquet or JSONL table swapped for `scan` of the
     files of the listed loads, and those files per table; None when the query's parameters
-    are not all load ids in `_dlt_load_id IN (...)` lists, or no read is bounded."""
+    are not all load ids in `_dlt_load_id IN (...)` lists, or no read is bounded. `owned`:
+    the caller handed `tree` over, so it is edited in place instead of copied."""
     placeholders = list(tree.find_all(exp.Placeholder))
     if not placeholders or len(placeholders) != len(params):
         return None
     if not all(_on_load_ids(p) for p in placeholders):
         return None
     ids = sorted({str(p) for p in params})
-    out = tree.copy()
+    out = tree if owned else tree.copy()
     read: dict[str, tuple[str, ...]] = {}
     for node in list(out.find_all(exp.Table)):
         files = tables.get(node.name)
