@@ -216,8 +216,8 @@ class FilesystemAdapter(SqlClientAdapter):
                 raise DestinationError(problem)
         if not isinstance(query, Rendered):
             shaped = isinstance(query, ShapedQuery)
-            tree = query.expression(self) if shaped else query
-            narrowed = by_load(tree, params, self._tables, file_scan, owned=owned or shaped)
+            built = query.expression(self) if isinstance(query, ShapedQuery) else query
+            narrowed = by_load(built, params, self._tables, file_scan, owned=owned or shaped)
             if narrowed is not None:  # only the files of the listed loads (`lake_loads`)
                 query, read = narrowed
                 owned = owned or shaped  # a tree built here: rendered in place
