@@ -33,9 +33,10 @@ def run_missing(run: DetectorRun) -> ReconcileResult:
                 "loaded it (dlt's stored schema, local or the dataset's `_dlt_version`), or "
                 "with no such record, its sibling tables are there"
             )
-            if folder_of is not None:
+            folder = folder_of(expected.table) if folder_of is not None else None
+            if folder is not None:
                 failures.append(
-                    f"table `{expected.table}`: its folder `{folder_of(expected.table)}` is "
+                    f"table `{expected.table}`: its folder `{folder}` is "
                     f"gone, yet pipeline `{ctx.target.pipeline_name}` loaded it, so its data is "
                     "lost or moved. Restore the folder (a backup, bucket versioning), or reload "
                     f"it: `dlt pipeline {ctx.target.pipeline_name} drop {expected.resource}`, "
