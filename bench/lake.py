@@ -7,7 +7,9 @@ run in the build script). Then, each a whole cold CLI process
 (`reconcile --include-removal --include-distribution --dry-run --format json`):
 
 - `first`: the sweep on an empty profile store;
-- one new load of `--append-share` of the rows per table (stamped now);
+- one new load of `--append-share` of the rows per table (stamped now), in which a quarter
+  of the tables drift: text column `c2` goes dark (removal), `c5` holds one word
+  (distribution);
 - `repeat`: the sweep on the store `first` left (copied into place before each run);
 - `fresh`: the sweep of the grown bucket on an empty store: `repeat` must find exactly what
   it finds, else the bench fails.
@@ -44,7 +46,7 @@ import pyarrow.compute as pc
 import dlt
 from pydantic import create_model
 
-TABLES, COLUMNS = {tables}, {columns}
+TABLES, COLUMNS, DRIFTED = {tables}, {columns}, {drifted}
 KINDS = ("int", "float", "text")
 
 
@@ -56,7 +58,7 @@ def model(t):
     return create_model(f"T{{t}}", **fields)
 
 
-def batch(t, first, n):
+def batch(t, first, n, dark):
     ids = pa.array(range(first, first + n), pa.int64())
     cols = {{"id": ids}}
     words = pa.array(["north", "south", "east", "west"])
@@ -69,12 +71,15 @@ def batch(t, first, n):
             cols[f"c{{c}}"] = pc.divide(pc.cast(mixed, pa.float64()), 7.0)
         else:
             cols[f"c{{c}}"] = pc.take(words, pc.bit_wise_and(mixed, 3))
+    if dark and t < DRIFTED:  # c2 goes dark, c5 holds one word: removal and distribution
+        cols["c2"] = pa.nulls(n, pa.string())
+        cols["c5"] = pa.array(["north"] * n)
     return pa.table(cols)
 
 
 @dlt.source(name="lake")
-def lake(first=0, n=1000):
-    return [dlt.resource([batch(t, first, n)], name=f"t{{t:03d}}", columns=model(t),
+def lake(first=0, n=1000, dark=False):
+    return [dlt.resource([batch(t, first, n, dark)], name=f"t{{t:03d}}", columns=model(t),
                          write_disposition="append") for t in range(TABLES)]
 '''
 
@@ -83,10 +88,10 @@ import sys, dlt
 import dlt.extract.storage as storage
 from lake_src import lake
 
-when, first, n = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+when, first, n, dark = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 storage.create_load_id = lambda: f"{{when:.7f}}"  # the day this load stands for
 p = dlt.pipeline({pipeline!r}, destination="filesystem", dataset_name={dataset!r})
-p.run(lake(first=first, n=n), loader_file_format="parquet")
+p.run(lake(first=first, n=n, dark=dark == "dark"), loader_file_format="parquet")
 '''
 
 
@@ -102,7 +107,8 @@ def build(root: Path, tables: int, columns: int, rows: int, loads: int) -> Path:
         return project
     shutil.rmtree(root, ignore_errors=True)
     (project / ".dlt").mkdir(parents=True)
-    (project / "lake_src.py").write_text(SOURCE.format(tables=tables, columns=columns))
+    (project / "lake_src.py").write_text(
+        SOURCE.format(tables=tables, columns=columns, drifted=max(1, tables // 4)))
     (project / "load.py").write_text(LOAD.format(pipeline=PIPELINE, dataset=DATASET))
     (project / ".dlt" / "config.toml").write_text(textwrap.dedent(f"""\
         [runtime]
@@ -131,8 +137,9 @@ def build(root: Path, tables: int, columns: int, rows: int, loads: int) -> Path:
     return project
 
 
-def load(root: Path, when: float, first: int, n: int) -> None:
-    subprocess.run([sys.executable, "load.py", str(when), str(first), str(n)],
+def load(root: Path, when: float, first: int, n: int, dark: bool = False) -> None:
+    subprocess.run([sys.executable, "load.py", str(when), str(first), str(n),
+                    "dark" if dark else "steady"],
                    cwd=root / "project", check=True,
                    env={**_env(root, root / "unused.duckdb"), "RUNTIME__LOG_LEVEL": "ERROR"})
 
@@ -208,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     first_read = scanned(root, work / "first-scan.duckdb")
     # the new load; the bucket as the first sweep saw it is gone after this (rebuild to rerun)
     (root / "built").unlink()
-    load(root, time.time(), 10**9, int(args.rows * args.append_share))
+    load(root, time.time(), 10**9, int(args.rows * args.append_share), dark=True)
     repeat = []
     for i in range(args.repeats):
         store = work / f"repeat-{i}.duckdb"
@@ -218,8 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     shutil.copy(base, work / "repeat-scan.duckdb")
     repeat_read = scanned(root, work / "repeat-scan.duckdb")
     _, fresh_found = cold(root, work / "fresh.duckdb")
-    if repeat_found != fresh_found:
-        raise SystemExit("the repeat sweep's findings differ from a fresh sweep's")
+    if not repeat_found or repeat_found != fresh_found:
+        raise SystemExit("the repeat sweep found nothing, or not what a fresh sweep finds")
     result = {
         "shape": root.name, "load_average": os.getloadavg(),
         "first_s": {"min": min(first), "median": statistics.median(first)},
