@@ -19,12 +19,13 @@ file, not a log entry, not a metadata pointer.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from sqlglot import exp
 
-from dlt_contract_ops.core.columns import LiveTable
+from dlt_contract_ops.core.columns import LOAD_ID, LiveTable
 from dlt_contract_ops.destinations.batch import Query
 from dlt_contract_ops.destinations.execution import PreparedQuery, SqlClientAdapter
 from dlt_contract_ops.destinations.lake_files import (
@@ -36,6 +37,7 @@ from dlt_contract_ops.destinations.lake_files import (
     parquet_relation,
     read_columns,
 )
+from dlt_contract_ops.destinations.lake_loads import by_load
 from dlt_contract_ops.destinations.lake_tables import open_table_scan, read_open_table
 from dlt_contract_ops.destinations.naming import capabilities, data_location
 from dlt_contract_ops.destinations.protocol import QueryKind
@@ -109,6 +111,10 @@ class FilesystemAdapter(SqlClientAdapter):
         self._tables: dict[str, TableFiles] = {}
         self._unreadable: dict[str, str] = {}
         self.read_problems: tuple[ReadProblem, ...] = ()
+        #: the data files the queries scanned (path -> scans), besides the footers every
+        #: sweep reads: a repeat sweep's count is the files of the new loads
+        #: (`lake_loads`); what `SweepStats.files_read` reports
+        self.files_read: Counter[str] = Counter()
 
     @classmethod
     def from_job_client(
@@ -181,6 +187,19 @@ class FilesystemAdapter(SqlClientAdapter):
             return found, False
         return found, True
 
+    def table_folder(self, name: str) -> str | None:
+        """Where `name`'s files were: its folder in the bucket, as a URL for a remote one,
+        which the missing detector names when a loaded table's folder is gone; None when the
+        folder is there but could not be read (`read_problems` has that error already)."""
+        if any(p.table == name and p.error for p in self.read_problems):
+            return None
+        if self._job_client is None:
+            return f"{self.location.rstrip('/')}/{name}"
+        folder = str(self._job_client.get_table_dir(name)).rstrip("/")
+        if self._job_client.config.is_local_filesystem:
+            return folder
+        return str(self._job_client.make_remote_url(folder))
+
     # -- queries --------------------------------------------------------------------------
     def table(self, name: str) -> exp.Table:
         """The table's view on the adapter's connection (`reproduce` reads the files)."""
@@ -198,7 +217,32 @@ class FilesystemAdapter(SqlClientAdapter):
             problem = self._unreadable.get(name)
             if problem is not None:
                 raise DestinationError(problem)
+        if not isinstance(query, Rendered):
+            shaped = isinstance(query, ShapedQuery)
+            built = query.expression(self) if isinstance(query, ShapedQuery) else query
+            narrowed = by_load(built, params, self._tables, file_scan, owned=owned or shaped)
+            if narrowed is not None:  # only the files of the listed loads (`lake_loads`)
+                query, read = narrowed
+                owned = owned or shaped  # a tree built here: rendered in place
+                for files in read.values():
+                    self.files_read.update(files)
+        self._count_scans(query)
         return super().prepared(query, params, kind, owned)
+
+    def _count_scans(self, query: Query) -> None:
+        """Add the files a query reads through a table's view to `files_read`: every file
+        of the table, unless the SELECT reads no column (a bare `COUNT(*)`: footers)."""
+        tree = query.named if isinstance(query, Rendered) else (
+            exp.select(exp.column(LOAD_ID)).from_(self.table(query.table))
+            if isinstance(query, ShapedQuery) else query)
+        for node in tree.find_all(exp.Table):
+            files = self._tables.get(node.name)
+            select = node.parent.parent if isinstance(node.parent, exp.From) else None
+            if files is None or node.args.get("db") or not isinstance(select, exp.Select):
+                continue
+            where = select.args.get("where")
+            if where is not None or any(e.find(exp.Column) for e in select.expressions):
+                self.files_read.update(files.files)
 
     def reproduce(self, query: exp.Expression, params: Sequence[Any]) -> str:
         """The query as text a DuckDB shell runs as pasted: each view replaced by the scan

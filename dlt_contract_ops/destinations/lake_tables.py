@@ -2,11 +2,12 @@
 or metadata, and the rows of its current version as a view on the adapter's DuckDB connection.
 
 DuckDB's `delta` and `iceberg` extensions cannot be downloaded on an air-gapped machine, so
-the tables are read through the libraries dlt writes them with: `deltalake` (an Arrow dataset
-of the current version's files, which DuckDB scans with filters and projections pushed down)
-and `pyiceberg` (the current snapshot's scan, as Arrow). Where the extension is already
-installed, `delta_scan` reads a local Delta table instead. Storage options, credentials and the
-current Iceberg metadata file come from dlt's own helpers, as dlt's loader uses them.
+the tables are read through the libraries dlt writes them with: `deltalake` (the current
+version's files, read by DuckDB's `read_parquet` where they hold the rows as they are; else
+an Arrow dataset of them, which DuckDB scans with filters and projections pushed down) and
+`pyiceberg` (the current snapshot's scan, as Arrow). Where the extension is already installed,
+`delta_scan` reads a local Delta table instead. Storage options, credentials and the current
+Iceberg metadata file come from dlt's own helpers, as dlt's loader uses them.
 
 Only the log and metadata are read: no snapshot, log entry, checkpoint or catalog entry is
 written.
@@ -23,6 +24,7 @@ from dlt_contract_ops.destinations.lake_files import (
     TableColumns,
     TableFiles,
     duckdb_types,
+    parquet_relation,
 )
 
 __all__ = ["open_table_scan", "read_open_table"]
@@ -86,9 +88,22 @@ def _read_delta(connection: Any, table: TableFiles, job_client: Any) -> TableCol
     if config.is_local_filesystem and _extension_loads(connection, "delta"):
         scan = exp.select(exp.Star()).from_(exp.Table(this=open_table_scan(table)))
         connection.sql(scan.sql("duckdb")).create_view(table.name, replace=True)
+    elif files.files and _plain_files(delta):
+        # the current version's files as they lie: an Arrow dataset would push DuckDB's
+        # filters down with the table's `string` type, and a file a merge wrote holds
+        # `string_view` (pyarrow then fails the scan); DuckDB reads both as VARCHAR
+        parquet_relation(connection, files.files).create_view(table.name, replace=True)
     else:
         connection.register(table.name, delta.to_pyarrow_dataset())
     return TableColumns(files, _columns(connection, schema), files.files)
+
+
+def _plain_files(delta: Any) -> bool:
+    """Whether the current version's rows are exactly its files' rows: no partition column
+    (kept in the log, not the files), and reader version 1 (no column mapping, which renames
+    columns in the files, and no deletion vectors, which drop rows of a file)."""
+    return (not delta.metadata().partition_columns
+            and delta.protocol().min_reader_version < 2)
 
 
 def _read_iceberg(connection: Any, table: TableFiles, job_client: Any) -> TableColumns:

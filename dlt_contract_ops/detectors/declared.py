@@ -16,6 +16,10 @@ def run_missing(run: DetectorRun) -> ReconcileResult:
     started = time.perf_counter()
     findings: list[DriftFinding] = []
     notes: list[str] = []
+    failures: list[str] = []
+    # an adapter over files (`FilesystemAdapter.table_folder`): a loaded table whose folder
+    # is gone lost its data (a bucket has no DROP TABLE), an error besides the finding
+    folder_of = getattr(ctx.adapter, "table_folder", None)
     # a table the pipeline loaded and that is gone now misses every declared column
     gone = [(e, LiveTable(e.table, {})) for e in ctx.built.tables if e.table in ctx.dropped]
     for expected, live in [*ctx.present_tables(), *gone]:
@@ -29,6 +33,15 @@ def run_missing(run: DetectorRun) -> ReconcileResult:
                 "loaded it (dlt's stored schema, local or the dataset's `_dlt_version`), or "
                 "with no such record, its sibling tables are there"
             )
+            folder = folder_of(expected.table) if folder_of is not None else None
+            if folder is not None:
+                failures.append(
+                    f"table `{expected.table}`: its folder `{folder}` is "
+                    f"gone, yet pipeline `{ctx.target.pipeline_name}` loaded it, so its data is "
+                    "lost or moved. Restore the folder (a backup, bucket versioning), or reload "
+                    f"it: `dlt pipeline {ctx.target.pipeline_name} drop {expected.resource}`, "
+                    "then run the pipeline"
+                )
         finding = ctx.finding(
             "missing",
             expected,
@@ -41,7 +54,7 @@ def run_missing(run: DetectorRun) -> ReconcileResult:
         )
         findings.append(finding)
         emitter.drift(finding)
-    return ctx.result("missing", started, findings, notes)
+    return ctx.result("missing", started, findings, notes, failures)
 
 
 def run_type(run: DetectorRun) -> ReconcileResult:

@@ -374,6 +374,7 @@ class Sweep:
                 stats.queries.update(adapter.queries)
                 stats.query_seconds.update(adapter.query_seconds)
                 stats.locations.add(str(getattr(adapter, "location", "")))
+                stats.files_read.update(getattr(adapter, "files_read", {}))
             record(stats)
         for adapter in self.adapters:
             try:

@@ -28,6 +28,9 @@ class SweepStats:
     sources_built: int = 0
     #: where each adapter read (a DuckDB file, a host), as the adapter names it
     locations: set[str] = field(default_factory=set)
+    #: data files the adapters scanned (path -> scans), where an adapter reads files
+    #: (`FilesystemAdapter.files_read`)
+    files_read: Counter[str] = field(default_factory=Counter)
 
 
 _OBSERVERS: contextvars.ContextVar[tuple[list[SweepStats], ...]] = contextvars.ContextVar(

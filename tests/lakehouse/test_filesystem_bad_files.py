@@ -90,20 +90,26 @@ def test_a_column_retyped_between_files_is_a_finding_and_a_note(
 
 
 def test_a_vanished_table_folder(parquet_lake: tuple[Project, Path]) -> None:
-    """dlt loaded `events`, then its folder was deleted: as for a dropped table on any
-    destination, a `missing` finding for the table with a note saying it no longer exists
-    (exit 3 under `--fail-on-drift`), while `readings` is checked as usual."""
+    """dlt loaded `events`, then its folder was deleted: a bucket has no DROP TABLE, so the
+    data is lost or moved. One `missing` finding for the table and one error naming it and
+    its folder (exit 1), while `readings` is checked as usual."""
     import shutil
 
     project, bucket = parquet_lake
-    shutil.rmtree(bucket / "lake" / "events")
+    folder = bucket / "lake" / "events"
+    shutil.rmtree(folder)
 
-    code, doc, stderr = lake.reconcile_json(
-        project, "-s", "telemetry", "--dry-run", "--fail-on-drift")
+    code, doc, stderr = lake.reconcile_json(project, "-s", "telemetry", "--dry-run")
 
-    assert code == 3, stderr
+    assert code == 1, stderr
+    errors = [r["error"] for r in doc["results"] if r["error"]]
+    assert len(errors) == 1
+    assert "table `events`" in errors[0], errors
+    assert str(folder) in errors[0], errors
+    assert "dlt pipeline telemetry_lake drop events" in errors[0]
     found = lake.by_kind(doc)
-    assert ("missing", "events") in found
+    assert found[("missing", "events")]["columns"] == [
+        "actor_login", "id", "kind", "loaded_at", "rank", "score"]
     notes = [n for r in doc["results"] for n in r["notes"]]
     assert any("table `events`" in n and "no longer exists" in n for n in notes), notes
     assert found[("additive", "readings")]["columns"] == ["unit"]
