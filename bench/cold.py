@@ -62,10 +62,12 @@ def _findings(stdout: str) -> dict[str, int]:
     return counts
 
 
-def run_cli(workload: Workload) -> tuple[float, dict[str, int]]:
-    """Wall seconds of one cold `dlt-contract-ops reconcile`, and its findings per detector."""
+def run_cli(workload: Workload, env: dict[str, str] | None = None) -> tuple[float, dict[str, int]]:
+    """Wall seconds of one cold `dlt-contract-ops reconcile`, and its findings per detector
+    (`env`: the process's whole environment; default: the workload's, without profiles)."""
     started = time.perf_counter()
-    proc = subprocess.run([_console_script(), *ARGS], cwd=workload.root, env=_env(workload),
+    proc = subprocess.run([_console_script(), *ARGS], cwd=workload.root,
+                          env=_env(workload) if env is None else env,
                           capture_output=True, text=True)
     seconds = time.perf_counter() - started
     if proc.returncode not in (0, 1):  # 1: drift found

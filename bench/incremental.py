@@ -227,6 +227,25 @@ def timed_step(
     }
 
 
+def cold_step(workload: Workload, repeats: int, before_each: Callable[[], None]
+              ) -> dict[str, Any]:
+    """`repeats` cold `dlt-contract-ops reconcile` processes (bench/cold.py's cron command,
+    additive and removal), each after `before_each`, in the current environment."""
+    from bench import measure
+    from bench.cold import run_cli
+
+    walls: list[float] = []
+    seen: list[dict[str, int]] = []
+    for _ in range(repeats):
+        before_each()
+        seconds, findings = run_cli(workload, env=workload.env())
+        walls.append(seconds)
+        seen.append(findings)
+    if any(f != seen[0] for f in seen):
+        raise AssertionError(f"cold CLI: findings changed between runs: {seen}")
+    return {"ours": measure.summary(walls), "findings": seen[0]}
+
+
 def _ratio(a: float, b: float) -> float | None:
     return round(a / b, 3) if b else None
 
@@ -291,6 +310,23 @@ def bench_incremental(spec: Spec, args: Any, log: Any) -> dict[str, Any]:
     with environment({FROM_PROFILES: "true", PROFILE_STORE: str(repeat_store), **late}):
         steps["repeat"] = timed_step(workload, "repeat", args.repeats, cold, log,
                                      before_each=lambda: copy_store(kept, repeat_store))
+    # what cron pays: the same first and repeat sweeps as whole console-script processes
+    if args.cold:
+        cold_cli: dict[str, Any] = {}
+        for name, store, reset in (
+            ("first", stores / "cold-first.duckdb", lambda s: remove_store(s)),
+            ("repeat", stores / "cold-repeat.duckdb", lambda s: copy_store(kept, s)),
+        ):
+            window = late if name == "repeat" else {}
+            with environment({FROM_PROFILES: "true", PROFILE_STORE: str(store), **window}):
+                cold_cli[name] = cold_step(workload, args.repeats, lambda s=store, r=reset: r(s))
+            log(f"   cold CLI {name}: median {cold_cli[name]['ours']['median']:.3f} s, "
+                f"findings {cold_cli[name]['findings']}")
+            # removal in the cold process finds what the in-process step found
+            ran = steps[name]["findings"].get("removal", 0)
+            if cold_cli[name]["findings"].get("removal", 0) != ran:
+                raise AssertionError(f"cold CLI {name}: removal found "
+                                     f"{cold_cli[name]['findings']}, in process {ran}")
 
     result: dict[str, Any] = {
         "load_average": [round(x, 2) for x in os.getloadavg()],
@@ -299,6 +335,12 @@ def bench_incremental(spec: Spec, args: Any, log: Any) -> dict[str, Any]:
         "reused": built.reused, "build_seconds": built.build_seconds,
         "append": appended, "steps": steps, "targets": targets(steps),
     }
+    if args.cold:
+        first, repeat = cold_cli["first"]["ours"], cold_cli["repeat"]["ours"]
+        result["cold_cli"] = {
+            **cold_cli, "repeat_vs_first": _ratio(first["median"], repeat["median"]),
+            "repeat_vs_first_min": _ratio(first["min"], repeat["min"]),
+        }
     wrong = [name for name, t in result["targets"].items() if not t["findings_identical"]]
     if wrong:
         from bench.report import incremental_table

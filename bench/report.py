@@ -132,6 +132,15 @@ def incremental_table(result: dict[str, Any]) -> str:
         f"{cost['cells_scanned']}x), findings identical: {cost['findings_identical']}: "
         f"{_verdict(cost['met'])}",
     ]
+    cold = result.get("cold_cli")
+    if cold:
+        first, repeat = cold["first"]["ours"], cold["repeat"]["ours"]
+        lines.append(
+            f"   cold CLI (`reconcile --include-removal` as a whole process, as cron runs it): "
+            f"first {_s(first['median'])} (min {_s(first['min'])}), repeat "
+            f"{_s(repeat['median'])} (min {_s(repeat['min'])}): x{cold['repeat_vs_first']} "
+            f"(min x{cold['repeat_vs_first_min']}): "
+            f"{_verdict(bool(cold['repeat_vs_first']) and cold['repeat_vs_first'] >= 10)}")
     return "\n".join(lines)
 
 
