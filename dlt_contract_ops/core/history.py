@@ -1,6 +1,11 @@
 """What the finding index says about the sweeps that ran: per finding, when it was first and
 last seen and how many sweeps saw it; per day, how many findings were seen.
 
+An hourly cron appends 8,760 sweeps a year, so the index keeps its last `RAW_DAYS` of sweeps
+as they are and folds older ones into one `Folded` summary (what `summarize` needs of them:
+per finding its first and last sighting and its count, and the number of sweeps); a finding
+no sweep has seen for `FORGET_DAYS` is dropped from it.
+
 Pure: the index (`history/index.py`) reads its lines and hands them over as `Sweep` values.
 """
 
@@ -12,6 +17,12 @@ from datetime import date, datetime, timedelta
 
 #: how many days the report's timeline covers
 DEFAULT_TIMELINE_DAYS = 30
+#: sweeps younger than this stay in the index as recorded (the timeline reads them per day)
+RAW_DAYS = 90
+#: the index is folded once its oldest recorded sweep is this much older than `RAW_DAYS`
+FOLD_SLACK_DAYS = 7
+#: a finding not seen for this long is dropped from the folded summary
+FORGET_DAYS = 400
 
 
 @dataclass(frozen=True)
@@ -41,26 +52,68 @@ class History:
     per_day: tuple[tuple[date, int], ...] = ()
 
 
+@dataclass(frozen=True)
+class Folded:
+    """Sweeps recorded up to `until`, folded: their number and every finding's `Seen`."""
+
+    until: datetime
+    sweeps: int = 0
+    seen: dict[str, Seen] = field(default_factory=dict)
+
+
+def _tally(seen: dict[str, Seen], sweeps: Iterable[Sweep]) -> int:
+    """Add `sweeps` (oldest first) to `seen` in place; how many there were."""
+    count = 0
+    for s in sweeps:
+        count += 1
+        for i in dict.fromkeys(s.ids):
+            old = seen.get(i)
+            seen[i] = Seen(s.at, s.at, 1) if old is None else Seen(old.first, s.at, old.sweeps + 1)
+    return count
+
+
+def fold(folded: Folded | None, sweeps: Iterable[Sweep], until: datetime,
+         forget_before: datetime) -> tuple[Folded, list[Sweep]]:
+    """`folded` with every sweep before `until` added, and the sweeps kept as they are (from
+    `until` on, oldest first); a finding last seen before `forget_before` is dropped.
+
+    >>> t = datetime(2026, 1, 10)
+    >>> f, kept = fold(None, [Sweep(t - timedelta(days=9), ("old",)), Sweep(t - timedelta(days=5),
+    ...                ("a",)), Sweep(t, ("a",))], t - timedelta(days=1), t - timedelta(days=8))
+    >>> f.sweeps, sorted(f.seen), f.seen["a"].sweeps, [k.ids for k in kept]
+    (2, ['a'], 1, [('a',)])
+    """
+    ordered = sorted(sweeps, key=lambda s: s.at)
+    older = [s for s in ordered if s.at < until]
+    seen = dict(folded.seen) if folded else {}
+    count = (folded.sweeps if folded else 0) + _tally(seen, older)
+    kept_seen = {i: v for i, v in seen.items() if v.last >= forget_before}
+    last = max([until, *([folded.until] if folded else [])])
+    return Folded(last, count, kept_seen), [s for s in ordered if s.at >= until]
+
+
 def summarize(
-    sweeps: Iterable[Sweep], now: datetime, *, days: int = DEFAULT_TIMELINE_DAYS
+    sweeps: Iterable[Sweep], now: datetime, *, days: int = DEFAULT_TIMELINE_DAYS,
+    folded: Folded | None = None,
 ) -> History:
-    """The history of `sweeps` (any order); a day counts each finding once, however many
-    sweeps saw it that day.
+    """The history of `sweeps` (any order) after what `folded` holds; a day counts each
+    finding once, however many sweeps saw it that day.
 
     >>> t = datetime(2026, 1, 2, 12)
     >>> h = summarize([Sweep(t - timedelta(days=1), ("a",)), Sweep(t, ("a", "b"))], t, days=3)
     >>> h.seen["a"].sweeps, h.seen["b"].first == t, [n for _, n in h.per_day]
     (2, True, [0, 1, 2])
+    >>> f = Folded(t - timedelta(days=100), 5, {"a": Seen(t - timedelta(days=200), t, 5)})
+    >>> h = summarize([Sweep(t, ("a",))], t, days=1, folded=f)
+    >>> h.sweeps, h.seen["a"].sweeps, h.seen["a"].first == t - timedelta(days=200)
+    (6, 6, True)
     """
-    seen: dict[str, Seen] = {}
+    ordered = sorted(sweeps, key=lambda s: s.at)
+    seen: dict[str, Seen] = dict(folded.seen) if folded else {}
     by_day: dict[date, set[str]] = {}
-    count = 0
-    for s in sorted(sweeps, key=lambda s: s.at):
-        count += 1
+    for s in ordered:
         by_day.setdefault(s.at.date(), set()).update(s.ids)
-        for i in dict.fromkeys(s.ids):
-            old = seen.get(i)
-            seen[i] = Seen(s.at, s.at, 1) if old is None else Seen(old.first, s.at, old.sweeps + 1)
+    count = (folded.sweeps if folded else 0) + _tally(seen, ordered)
     first_day = now.date() - timedelta(days=days - 1)
     per_day = tuple(
         (d, len(by_day.get(d, ())))

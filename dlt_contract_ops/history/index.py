@@ -6,6 +6,12 @@
 a sweep that saw none); a dry run and `report` only read it, so trying things out never
 changes the history a team relies on. Appends hold `statefile.locked`; a line cut short by a
 crash is skipped when read.
+
+Sweeps older than `core.history.RAW_DAYS` are folded into one first line,
+`{"folded": {"until": ISO time, "sweeps": N, "seen": {id: [first, last, sweeps]}}}`, by the
+append that finds the oldest recorded sweep a week past that (the file is rewritten beside
+itself and swapped in, under the same lock), so an hourly cron's index stays about three
+months of lines however long it runs.
 """
 
 from __future__ import annotations
@@ -13,11 +19,22 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator, Sequence
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from dlt_contract_ops.core.history import DEFAULT_TIMELINE_DAYS, History, Sweep, summarize
+from dlt_contract_ops.core.history import (
+    DEFAULT_TIMELINE_DAYS,
+    FOLD_SLACK_DAYS,
+    FORGET_DAYS,
+    RAW_DAYS,
+    Folded,
+    History,
+    Seen,
+    Sweep,
+    fold,
+    summarize,
+)
 from dlt_contract_ops.statefile import locked
 
 log = logging.getLogger("dlt_contract_ops")
@@ -40,9 +57,16 @@ def record_sweep(
     """Append one sweep's finding ids (in order, once each) to the index."""
     path = index_file(project_dir)
     moment = (at or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    line = json.dumps({"at": moment.isoformat(timespec="seconds"),
-                       "ids": list(dict.fromkeys(ids))}, separators=(",", ":"))
-    with locked(path), open(path, "a+b") as fh:
+    line = _sweep_line(moment, ids)
+    with locked(path):
+        _append(path, line)
+        oldest = _oldest_sweep(path)
+        if oldest is not None and oldest < moment - timedelta(days=RAW_DAYS + FOLD_SLACK_DAYS):
+            _fold_file(path, moment)
+
+
+def _append(path: Path, line: str) -> None:
+    with open(path, "a+b") as fh:
         fh.seek(0, os.SEEK_END)
         if fh.tell():  # a line a crash cut short must not swallow this one
             fh.seek(-1, os.SEEK_END)
@@ -55,21 +79,90 @@ def record_sweep(
         os.fsync(fh.fileno())
 
 
-def _sweeps(path: Path) -> Iterator[Sweep]:
+def _iso(at: datetime) -> str:
+    return at.isoformat(timespec="seconds")
+
+
+def _at(text: str) -> datetime:
+    at = datetime.fromisoformat(text)
+    return at if at.tzinfo else at.replace(tzinfo=timezone.utc)
+
+
+def _sweep_line(at: datetime, ids: Sequence[str]) -> str:
+    return json.dumps({"at": _iso(at), "ids": list(dict.fromkeys(ids))}, separators=(",", ":"))
+
+
+def _folded_line(folded: Folded) -> str:
+    seen = {i: [_iso(v.first), _iso(v.last), v.sweeps] for i, v in folded.seen.items()}
+    return json.dumps({"folded": {"until": _iso(folded.until), "sweeps": folded.sweeps,
+                                  "seen": seen}}, separators=(",", ":"))
+
+
+def _parse(text: str) -> Sweep | Folded:
+    doc = json.loads(text)
+    if "folded" in doc:
+        f = doc["folded"]
+        return Folded(_at(f["until"]), int(f["sweeps"]), {
+            str(i): Seen(_at(first), _at(last), int(n)) for i, (first, last, n) in
+            f["seen"].items()})
+    return Sweep(_at(doc["at"]), tuple(str(i) for i in doc["ids"]))
+
+
+def _read(path: Path) -> tuple[Folded | None, list[Sweep]]:
+    """The folded summary (if any) and the sweeps recorded as they are."""
+    folded: Folded | None = None
+    sweeps: list[Sweep] = []
     try:
         with open(path, encoding="utf-8") as fh:
             for number, text in enumerate(fh, 1):
                 try:
-                    doc = json.loads(text)
-                    at = datetime.fromisoformat(doc["at"])
-                    ids = tuple(str(i) for i in doc["ids"])
-                except (ValueError, KeyError, TypeError):
+                    item = _parse(text)
+                except (ValueError, KeyError, TypeError, AttributeError):
                     if text.strip():
                         log.debug("%s line %d skipped: not a sweep", path, number)
                     continue
-                yield Sweep(at if at.tzinfo else at.replace(tzinfo=timezone.utc), ids)
+                if isinstance(item, Folded):
+                    folded = item
+                else:
+                    sweeps.append(item)
     except FileNotFoundError:
-        return
+        pass
+    return folded, sweeps
+
+
+def _oldest_sweep(path: Path) -> datetime | None:
+    """The time of the first recorded sweep (not the folded line): two lines read at most."""
+    with open(path, encoding="utf-8") as fh:
+        for _, text in zip(range(2), fh, strict=False):
+            if text.startswith('{"folded"'):
+                continue  # not parsed on every append: it may hold a year of finding ids
+            try:
+                item = _parse(text)
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
+            if isinstance(item, Sweep):
+                return item.at
+    return None
+
+
+def _fold_file(path: Path, now: datetime) -> None:
+    """Fold the sweeps older than `RAW_DAYS` into the first line (the caller holds the lock):
+    written beside the index, synced, then swapped in, so a crash leaves the old or the new."""
+    folded, sweeps = _read(path)
+    folded, kept = fold(folded, sweeps, now - timedelta(days=RAW_DAYS),
+                        now - timedelta(days=FORGET_DAYS))
+    lines = [_folded_line(folded), *(_sweep_line(s.at, s.ids) for s in kept)]
+    temp = path.with_name(path.name + ".fold")
+    with open(temp, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(lines) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(temp, path)
+    fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def read_history(
@@ -78,4 +171,5 @@ def read_history(
 ) -> History:
     """The recorded sweeps summarized (`core.history.summarize`); empty without an index."""
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    return summarize(_sweeps(index_file(project_dir)), moment, days=days)
+    folded, sweeps = _read(index_file(project_dir))
+    return summarize(sweeps, moment, days=days, folded=folded)

@@ -7,9 +7,12 @@ from __future__ import annotations
 import json
 import os
 import re
-from datetime import datetime, timezone
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from dlt_contract_ops.core.history import FOLD_SLACK_DAYS, RAW_DAYS, Seen
 from dlt_contract_ops.history.index import index_file, read_history, record_sweep
 from tests.projects import Project
 
@@ -58,3 +61,62 @@ def test_a_line_cut_short_is_skipped_and_does_not_swallow_the_next(tmp_path: Pat
     assert history.sweeps == 2
     assert sorted(history.seen) == ["a", "c"]
     assert history.seen["c"].sweeps == 1
+
+
+def _daily(start: datetime, days: int) -> list[tuple[datetime, list[str]]]:
+    """One sweep a day: `steady` always, `old` in the first 30 days only, `new` in the last 5."""
+    out = []
+    for d in range(days):
+        at = start + timedelta(days=d)
+        out.append((at, ["steady", *(["old"] if d < 30 else []),
+                         *(["new"] if d >= days - 5 else [])]))
+    return out
+
+
+def test_two_years_of_sweeps_fold_into_three_months_of_lines(tmp_path: Path) -> None:
+    """The index keeps its recent sweeps as lines and folds older ones into one summary: the
+    history read back is what the sweeps say, a finding unseen for `FORGET_DAYS` is gone."""
+    project = str(tmp_path)
+    start = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    sweeps = _daily(start, 730)
+    for at, ids in sweeps:
+        record_sweep(project, ids, at)
+    now = sweeps[-1][0]
+    lines = index_file(project).read_text().splitlines()
+    assert json.loads(lines[0]).keys() == {"folded"}
+    # the folded line, then at most one sweep a day for RAW_DAYS + FOLD_SLACK_DAYS, both ends
+    assert len(lines) - 1 <= RAW_DAYS + FOLD_SLACK_DAYS + 1
+    history = read_history(project, now)
+    assert history.sweeps == 730
+    assert history.seen["steady"] == Seen(start, now, 730)
+    assert history.seen["new"] == Seen(now - timedelta(days=4), now, 5)
+    assert "old" not in history.seen  # last seen 700 days before: forgotten
+    assert [n for _, n in history.per_day][-5:] == [2, 2, 2, 2, 2]
+
+
+FOLD_CRASH = """
+import os, sys
+from datetime import datetime, timezone
+from dlt_contract_ops.history import index
+os.replace = lambda *a: os._exit(9)  # die between the folded copy and the swap
+index.record_sweep(sys.argv[1], ["late"], datetime.fromisoformat(sys.argv[2]))
+"""
+
+
+def test_a_crash_while_folding_loses_no_sweep(tmp_path: Path) -> None:
+    project = str(tmp_path)
+    start = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    for at, ids in _daily(start, RAW_DAYS + FOLD_SLACK_DAYS):
+        record_sweep(project, ids, at)
+    due = start + timedelta(days=RAW_DAYS + FOLD_SLACK_DAYS + 1)
+    proc = subprocess.run([sys.executable, "-c", FOLD_CRASH, project, due.isoformat()],
+                          env=os.environ, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 9, proc.stderr
+    history = read_history(project, due)
+    assert history.sweeps == RAW_DAYS + FOLD_SLACK_DAYS + 1  # the appended sweep is there
+    assert history.seen["late"].sweeps == 1
+    assert "folded" not in json.loads(index_file(project).read_text().splitlines()[0])
+    record_sweep(project, ["late"], due + timedelta(hours=1))  # the next append folds
+    lines = index_file(project).read_text().splitlines()
+    assert json.loads(lines[0]).keys() == {"folded"}
+    assert read_history(project, due).sweeps == RAW_DAYS + FOLD_SLACK_DAYS + 2
