@@ -159,7 +159,7 @@ def load_id_text(epoch: float) -> str:
 
 def profile_source(
     ctx: SourceContext, settings: SourceSettings, store: ProfileStore | None = None, *,
-    detailed: bool = True,
+    detailed: bool = True, skip: frozenset[str] = frozenset(),
 ) -> list[TableProfiles]:
     """Profile every root table of the source with a `_dlt_load_id`; store the new loads.
 
@@ -171,7 +171,8 @@ def profile_source(
 
     Not `detailed`: counts only (what removal sums); `detailed` (the distribution detector):
     distinct counts, ranges and categories too, and loads an earlier counts-only sweep stored
-    are profiled in detail where the rule will compare them."""
+    are profiled in detail where the rule will compare them. The tables in `skip` (removal
+    scans them: `core.profile_choice`) are neither queried nor stored."""
     store = store or store_of(settings)
     scope = scope_of(ctx)
     rule = settings.distribution
@@ -181,7 +182,7 @@ def profile_source(
     fresh_from = max(since, load_id_text(now - settings.removal.recent_window.total_seconds()))
     tables: list[TableProfiles] = []
     for expected, live in ctx.present_tables():
-        if not live.has(LOAD_ID):
+        if not live.has(LOAD_ID) or expected.table in skip:
             continue
         columns = plan_columns(ctx, expected, live)
         tables.append(TableProfiles(expected, ctx.adapter.table(expected.table), columns))
@@ -330,17 +331,20 @@ def _detail(
 
 
 def shared_profiles(
-    ctx: SourceContext, settings: SourceSettings, *, detailed: bool = True
+    ctx: SourceContext, settings: SourceSettings, *, detailed: bool = True,
+    skip: frozenset[str] = frozenset(),
 ) -> list[TableProfiles]:
     """`profile_source` once per source and run: the removal and distribution detectors of a
     sweep share one profile query per table (a failure is raised again to each of them).
     Removal asks for counts only; when the run also has the distribution detector
-    (`ctx.memo["detectors"]`), the first sweep is detailed already."""
+    (`ctx.memo["detectors"]`), the first sweep is detailed already. `skip`: tables the first
+    caller scans instead (`profile_source`); the sweep of the run leaves them out."""
     key = "profiles"
     detailed = detailed or "distribution" in ctx.memo.get("detectors", ())
     if key not in ctx.memo:
         try:
-            ctx.memo[key] = (detailed, profile_source(ctx, settings, detailed=detailed))
+            ctx.memo[key] = (detailed, profile_source(ctx, settings, detailed=detailed,
+                                                      skip=skip))
         except Exception as exc:
             ctx.memo[key] = (detailed, exc)
     done, found = ctx.memo[key]
