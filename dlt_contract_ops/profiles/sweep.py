@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("dlt_contract_ops")
 #: the memo key of the store's notes (a broken store set aside) for the detectors' results
 STORE_NOTES = "profile_store_notes"
+#: the memo key of the tables the run's profile sweep left out (removal scanned them)
+SKIPPED = "profiles_skipped"
 #: a declared code set's values collected per load at most (beyond: the most frequent)
 MAX_DECLARED_VALUES = 1000
 
@@ -338,18 +340,24 @@ def shared_profiles(
     sweep share one profile query per table (a failure is raised again to each of them).
     Removal asks for counts only; when the run also has the distribution detector
     (`ctx.memo["detectors"]`), the first sweep is detailed already. `skip`: tables the first
-    caller scans instead (`profile_source`); the sweep of the run leaves them out."""
+    caller scans instead (`profile_source`); the sweep of the run leaves them out, and a later
+    caller that wants them (the report) has them profiled then."""
     key = "profiles"
     detailed = detailed or "distribution" in ctx.memo.get("detectors", ())
     if key not in ctx.memo:
         try:
             ctx.memo[key] = (detailed, profile_source(ctx, settings, detailed=detailed,
                                                       skip=skip))
+            ctx.memo[SKIPPED] = skip
         except Exception as exc:
             ctx.memo[key] = (detailed, exc)
     done, found = ctx.memo[key]
     if isinstance(found, Exception):
         raise found
+    if wanted := ctx.memo.get(SKIPPED, frozenset()) - skip:  # the report's pictures, say
+        others = frozenset(e.table for e, _ in ctx.present_tables()) - wanted
+        found = [*found, *profile_source(ctx, settings, detailed=done, skip=others)]
+        ctx.memo[key], ctx.memo[SKIPPED] = (done, found), skip
     if detailed and not done:  # an earlier counts-only sweep in this run: add the detail
         updates: dict[str, TableUpdate] = {}
         _detail(ctx, settings, found, updates)

@@ -159,3 +159,55 @@ def test_profiles_min_rows_must_be_a_whole_number(shop: Project, value: str) -> 
     out = shop.cli("reconcile", "-s", "shop", "--include-removal", "--dry-run")
     assert out.returncode == 2, out.stdout + out.stderr
     assert "profiles_min_rows" in out.stderr
+
+
+TWO_TABLES = """
+from typing import Optional
+
+import dlt
+from pydantic import BaseModel
+
+
+class Row(BaseModel):
+    id: int
+    note: Optional[str] = None
+
+
+@dlt.source(name="pair")
+def pair():
+    big = dlt.resource(({"id": i, "note": "n"} for i in range(300)), name="big", columns=Row)
+    small = dlt.resource(({"id": i, "note": "n"} for i in range(30)), name="small", columns=Row)
+    return big, small
+"""
+
+
+def test_a_later_caller_gets_the_tables_removal_scanned_profiled(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The HTML report reads every table's profiles after the detectors ran
+    (`run(inspect=...)`): a table removal scanned is profiled for it then."""
+    from dlt_contract_ops.profiles.sweep import shared_profiles
+
+    monkeypatch.setenv(PROFILES_MIN_ROWS, "100")  # `big` is profiled, `small` scanned
+    store_path(tmp_path, "profiles", monkeypatch)
+    project.module("pair_mod", TWO_TABLES)
+    project.config("[contract_ops]\nalert_sinks = []\n")
+    project.source("pair", "pair_mod:pair", pipeline_name="pair_pipe", dataset_name="pair")
+    project.python("""
+        import dlt
+        from pair_mod import pair
+        dlt.pipeline("pair_pipe", destination="duckdb", dataset_name="pair").run(pair())
+        """)
+    seen: dict[str, list[str]] = {}
+
+    def inspect(ctx: Any, results: Any) -> None:
+        seen["removal"] = sorted(t.expected.table for t in ctx.memo["profiles"][1])
+        seen["later"] = sorted(t.expected.table for t in shared_profiles(
+            ctx, ctx.settings, detailed=False))
+
+    with observe_sweeps() as sweeps:
+        run(["pair"], detectors=("removal",), dry_run=True, project_dir=project.root,
+            inspect=inspect)
+    assert seen == {"removal": ["big"], "later": ["big", "small"]}
+    assert sweeps[0].queries["coverage"] == 1  # `small`, by removal
+    assert sweeps[0].queries["profile"] == 2  # `big` by removal, `small` for the report
