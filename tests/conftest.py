@@ -17,6 +17,8 @@ os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
 #: every DuckDB commit and dlt state write syncs to disk (about 7 ms a sync on a VM's disk,
 #: a quarter of a small `pipeline.run`); the databases and files are as real there
 RAM_DIR = Path("/dev/shm")
+#: `[contract_ops.removal] profiles_min_rows` for every test (see `_isolated_dlt`)
+PROFILES_MIN_ROWS = "CONTRACT_OPS__REMOVAL__PROFILES_MIN_ROWS"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -33,6 +35,9 @@ def _isolated_dlt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     for key in list(os.environ):
         if key.startswith(("SOURCES__", "CONTRACT_OPS__", "DESTINATION__")):
             monkeypatch.delenv(key)
+    # the suite's tables are a few rows, so removal would scan them all, not profile them
+    # (`core.profile_choice`); the tests of that choice delete this or set their own
+    monkeypatch.setenv(PROFILES_MIN_ROWS, "0")
     monkeypatch.chdir(tmp_path)
 
 

@@ -87,6 +87,9 @@ class LiveColumn:
 class LiveTable:
     name: str
     columns: dict[str, LiveColumn] = field(default_factory=dict)
+    #: the catalog's estimate of the table's rows, read in the metadata query (None: the
+    #: destination reports none); it decides profiles or a scan (`core.profile_choice`)
+    estimated_rows: int | None = None
 
     def has(self, column: str) -> bool:
         return column in self.columns

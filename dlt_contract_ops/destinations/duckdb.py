@@ -12,6 +12,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
+from sqlglot import exp
+
 from dlt_contract_ops.destinations.execution import SqlClientAdapter
 from dlt_contract_ops.destinations.naming import data_location
 from dlt_contract_ops.destinations.sql import ParamStyle
@@ -25,6 +27,21 @@ class DuckDBAdapter(SqlClientAdapter):
     dialect: ClassVar[str] = "duckdb"
     paramstyle: ClassVar[ParamStyle] = "qmark"
     query_timeout_by: ClassVar[Literal["server", "client"]] = "client"
+    #: a row group: DuckDB's zone maps (min/max per column) skip whole row groups
+    load_prune_rows: ClassVar[int | None] = 122_880
+
+    def metadata_rows_estimate(self) -> exp.Expression:
+        """`duckdb_tables().estimated_size` of the row's table: the catalog's row count, no
+        scan (it may lag behind deletes)."""
+        def same(own: str, outer: str) -> exp.Expression:
+            return exp.EQ(this=exp.column(own, "d"), expression=exp.column(outer, "columns"))
+
+        tables = exp.Table(this=exp.Anonymous(this="duckdb_tables"),
+                           alias=exp.TableAlias(this=exp.to_identifier("d")))
+        return exp.Subquery(this=exp.select(exp.column("estimated_size", "d")).from_(tables)
+                            .where(exp.and_(same("database_name", "table_catalog"),
+                                            same("schema_name", "table_schema"),
+                                            same("table_name", "table_name"))))
 
     @classmethod
     def from_job_client(

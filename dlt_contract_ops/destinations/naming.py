@@ -69,6 +69,10 @@ class CatalogNames:
     )
     #: a reported text length from which on the text is unbounded (Snowflake's `TEXT`)
     unbounded_length: ClassVar[int | None] = None
+    #: the fewest rows a query filtered on `_dlt_load_id` reads of a table (DuckDB: one row
+    #: group, what its zone maps skip): below that, profiling a table costs what scanning it
+    #: does (`core.profile_choice`); None: the destination declares none
+    load_prune_rows: ClassVar[int | None] = None
 
     def __init__(
         self, *, dataset: str, catalog: str | None, casefold: Callable[[str], str]
@@ -148,19 +152,26 @@ class CatalogNames:
                 exp.column("data_type"),
                 exp.column("is_nullable"),
                 *(exp.column(c) for c in self.metadata_size_columns),
+                *([] if (rows := self.metadata_rows_estimate()) is None else [rows]),
             )
             .from_(info)
             .where(exp.EQ(this=exp.column(self.metadata_schema_column), expression=param()))
             .order_by(exp.column("table_name"), exp.column("ordinal_position"))
         )
 
+    def metadata_rows_estimate(self) -> exp.Expression | None:
+        """Hook: the metadata query's last column, the catalog's estimate of the row's table's
+        rows (`information_schema.columns` is in scope as `columns`); None: no such column."""
+        return None
+
     def metadata_params(self) -> list[Any]:
         return [self.live_dataset]
 
     def read_metadata(self, rows: Sequence[Sequence[Any]]) -> dict[str, LiveTable]:
-        """Rows `(table, column, type, is_nullable, [size columns], ...)` to live tables,
-        names unfolded, each type with its size (`type_size`)."""
+        """Rows `(table, column, type, is_nullable, [size columns], [estimated rows])` to
+        live tables, names unfolded, each type with its size (`type_size`)."""
         tables: dict[str, dict[str, LiveColumn]] = {}
+        estimates: dict[str, int] = {}
         self._catalog_columns = {}
         self._live_tables = {}
         # a dataset repeats column names and types across its tables: each distinct one is
@@ -169,6 +180,7 @@ class CatalogNames:
         types: dict[tuple[Any, ...], tuple[str, TypeSize]] = {}
         columns: dict[tuple[str, str, bool], LiveColumn] = {}
         sized = len(self.metadata_size_columns)
+        estimated = self.metadata_rows_estimate() is not None
         for row in rows:
             live_t, live_c, data_type, is_nullable = (str(v) for v in row[:4])
             t = self.live_name(live_t)
@@ -191,7 +203,9 @@ class CatalogNames:
             self._live_tables[t] = live_t
             self._catalog_columns.setdefault(live_t, {})[c] = (live_c, db_type)
             self._on_metadata_row(t, c, row)
-        return {t: LiveTable(t, cols) for t, cols in tables.items()}
+            if estimated and len(row) > 4 + sized and row[4 + sized] is not None:
+                estimates[t] = int(row[4 + sized])
+        return {t: LiveTable(t, cols, estimates.get(t)) for t, cols in tables.items()}
 
     def type_size(self, data_type: str, reported: Sequence[Any]) -> TypeSize:
         """The size of `data_type`: from the catalog's size columns (`reported`, in the

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, ClassVar, Literal
 
+from sqlglot import exp
+
 from dlt_contract_ops.destinations.batch import Query
 from dlt_contract_ops.destinations.execution import PreparedQuery, Rows, SqlClientAdapter
 from dlt_contract_ops.destinations.naming import data_location
@@ -57,6 +59,29 @@ class PostgresAdapter(SqlClientAdapter):
         self.pool_failures: list[str] = []
         self._pool_lock = threading.Lock()
         self._pool_connections: list[Any] = []  # psycopg2 connections running batch queries
+
+    def metadata_rows_estimate(self) -> exp.Expression:
+        """`pg_class.reltuples` of the row's table: the planner's estimate as of the last
+        VACUUM or ANALYZE (autovacuum's), no scan; -1 (never analyzed yet) reads as unknown.
+        PostgreSQL declares no `load_prune_rows` (without an index on `_dlt_load_id` either
+        query reads the whole heap): only a set `profiles_min_rows` uses it."""
+        tuples = exp.column("reltuples", "c")
+        known = exp.Case(ifs=[exp.If(this=exp.GTE(this=tuples, expression=exp.Literal.number(0)),
+                                     true=exp.cast(tuples, "BIGINT"))])
+        tables = exp.Table(this=exp.to_identifier("pg_class"), db=exp.to_identifier("pg_catalog"),
+                           alias=exp.TableAlias(this=exp.to_identifier("c")))
+        schemas = exp.Table(this=exp.to_identifier("pg_namespace"),
+                            db=exp.to_identifier("pg_catalog"),
+                            alias=exp.TableAlias(this=exp.to_identifier("n")))
+        def same(own: exp.Column, other: exp.Column) -> exp.Expression:
+            return exp.EQ(this=own, expression=other)
+
+        return exp.Subquery(this=exp.select(known).from_(tables).join(
+            schemas, on=same(exp.column("oid", "n"), exp.column("relnamespace", "c"))
+        ).where(exp.and_(
+            same(exp.column("nspname", "n"), exp.column("table_schema", "columns")),
+            same(exp.column("relname", "c"), exp.column("table_name", "columns")),
+        )))
 
     @classmethod
     def from_job_client(

@@ -9,7 +9,7 @@ coverage aggregate per table counts both windows.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -17,6 +17,7 @@ from typing import Any
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LOAD_ID, ExpectedTable, LiveTable, TimeAxis
+from dlt_contract_ops.core.profile_choice import served_by
 from dlt_contract_ops.core.removal import (
     LoadCount,
     WindowCounts,
@@ -34,15 +35,10 @@ from dlt_contract_ops.detectors.queries import (
     coverage_query,
     reproduce_coverage_query,
 )
-from dlt_contract_ops.detectors.young import (
-    oldest_profiled,
-    oldest_queried,
-    profiled_moment,
-    young_note,
-)
+from dlt_contract_ops.detectors.removal_windows import by_axis_range, by_load_id
+from dlt_contract_ops.detectors.young import oldest_profiled, oldest_queried, young_note
 from dlt_contract_ops.engine.context import SourceContext
 from dlt_contract_ops.model.findings import Coverage, DriftFinding, ReconcileResult
-from dlt_contract_ops.profiles.model import LoadProfile
 from dlt_contract_ops.settings.project import SourceSettings
 
 
@@ -168,7 +164,8 @@ def run_removal(run: DetectorRun) -> ReconcileResult:
         plans.append(_Plan(expected, live, axis, table, columns, params, query=query))
 
     if options.from_profiles and any(p.live.has(LOAD_ID) for p in plans):
-        _sum_from_profiles(ctx, settings, plans, recent_start, baseline_start, notes)
+        _sum_from_profiles(ctx, settings, plans, recent_start, baseline_start, notes,
+                           options.profiles_min_rows)
 
     # every table's aggregate is independent: the adapter may run them concurrently; each
     # was built for this run alone, so it is handed over (rendered in place, not copied)
@@ -234,12 +231,15 @@ def run_removal(run: DetectorRun) -> ReconcileResult:
 def _sum_from_profiles(
     ctx: SourceContext, settings: SourceSettings, plans: Sequence[_Plan],
     recent_start: datetime, baseline_start: datetime, notes: list[str],
+    min_rows: int | None = None,
 ) -> None:
     """Sum each table's windows from its load profiles, so a repeat sweep reads only the
     loads not profiled yet. A table whose profiles cannot answer exactly keeps its full
     coverage query: profiling failed, a load in the windows lacks a column (the model gained
     it later), or retention is shorter than the windows. On a time axis of its own, a load
-    whose range straddles a window's start is counted by a coverage query over those loads."""
+    whose range straddles a window's start is counted by a coverage query over those loads.
+    A table on the `_dlt_load_id` axis too small for profiles to pay (`core.profile_choice`)
+    keeps its coverage query and is not profiled this run."""
     from dlt_contract_ops.profiles.sweep import load_id_text, shared_profiles, store_notes
 
     now = ctx.now.timestamp() if ctx.now else time.time()
@@ -249,9 +249,12 @@ def _sum_from_profiles(
             "of every table (`from_profiles` needs retention >= recent + baseline window)"
         )
         return
+    scan = _scanned(ctx, plans, min_rows)
+    if all(p.expected.table in scan for p in plans):
+        return  # no profile query, no store read or write
     try:
         profiled = {t.expected.table: t
-                    for t in shared_profiles(ctx, settings, detailed=False)}
+                    for t in shared_profiles(ctx, settings, detailed=False, skip=scan)}
     except Exception as exc:  # the store failed (lock, file): scan as without profiles
         notes.append(f"load profiles unavailable ({exc}): removal scanned both windows")
         return
@@ -290,6 +293,19 @@ def _sum_from_profiles(
         plan.params = [*plan.params, *straddling]
 
 
+def _scanned(ctx: SourceContext, plans: Sequence[_Plan], min_rows: int | None) -> frozenset[str]:
+    """The tables a scan serves cheaper than profiles (`core.profile_choice`): on the
+    `_dlt_load_id` axis only, where the scan groups by load and so gives the same findings
+    (`dark_since` included); a time column of the table's own keeps its profiles."""
+    needed = "distribution" in ctx.memo.get("detectors", ())
+    prune = getattr(ctx.adapter, "load_prune_rows", None)  # a capability; third parties lack it
+    return frozenset(
+        p.expected.table for p in plans
+        if p.axis.kind == "load_id" and served_by(
+            p.live.estimated_rows, min_rows=min_rows, prune_rows=prune,
+            profiles_needed=needed) == "scan")
+
+
 def overwritten_note(expected: ExpectedTable, shrunk: Mapping[str, int]) -> str:
     """What rows of earlier loads gone since the last sweep mean for removal (`shrunk`: load
     id -> rows lost)."""
@@ -307,81 +323,3 @@ def overwritten_note(expected: ExpectedTable, shrunk: Mapping[str, int]) -> str:
         "were deleted or re-stamped outside dlt): removal compares only the rows that remain, "
         "so a column that went dark in the rows that are gone is not seen"
     )
-
-
-def _add(counts: dict[str, int], load: LoadProfile, columns: Sequence[str]) -> None:
-    counts[""] = counts.get("", 0) + load.rows
-    for c in columns:
-        counts[c] = counts.get(c, 0) + load.columns[c].non_null
-
-
-def _counts(recent: dict[str, int], base: dict[str, int], columns: Sequence[str]
-            ) -> WindowCounts:
-    return WindowCounts(
-        baseline_rows=base.get("", 0),
-        recent_rows=recent.get("", 0),
-        baseline_non_null={c: base.get(c, 0) for c in columns},
-        recent_non_null={c: recent.get(c, 0) for c in columns},
-    )
-
-
-def by_load_id(
-    history: Sequence[LoadProfile], columns: Sequence[str], recent: str, baseline: str
-) -> tuple[WindowCounts, list[str]] | None:
-    """Windows on `_dlt_load_id`, summed from whole loads (a load sits in one window: the
-    comparison is the coverage query's, on the epoch text). None when a load in the windows
-    was profiled without one of `columns`.
-
-    >>> from dlt_contract_ops.profiles.model import ColumnProfile as C
-    >>> old = LoadProfile("1700000000.1", 10, {"a": C("a", 10)})
-    >>> new = LoadProfile("1700090000.1", 5, {"a": C("a", 0)})
-    >>> by_load_id([old, new], ["a"], "1700050000.0000000", "1600000000.0000000")[0]
-    WindowCounts(baseline_rows=10, recent_rows=5, baseline_non_null={'a': 10}, \
-recent_non_null={'a': 0})
-    """
-    recent_counts: dict[str, int] = {}
-    base_counts: dict[str, int] = {}
-    for load in history:
-        if load.load_id < baseline:
-            continue
-        if any(c not in load.columns for c in columns):
-            return None
-        _add(recent_counts if load.load_id >= recent else base_counts, load, columns)
-    return _counts(recent_counts, base_counts, columns), []
-
-
-def by_axis_range(
-    history: Sequence[LoadProfile], columns: Sequence[str], axis: str,
-    recent: datetime, baseline: datetime, fresh: Callable[[str], bool] | None = None,
-) -> tuple[WindowCounts, list[str]] | None:
-    """Windows on a time column of the table's own, summed from the loads whose whole range
-    (the axis' profiled min and max, no NULL axis) falls on one side of each window start; the
-    others are returned to be counted by the coverage query, and so is a load wholly in the
-    recent window that the sweep did not read again (`fresh`: whether it did; its stored
-    counts may be stale). None when a load was profiled without the axis, its range, or one
-    of `columns`."""
-    recent_counts: dict[str, int] = {}
-    base_counts: dict[str, int] = {}
-    straddling: list[str] = []
-    for load in history:
-        a = load.columns.get(axis)
-        if a is None:
-            return None
-        if a.non_null == 0:
-            continue  # every row has a NULL axis: in no window
-        low, high = profiled_moment(a.min_value, False), profiled_moment(a.max_value, True)
-        if low is None or high is None:
-            return None  # a range it cannot read (not a time): the full coverage query
-        (lo, lo_err), (hi, hi_err) = low, high
-        if hi + hi_err < baseline:
-            continue  # before both windows (its NULL-axis rows are in none either)
-        if any(c not in load.columns for c in columns):
-            return None
-        whole = a.non_null == load.rows
-        if whole and lo - lo_err >= recent and (fresh is None or fresh(load.load_id)):
-            _add(recent_counts, load, columns)
-        elif whole and lo - lo_err >= baseline and hi + hi_err < recent:
-            _add(base_counts, load, columns)
-        else:
-            straddling.append(load.load_id)
-    return _counts(recent_counts, base_counts, columns), straddling

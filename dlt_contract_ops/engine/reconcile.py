@@ -83,7 +83,7 @@ def removal_overrides(values: Mapping[str, Any], name_of: Any = None) -> dict[st
     """Check caller overrides of the removal settings before anything connects or alerts;
     ConfigError naming the key (or the flag, through `name_of`)."""
     known = {"recent_window", "baseline_window", "baseline_threshold", "recent_threshold",
-             "from_profiles"}
+             "from_profiles", "profiles_min_rows"}
     unknown = sorted(set(values) - known - {"now"})
     if unknown:
         raise ConfigError(

@@ -46,6 +46,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("dlt_contract_ops")
 #: the memo key of the store's notes (a broken store set aside) for the detectors' results
 STORE_NOTES = "profile_store_notes"
+#: the memo key of the tables the run's profile sweep left out (removal scanned them)
+SKIPPED = "profiles_skipped"
 #: a declared code set's values collected per load at most (beyond: the most frequent)
 MAX_DECLARED_VALUES = 1000
 
@@ -159,7 +161,7 @@ def load_id_text(epoch: float) -> str:
 
 def profile_source(
     ctx: SourceContext, settings: SourceSettings, store: ProfileStore | None = None, *,
-    detailed: bool = True,
+    detailed: bool = True, skip: frozenset[str] = frozenset(),
 ) -> list[TableProfiles]:
     """Profile every root table of the source with a `_dlt_load_id`; store the new loads.
 
@@ -171,7 +173,8 @@ def profile_source(
 
     Not `detailed`: counts only (what removal sums); `detailed` (the distribution detector):
     distinct counts, ranges and categories too, and loads an earlier counts-only sweep stored
-    are profiled in detail where the rule will compare them."""
+    are profiled in detail where the rule will compare them. The tables in `skip` (removal
+    scans them: `core.profile_choice`) are neither queried nor stored."""
     store = store or store_of(settings)
     scope = scope_of(ctx)
     rule = settings.distribution
@@ -181,7 +184,7 @@ def profile_source(
     fresh_from = max(since, load_id_text(now - settings.removal.recent_window.total_seconds()))
     tables: list[TableProfiles] = []
     for expected, live in ctx.present_tables():
-        if not live.has(LOAD_ID):
+        if not live.has(LOAD_ID) or expected.table in skip:
             continue
         columns = plan_columns(ctx, expected, live)
         tables.append(TableProfiles(expected, ctx.adapter.table(expected.table), columns))
@@ -330,22 +333,31 @@ def _detail(
 
 
 def shared_profiles(
-    ctx: SourceContext, settings: SourceSettings, *, detailed: bool = True
+    ctx: SourceContext, settings: SourceSettings, *, detailed: bool = True,
+    skip: frozenset[str] = frozenset(),
 ) -> list[TableProfiles]:
     """`profile_source` once per source and run: the removal and distribution detectors of a
     sweep share one profile query per table (a failure is raised again to each of them).
     Removal asks for counts only; when the run also has the distribution detector
-    (`ctx.memo["detectors"]`), the first sweep is detailed already."""
+    (`ctx.memo["detectors"]`), the first sweep is detailed already. `skip`: tables the first
+    caller scans instead (`profile_source`); the sweep of the run leaves them out, and a later
+    caller that wants them (the report) has them profiled then."""
     key = "profiles"
     detailed = detailed or "distribution" in ctx.memo.get("detectors", ())
     if key not in ctx.memo:
         try:
-            ctx.memo[key] = (detailed, profile_source(ctx, settings, detailed=detailed))
+            ctx.memo[key] = (detailed, profile_source(ctx, settings, detailed=detailed,
+                                                      skip=skip))
+            ctx.memo[SKIPPED] = skip
         except Exception as exc:
             ctx.memo[key] = (detailed, exc)
     done, found = ctx.memo[key]
     if isinstance(found, Exception):
         raise found
+    if wanted := ctx.memo.get(SKIPPED, frozenset()) - skip:  # the report's pictures, say
+        others = frozenset(e.table for e, _ in ctx.present_tables()) - wanted
+        found = [*found, *profile_source(ctx, settings, detailed=done, skip=others)]
+        ctx.memo[key], ctx.memo[SKIPPED] = (done, found), skip
     if detailed and not done:  # an earlier counts-only sweep in this run: add the detail
         updates: dict[str, TableUpdate] = {}
         _detail(ctx, settings, found, updates)

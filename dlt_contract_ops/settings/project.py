@@ -37,6 +37,7 @@ from dlt_contract_ops.settings.specs import (
     SourceSpec,
 )
 from dlt_contract_ops.settings.values import (
+    COUNT,
     FRACTION,
     NON_NEGATIVE,
     WHOLE,
@@ -72,6 +73,10 @@ class RemovalSettings:
     #: sum the windows from the load profiles (a repeat sweep reads only new loads); False:
     #: one coverage aggregate over both windows of every table, every sweep
     from_profiles: bool = True
+    #: with `from_profiles`, a table whose live size (the catalog's estimate) is under this
+    #: many rows is scanned, not profiled (`core.profile_choice`); None: the destination's
+    #: own block (DuckDB's row group), 0: profiles for every table
+    profiles_min_rows: int | None = None
 
     def overridden(
         self, values: Mapping[str, Any], name_of: Callable[[str], str]
@@ -91,6 +96,8 @@ class RemovalSettings:
                 if not isinstance(value, bool):
                     raise ConfigError(f"{name_of(key)} = {value!r} must be true or false.")
                 out = replace(out, from_profiles=value)
+            elif key == "profiles_min_rows":
+                out = replace(out, profiles_min_rows=COUNT.read(value, name_of(key)))
             else:
                 raise ConfigError(f"Unknown removal setting {name_of(key)}.")
         return out

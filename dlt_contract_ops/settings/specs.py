@@ -27,6 +27,7 @@ class RemovalSpec(BaseConfiguration):
     baseline_threshold: Optional[Any] = None  # noqa: UP045
     recent_threshold: Optional[Any] = None  # noqa: UP045
     from_profiles: Optional[bool] = None  # noqa: UP045
+    profiles_min_rows: Optional[int] = None  # noqa: UP045
 
 
 @configspec

@@ -99,6 +99,10 @@ NON_NEGATIVE: Typed[float] = Typed(
 WHOLE: Typed[int] = Typed(
     Annotated[int, Strict(), Field(ge=1)], "{key} must be a whole number >= 1, got {value!r}."
 )
+#: a whole number >= 0 (an int in the file)
+COUNT: Typed[int] = Typed(
+    Annotated[int, Strict(), Field(ge=0)], "{key} must be a whole number >= 0, got {value!r}."
+)
 
 
 def _duration(value: Any, key: str) -> timedelta:

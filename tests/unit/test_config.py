@@ -26,7 +26,14 @@ from dlt_contract_ops.settings import (
     parse_duration,
     project_context,
 )
+from tests.conftest import PROFILES_MIN_ROWS
 from tests.projects import Project
+
+
+@pytest.fixture(autouse=True)
+def _product_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests read the settings as a project sets them: not the suite's own setting."""
+    monkeypatch.delenv(PROFILES_MIN_ROWS)
 
 
 def _load(project: Project, source: str | None = None) -> tuple[ProjectSettings, SourceSettings]:
@@ -102,6 +109,7 @@ def test_removal_dedup_and_timeout_tables(project: Project) -> None:
         baseline_window = "P2D"
         baseline_threshold = 0.5
         recent_threshold = "0.05"
+        profiles_min_rows = 500000
 
         [contract_ops.dedup]
         enabled = false
@@ -117,6 +125,7 @@ def test_removal_dedup_and_timeout_tables(project: Project) -> None:
         baseline_window=timedelta(days=2),
         baseline_threshold=0.5,
         recent_threshold=0.05,
+        profiles_min_rows=500_000,
     )
     assert settings.dedup == DedupSettings(
         enabled=False,
@@ -131,6 +140,7 @@ def test_removal_dedup_and_timeout_tables(project: Project) -> None:
         baseline_window=timedelta(days=2),
         baseline_threshold=0.5,
         recent_threshold=0.05,
+        profiles_min_rows=500_000,
     )
 
 
