@@ -45,12 +45,18 @@ class ReadProblem:
 class TableFiles:
     """One table folder: its files, oldest load first (dlt names them `<load_id>.…`), as
     URLs DuckDB reads (a local path, or `s3://…` through the filesystem registered on the
-    connection); a Delta or Iceberg table's `location` is its folder's URL."""
+    connection); a Delta or Iceberg table's `location` is its folder's URL (or its current
+    metadata file) and its `files` the data files of its current version."""
 
     name: str
     format: FileFormat
     files: tuple[str, ...]
     location: str = ""
+    #: per file (in `files` order) the least and greatest `_dlt_load_id` an open table's
+    #: metadata records for it (possibly truncated: a lower bound's prefix, an upper bound
+    #: rounded up), where its current version is exactly the rows of `files`; None where not
+    #: known so (`lake_tables`): every file may hold any load
+    ranges: tuple[tuple[str, str], ...] | None = None
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lakehouse import lake
+from tests.lakehouse import lake, sweeps
 from tests.projects import Project
 from tests.servers import S3Server
 
@@ -69,3 +69,37 @@ def test_credentials_that_do_not_reach_the_bucket(project: Project, s3_server: S
     assert ".." not in errors["remote"]
     local = [r for r in doc["results"] if r["source"] == "telemetry"]
     assert {f["table"] for r in local for f in r["findings"]} == {"events", "readings"}
+
+
+@pytest.mark.parametrize("file_format", ["parquet", "jsonl"])
+def test_a_repeat_sweep_in_an_s3_bucket_reads_only_the_new_loads_files(
+    project: Project, s3_server: S3Server, s3_bucket: str, stores: list[Path],
+    monkeypatch: pytest.MonkeyPatch, file_format: str,
+) -> None:
+    """The shop's loads in the loopback bucket, backdated there: a repeat sweep after one
+    more load profiles its file alone (a JSONL file of it lacks `note`, NULL in every row),
+    and finds what a fresh sweep of the bucket finds."""
+    project.secrets(s3_server.secrets())
+    sweeps.setup(project, s3_bucket)
+    sweeps.load(project, *sweeps.STEADY, file_format=file_format)
+    fs = s3_server.filesystem()
+    sweeps.backdate(s3_bucket.removeprefix("s3://"), fs=fs)
+    first, read = sweeps.observed(project)
+    assert first == {}
+    steady = sweeps.data_files(s3_bucket, fs=fs)
+    assert len(steady) == 6
+    assert read == steady
+
+    sweeps.load(project, sweeps.DRIFTED, file_format=file_format)
+    [new] = sorted(set(sweeps.data_files(s3_bucket, fs=fs)) - set(steady))
+    repeat, read = sweeps.observed(project)
+    if file_format == "parquet":
+        assert read == [new]  # the drifted load's file, not the six before it
+    else:  # the table's row count reads every JSONL file (no footers to answer it from)
+        assert read == sorted([*steady, new])
+    assert sorted(repeat) == [("distribution", "orders"), ("removal", "orders")]
+
+    sweeps.fresh(stores, monkeypatch)  # the same bucket, swept from scratch
+    full, read = sweeps.observed(project)
+    assert read == sorted([*steady, new])
+    assert repeat == full
