@@ -184,49 +184,63 @@ def backdate(bucket: Path | str, hours: float = 20, fs: Any = None) -> dict[str,
     return moved
 
 
-def backdate_open(bucket: Path, table_format: str, hours: float = 20) -> dict[str, str]:
+def backdate_open(bucket: Path | str, table_format: str, hours: float = 20, *,
+                  fs: Any = None, properties: dict[str, str] | None = None) -> dict[str, str]:
     """`backdate` for an open table: its rows written again through the table's own library,
     one commit per load (Delta: `write_deltalake`; Iceberg: pyiceberg on a catalog that
     registers the table, as dlt's default in-memory one does), the first replacing the
-    table's current version."""
-    root = bucket / DATASET
-    moved = _moved_ids(str(root), hours)
-    location = root / "orders"
+    table's current version. A remote bucket (Iceberg only): its `s3://` URL, `fs` on it and
+    pyiceberg's `properties` for it."""
+    moved = _moved_ids(_folder(bucket), hours, fs)
     if table_format == "delta":
         from deltalake import DeltaTable, write_deltalake
 
-        rows = DeltaTable(str(location)).to_pyarrow_table()
+        location = str(Path(bucket) / DATASET / "orders")
+        rows = DeltaTable(location).to_pyarrow_table()
         for n, (old, new) in enumerate(moved.items()):
-            write_deltalake(str(location), _restamped(rows, old, new),
+            write_deltalake(location, _restamped(rows, old, new),
                             mode="append" if n else "overwrite")
         return moved
     from pyiceberg.catalog.sql import SqlCatalog
 
-    catalog = SqlCatalog("default", uri="sqlite:///:memory:", warehouse=bucket.as_uri())
+    url = bucket.as_uri() if isinstance(bucket, Path) else bucket
+    catalog = SqlCatalog("default", uri="sqlite:///:memory:", warehouse=url,
+                         **(properties or {}))
     catalog.create_namespace(DATASET)
-    table = catalog.register_table((DATASET, "orders"), _metadata_file(location))
+    table = catalog.register_table((DATASET, "orders"), _metadata_file(bucket, fs))
     rows = table.scan().to_arrow()
     for n, (old, new) in enumerate(moved.items()):
         (table.append if n else table.overwrite)(_restamped(rows, old, new))
     return moved
 
 
-def _metadata_file(location: Path) -> str:
-    return max((location / "metadata").glob("*.metadata.json"),
-               key=lambda p: int(p.name.split("-", 1)[0])).as_uri()
+def _folder(bucket: Path | str) -> str:
+    """The dataset's folder: a local path, or the bucket's path on its fsspec filesystem."""
+    return f"{str(bucket).removeprefix('s3://')}/{DATASET}"
 
 
-def open_files(bucket: Path, table_format: str) -> list[str]:
+def _metadata_file(bucket: Path | str, fs: Any = None) -> str:
+    """The newest metadata file of the Iceberg table `orders`, as a URL."""
+    import fsspec
+
+    found = (fs or fsspec.filesystem("file")).ls(f"{_folder(bucket)}/orders/metadata",
+                                                 detail=False)
+    newest = max((p for p in found if p.endswith(".metadata.json")),
+                 key=lambda p: int(p.rsplit("/", 1)[-1].split("-", 1)[0]))
+    return Path(newest).as_uri() if isinstance(bucket, Path) else f"s3://{newest}"
+
+
+def open_files(bucket: Path | str, table_format: str, *, fs: Any = None,
+               properties: dict[str, str] | None = None) -> list[str]:
     """The data files of the current version of an open table `orders`, as the adapter
     names them."""
-    location = bucket / DATASET / "orders"
     if table_format == "delta":
         from deltalake import DeltaTable
 
-        return sorted(DeltaTable(str(location)).file_uris())
+        return sorted(DeltaTable(str(Path(bucket) / DATASET / "orders")).file_uris())
     from pyiceberg.table import StaticTable
 
-    table = StaticTable.from_metadata(_metadata_file(location))
+    table = StaticTable.from_metadata(_metadata_file(bucket, fs), properties=properties or {})
     return sorted(t.file.file_path for t in table.scan().plan_files())
 
 

@@ -99,7 +99,7 @@ def test_a_merge_on_a_delta_table_is_profiled_afresh(
 
 @pytest.mark.parametrize(("table_format", "change"), [
     ("delta", "append"), ("iceberg", "append"), ("delta", "replace"), ("iceberg", "replace"),
-    ("delta", "merge"),
+    ("delta", "merge"), ("delta", "optimize"),
 ])
 def test_a_repeat_sweep_of_an_open_table_reads_only_the_new_loads_files(
     shop: Project, tmp_path: Path, stores: list[Path], monkeypatch: pytest.MonkeyPatch,
@@ -128,12 +128,20 @@ def test_a_repeat_sweep_of_an_open_table_reads_only_the_new_loads_files(
         drifted["disposition"] = "replace"
     elif change == "merge":  # half of a backdated load again, drifted: its rows move
         drifted.update(disposition="merge", n=50, first=-2000)
+    elif change == "optimize":  # every file compacted into one: no load's rows change
+        from deltalake import DeltaTable
+
+        DeltaTable(str(bucket / sweeps.DATASET / "orders")).optimize.compact()
+        assert len(sweeps.open_files(bucket, table_format)) == 1
     sweeps.load(shop, drifted)
     current = sweeps.open_files(bucket, table_format)
     repeat, read = sweeps.observed(shop)
     if change == "append":  # its file, and the last one's: within removal's recent window
         assert read == sorted({*current} - {*steady})
         assert len(read) == 2
+    elif change == "optimize":  # the compacted file holds the last load, then the new one
+        assert len(read) == 2
+        assert read == current
     else:  # rows of loads profiled earlier changed: the table is profiled afresh
         assert read == current
     # the drifted load against the steady ones (a replace leaves no baseline)
