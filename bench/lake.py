@@ -201,10 +201,13 @@ import duckdb
 
 started = time.perf_counter()
 connection = duckdb.connect()
+rows = 0
 for table in json.loads(sys.stdin.read()):
-    for sql in table:
-        connection.execute(sql).fetchall()
-print(json.dumps({"queries_s": time.perf_counter() - started}))
+    for n, sql in enumerate(table):
+        found = connection.execute(sql).fetchall()
+        if n == 0:  # the profile: its row with no load id is the table's row count
+            rows += sum(r[1] for r in found if r[0] is None)
+print(json.dumps({"queries_s": time.perf_counter() - started, "rows": rows}))
 '''
 
 
@@ -236,15 +239,17 @@ def floor_queries(root: Path, tables: int, columns: int) -> list[list[str]]:
     return out
 
 
-def floor(root: Path, queries: list[list[str]]) -> tuple[float, float]:
+def floor(root: Path, queries: list[list[str]]) -> tuple[float, float, int]:
     """The hand-written queries in one whole cold process (Python, DuckDB, nothing else):
-    its wall time, and the queries' own time inside it."""
+    its wall time, the queries' own time inside it, and the rows of every table."""
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", FLOOR], input=json.dumps(queries),
                           cwd=root / "project", capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"the floor's queries exited {proc.returncode}:\n{proc.stderr[-2000:]}")
-    return time.perf_counter() - started, float(json.loads(proc.stdout)["queries_s"])
+    spent = time.perf_counter() - started
+    out = json.loads(proc.stdout)
+    return spent, float(out["queries_s"]), int(out["rows"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -273,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     # the floor: what the first sweep computes, by hand, over the same files
     hand = floor_queries(root, args.tables, args.columns)
     floors = [floor(root, hand) for _ in range(args.repeats)]
+    if {r for _, _, r in floors} != {first_read["rows"]}:  # not the same files: no floor
+        raise SystemExit(f"the floor counted {floors[0][2]} rows, the first sweep scanned "
+                         f"{first_read['rows']}")
     # the new load; the bucket as the first sweep saw it is gone after this (rebuild to rerun)
     (root / "built").unlink()
     load(root, time.time(), 10**9, int(args.rows * args.append_share), dark=True)
@@ -291,12 +299,12 @@ def main(argv: list[str] | None = None) -> int:
         "shape": root.name, "load_average": os.getloadavg(),
         "first_s": {"min": min(first), "median": statistics.median(first)},
         "repeat_s": {"min": min(repeat), "median": statistics.median(repeat)},
-        "floor_s": {"min": min(f for f, _ in floors),
-                    "median": statistics.median(f for f, _ in floors)},
-        "floor_queries_s": {"min": min(q for _, q in floors),
-                            "median": statistics.median(q for _, q in floors)},
+        "floor_s": {"min": min(f for f, _, _ in floors),
+                    "median": statistics.median(f for f, _, _ in floors)},
+        "floor_queries_s": {"min": min(q for _, q, _ in floors),
+                            "median": statistics.median(q for _, q, _ in floors)},
         "gain_min": min(first) / min(repeat),
-        "first_over_floor_min": min(first) / min(f for f, _ in floors),
+        "first_over_floor_min": min(first) / min(f for f, _, _ in floors),
         "first_read": first_read, "repeat_read": repeat_read,
         "findings": sorted(repeat_found),
     }
