@@ -9,7 +9,9 @@ view's columns and types, `(SELECT * FROM view LIMIT 0) UNION ALL BY NAME SELECT
 read_parquet([...])` (a JSONL file leaves out a column that is NULL in every row of its
 load, a file written before a column was added lacks it: NULL there, as in the view); a load
 that wrote no file to the table reads nothing. Binding the view reads what DuckDB binds it
-from (Parquet footers, a sample of each JSONL file), not the rows. A scan the filter does not
+from (Parquet footers, a sample of each JSONL file), not the rows; Parquet files whose
+footers all hold every column of the table with one type (`TableFiles.alike`) are scanned
+as they are, without it. A scan the filter does not
 bound (the table's row count beside the profile, `COUNT(*)` alone) keeps the view: DuckDB
 answers a bare count from the Parquet footers (JSONL files are read whole for it). A replaced
 or vanished file shows in that count, and the profile sweep then profiles the table afresh
@@ -109,12 +111,14 @@ def by_load(
         mine = load_files(files.files, ids) if per_load else range_files(files, ids)
         read[node.name] = tuple(sorted({*read.get(node.name, ()), *mine}))
         alias = exp.TableAlias(this=ident(node.name))
-        if mine:  # these files, under the view's columns and types (see the docstring)
-            fmt = files.format if per_load else "parquet"
+        fmt = files.format if per_load else "parquet"
+        some: exp.Expression = exp.Table(this=scan(TableFiles(node.name, fmt, mine)))
+        if mine and files.alike is not None and files.alike.issuperset(mine):
+            some.set("alias", alias)  # the view's columns and types as the files have them
+            node.replace(some)
+        elif mine:  # these files, under the view's columns and types (see the docstring)
             shape = exp.select(exp.Star()).from_(node.copy()).limit(0)
-            some = exp.select(exp.Star()).from_(
-                exp.Table(this=scan(TableFiles(node.name, fmt, mine))))
-            union = exp.union(shape, some, distinct=False)
+            union = exp.union(shape, exp.select(exp.Star()).from_(some), distinct=False)
             union.set("by_name", True)
             node.replace(exp.Subquery(this=union, alias=alias))
         else:  # no file of these loads: nothing to read (LIMIT 0 scans no file)

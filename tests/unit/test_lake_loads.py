@@ -13,6 +13,9 @@ from dlt_contract_ops.destinations.lake_loads import by_load
 TABLES = {
     "t": TableFiles("t", "parquet", ("/b/t/1.5.a.parquet", "/b/t/2.5.b.parquet",
                                      "/b/t/2.5.c.parquet")),
+    # every file's footer holds every column, with one type: scanned as they are
+    "a": TableFiles("a", "parquet", ("/b/a/1.5.a.parquet", "/b/a/2.5.b.parquet"),
+                    alike=frozenset({"/b/a/1.5.a.parquet", "/b/a/2.5.b.parquet"})),
     "d": TableFiles("d", "delta", ("/b/d/part-0.parquet",), "/b/d"),
     # an open table whose metadata gives each file's load id range (`lake_tables`)
     "r": TableFiles("r", "delta", ("/b/r/p-0.parquet", "/b/r/p-1.parquet"), "/b/r",
@@ -32,6 +35,9 @@ TABLES = {
      "union_by_name = TRUE)) AS \"t\" WHERE _dlt_load_id IN (?) GROUP BY 1 "
      "UNION ALL SELECT NULL, COUNT(*) FROM t",
      {"t": ("/b/t/2.5.b.parquet", "/b/t/2.5.c.parquet")}),
+    ("SELECT COUNT(x) FROM a WHERE _dlt_load_id IN (?)", ["2.5"],
+     "SELECT COUNT(x) FROM READ_PARQUET(['/b/a/2.5.b.parquet'], union_by_name = TRUE) AS \"a\" "
+     "WHERE _dlt_load_id IN (?)", {"a": ("/b/a/2.5.b.parquet",)}),
     # a load that wrote no file to the table: nothing is scanned
     ("SELECT COUNT(x) FROM t WHERE _dlt_load_id IN (?) AND x IS NOT NULL", ["3.5"],
      "SELECT COUNT(x) FROM (SELECT * FROM t LIMIT 0) AS \"t\" WHERE _dlt_load_id IN (?) AND "
