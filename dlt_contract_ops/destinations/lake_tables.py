@@ -20,6 +20,8 @@ written.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
@@ -36,6 +38,9 @@ from dlt_contract_ops.destinations.lake_files import (
 
 __all__ = ["open_table_scan", "read_open_table"]
 
+log = logging.getLogger("dlt_contract_ops")
+#: each data file's least and greatest `_dlt_load_id` (`TableFiles.ranges`); None: not known
+Ranges = tuple[tuple[str, str], ...] | None
 #: the DuckDB table function that reads each open table format where its extension loads
 _SCANS = {"delta": "delta_scan", "iceberg": "iceberg_scan"}
 #: a string statistic this long may have been cut short by its writer (Spark: 32)
@@ -96,7 +101,7 @@ def _read_delta(connection: Any, table: TableFiles, job_client: Any) -> TableCol
     uris = tuple(delta.file_uris())
     plain = bool(uris) and _plain_files(delta)
     files = TableFiles(table.name, "delta", uris, table.location,
-                       _delta_ranges(delta, uris) if plain else None)
+                       _exactly(_delta_ranges, delta, uris) if plain else None)
     if config.is_local_filesystem and _extension_loads(connection, "delta"):
         scan = exp.select(exp.Star()).from_(exp.Table(this=open_table_scan(table)))
         connection.sql(scan.sql("duckdb")).create_view(table.name, replace=True)
@@ -118,7 +123,17 @@ def _plain_files(delta: Any) -> bool:
             and delta.protocol().min_reader_version < 2)
 
 
-def _delta_ranges(delta: Any, uris: tuple[str, ...]) -> tuple[tuple[str, str], ...] | None:
+def _exactly(ranges: Callable[..., Ranges], *args: Any) -> Ranges:
+    """`ranges(*args)`, or None (the table read whole) when the statistics cannot be read
+    as expected: a library version that lays them out otherwise must not fail the table."""
+    try:
+        return ranges(*args)
+    except Exception as exc:
+        log.debug("load id ranges unreadable (%s): the table is read whole", exc)
+        return None
+
+
+def _delta_ranges(delta: Any, uris: tuple[str, ...]) -> Ranges:
     """Each file's `_dlt_load_id` range from the current version's add actions (the per-file
     statistics delta-rs and Spark write), in `uris` order; None when a file has none, or its
     bound may be a truncated one (32 characters and more: Spark cuts string statistics
@@ -160,7 +175,7 @@ def _read_iceberg(connection: Any, table: TableFiles, job_client: Any) -> TableC
     paths = tuple(task.file.file_path for task in tasks)
     if paths and _plain_iceberg(iceberg, tasks):
         files = TableFiles(table.name, "iceberg", paths, metadata,
-                           _iceberg_ranges(iceberg, tasks))
+                           _exactly(_iceberg_ranges, iceberg, tasks))
         parquet_relation(connection, paths).create_view(table.name, replace=True)
     else:
         # the current snapshot in memory: pyiceberg applies deletes and schema evolution by
@@ -189,7 +204,7 @@ def _plain_iceberg(iceberg: Any, tasks: list[Any]) -> bool:
     return True
 
 
-def _iceberg_ranges(iceberg: Any, tasks: list[Any]) -> tuple[tuple[str, str], ...] | None:
+def _iceberg_ranges(iceberg: Any, tasks: list[Any]) -> Ranges:
     """Each data file's `_dlt_load_id` bounds from the manifests (what pyiceberg's own scan
     planning prunes by; truncated to 16 characters by default: the lower bound a prefix, the
     upper one rounded up), in `tasks` order; None when a file has none."""
