@@ -1,4 +1,5 @@
-"""`python -m bench.lake`: the profile sweep on a local Parquet bucket, first vs repeat.
+"""`python -m bench.lake`: the profile sweep on a local Parquet bucket, first vs repeat
+(`--table-format delta` / `iceberg`: open tables of that format in the bucket).
 
 A real dlt pipeline loads `--tables` tables x `--columns` columns x `--rows` rows as Parquet
 into a local `file://` bucket (`bench/.lake/<shape>/`), in `--loads` daily loads (their load
@@ -51,7 +52,7 @@ import pyarrow.compute as pc
 import dlt
 from pydantic import create_model
 
-TABLES, COLUMNS, DRIFTED = {tables}, {columns}, {drifted}
+TABLES, COLUMNS, DRIFTED, TABLE_FORMAT = {tables}, {columns}, {drifted}, {table_format!r}
 KINDS = ("int", "float", "text")
 
 
@@ -85,7 +86,8 @@ def batch(t, first, n, dark):
 @dlt.source(name="lake")
 def lake(first=0, n=1000, dark=False):
     return [dlt.resource([batch(t, first, n, dark)], name=f"t{{t:03d}}", columns=model(t),
-                         write_disposition="append") for t in range(TABLES)]
+                         write_disposition="append", table_format=TABLE_FORMAT)
+            for t in range(TABLES)]
 '''
 
 LOAD = '''
@@ -105,15 +107,18 @@ def _env(root: Path, store: Path) -> dict[str, str]:
             "false", "CONTRACT_OPS__PROFILE_STORE": str(store)}
 
 
-def build(root: Path, tables: int, columns: int, rows: int, loads: int) -> Path:
-    """The project and its bucket: `loads` daily loads, the newest one day ago."""
+def build(root: Path, tables: int, columns: int, rows: int, loads: int,
+          table_format: str | None = None) -> Path:
+    """The project and its bucket: `loads` daily loads, the newest one day ago; with
+    `table_format` (`delta`, `iceberg`) each table is an open table of that format."""
     project = root / "project"
     if (root / "built").exists():
         return project
     shutil.rmtree(root, ignore_errors=True)
     (project / ".dlt").mkdir(parents=True)
     (project / "lake_src.py").write_text(
-        SOURCE.format(tables=tables, columns=columns, drifted=max(1, tables // 4)))
+        SOURCE.format(tables=tables, columns=columns, drifted=max(1, tables // 4),
+                      table_format=table_format))
     (project / "load.py").write_text(LOAD.format(pipeline=PIPELINE, dataset=DATASET))
     (project / ".dlt" / "config.toml").write_text(textwrap.dedent(f"""\
         [runtime]
@@ -190,7 +195,8 @@ def scanned(root: Path, store: Path) -> dict[str, int]:
     finally:
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
-    files = {f for s in seen for f in s.files_read if f.endswith(".parquet")}
+    files = {f.removeprefix("file://") for s in seen for f in s.files_read
+             if f.endswith(".parquet")}
     return {"files": len(files), "bytes": sum(Path(f).stat().st_size for f in files),
             "rows": sum(pq.read_metadata(f).num_rows for f in files)}
 
@@ -211,14 +217,20 @@ print(json.dumps({"queries_s": time.perf_counter() - started, "rows": rows}))
 '''
 
 
-def floor_queries(root: Path, tables: int, columns: int) -> list[list[str]]:
+def floor_queries(root: Path, tables: int, columns: int, table_format: str | None = None
+                  ) -> list[list[str]]:
     """What the first sweep computes, written by hand in DuckDB's SQL over the same files,
     per table: per load its rows and per declared column the non-NULL count, approximate
     distinct count and (numbers) min and max, plus the table's row count (the profile
-    query); per load and text column the rows of each value (the category query)."""
+    query); per load and text column the rows of each value (the category query). An open
+    table's data files are its folder's (Delta) or its `data` folder's (Iceberg) Parquet
+    files: each is current while the bench only appends."""
     out = []
     for t in range(tables):
-        files = f"read_parquet('{root / 'bucket' / DATASET / f't{t:03d}'}/*.parquet')"
+        folder = root / "bucket" / DATASET / f"t{t:03d}"
+        if table_format == "iceberg":
+            folder = folder / "data"
+        files = f"read_parquet('{folder}/*.parquet')"
         names = ["id", *(f"c{c}" for c in range(columns))]
         text = [f"c{c}" for c in range(columns) if c % 3 == 2]
         aggregates = []
@@ -260,10 +272,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loads", type=int, default=10)
     parser.add_argument("--append-share", type=float, default=0.02)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--table-format", choices=("delta", "iceberg"), default=None,
+                        help="open tables of this format (default: Parquet files)")
     args = parser.parse_args(argv)
-    root = BENCH_DIR / ".lake" / f"{args.tables}x{args.columns}x{args.rows}x{args.loads}"
+    shape = f"{args.tables}x{args.columns}x{args.rows}x{args.loads}"
+    root = BENCH_DIR / ".lake" / (f"{shape}-{args.table_format}" if args.table_format
+                                  else shape)
     started = time.perf_counter()
-    build(root, args.tables, args.columns, args.rows, args.loads)
+    build(root, args.tables, args.columns, args.rows, args.loads, args.table_format)
     print(f"bucket: {root / 'bucket'} (built in {time.perf_counter() - started:.0f}s)")
     work = root / "work"
     shutil.rmtree(work, ignore_errors=True)
@@ -276,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
         first.append(spent)
     first_read = scanned(root, work / "first-scan.duckdb")
     # the floor: what the first sweep computes, by hand, over the same files
-    hand = floor_queries(root, args.tables, args.columns)
+    hand = floor_queries(root, args.tables, args.columns, args.table_format)
     floors = [floor(root, hand) for _ in range(args.repeats)]
     if {r for _, _, r in floors} != {first_read["rows"]}:  # not the same files: no floor
         raise SystemExit(f"the floor counted {floors[0][2]} rows, the first sweep scanned "
