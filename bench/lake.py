@@ -1,4 +1,5 @@
-"""`python -m bench.lake`: the profile sweep on a local Parquet bucket, first vs repeat.
+"""`python -m bench.lake`: the profile sweep on a local Parquet bucket, first vs repeat
+(`--table-format delta` / `iceberg`: open tables of that format in the bucket).
 
 A real dlt pipeline loads `--tables` tables x `--columns` columns x `--rows` rows as Parquet
 into a local `file://` bucket (`bench/.lake/<shape>/`), in `--loads` daily loads (their load
@@ -12,7 +13,12 @@ run in the build script). Then, each a whole cold CLI process
   (distribution);
 - `repeat`: the sweep on the store `first` left (copied into place before each run);
 - `fresh`: the sweep of the grown bucket on an empty store: `repeat` must find exactly what
-  it finds, else the bench fails.
+  it finds, else the bench fails;
+- `floor`: what `first` computes, written by hand as DuckDB SQL over the same files (per
+  table the profile query's aggregates per load and the table's row count, and the category
+  query's value counts per load and text column), run in one whole cold process of Python
+  and DuckDB alone, `--repeats` times on the bucket `first` read: `first` over `floor` is
+  the issue's "first sweep within 1.5x of a hand-written DuckDB query".
 
 Files, bytes and rows read: each step once more in process (same store state), untimed,
 with `engine.sweep_stats.observe_sweeps`: the files its queries scanned
@@ -46,7 +52,7 @@ import pyarrow.compute as pc
 import dlt
 from pydantic import create_model
 
-TABLES, COLUMNS, DRIFTED = {tables}, {columns}, {drifted}
+TABLES, COLUMNS, DRIFTED, TABLE_FORMAT = {tables}, {columns}, {drifted}, {table_format!r}
 KINDS = ("int", "float", "text")
 
 
@@ -80,7 +86,8 @@ def batch(t, first, n, dark):
 @dlt.source(name="lake")
 def lake(first=0, n=1000, dark=False):
     return [dlt.resource([batch(t, first, n, dark)], name=f"t{{t:03d}}", columns=model(t),
-                         write_disposition="append") for t in range(TABLES)]
+                         write_disposition="append", table_format=TABLE_FORMAT)
+            for t in range(TABLES)]
 '''
 
 LOAD = '''
@@ -100,15 +107,18 @@ def _env(root: Path, store: Path) -> dict[str, str]:
             "false", "CONTRACT_OPS__PROFILE_STORE": str(store)}
 
 
-def build(root: Path, tables: int, columns: int, rows: int, loads: int) -> Path:
-    """The project and its bucket: `loads` daily loads, the newest one day ago."""
+def build(root: Path, tables: int, columns: int, rows: int, loads: int,
+          table_format: str | None = None) -> Path:
+    """The project and its bucket: `loads` daily loads, the newest one day ago; with
+    `table_format` (`delta`, `iceberg`) each table is an open table of that format."""
     project = root / "project"
     if (root / "built").exists():
         return project
     shutil.rmtree(root, ignore_errors=True)
     (project / ".dlt").mkdir(parents=True)
     (project / "lake_src.py").write_text(
-        SOURCE.format(tables=tables, columns=columns, drifted=max(1, tables // 4)))
+        SOURCE.format(tables=tables, columns=columns, drifted=max(1, tables // 4),
+                      table_format=table_format))
     (project / "load.py").write_text(LOAD.format(pipeline=PIPELINE, dataset=DATASET))
     (project / ".dlt" / "config.toml").write_text(textwrap.dedent(f"""\
         [runtime]
@@ -185,9 +195,73 @@ def scanned(root: Path, store: Path) -> dict[str, int]:
     finally:
         for k, v in saved.items():
             os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
-    files = {f for s in seen for f in s.files_read if f.endswith(".parquet")}
+    files = {f.removeprefix("file://") for s in seen for f in s.files_read
+             if f.endswith(".parquet")}
     return {"files": len(files), "bytes": sum(Path(f).stat().st_size for f in files),
             "rows": sum(pq.read_metadata(f).num_rows for f in files)}
+
+
+FLOOR = '''
+import json, sys, time
+import duckdb
+
+started = time.perf_counter()
+connection = duckdb.connect()
+rows = 0
+for table in json.loads(sys.stdin.read()):
+    for n, sql in enumerate(table):
+        found = connection.execute(sql).fetchall()
+        if n == 0:  # the profile: its row with no load id is the table's row count
+            rows += sum(r[1] for r in found if r[0] is None)
+print(json.dumps({"queries_s": time.perf_counter() - started, "rows": rows}))
+'''
+
+
+def floor_queries(root: Path, tables: int, columns: int, table_format: str | None = None
+                  ) -> list[list[str]]:
+    """What the first sweep computes, written by hand in DuckDB's SQL over the same files,
+    per table: per load its rows and per declared column the non-NULL count, approximate
+    distinct count and (numbers) min and max, plus the table's row count (the profile
+    query); per load and text column the rows of each value (the category query). An open
+    table's data files are its folder's (Delta) or its `data` folder's (Iceberg) Parquet
+    files: each is current while the bench only appends."""
+    out = []
+    for t in range(tables):
+        folder = root / "bucket" / DATASET / f"t{t:03d}"
+        if table_format == "iceberg":
+            folder = folder / "data"
+        files = f"read_parquet('{folder}/*.parquet')"
+        names = ["id", *(f"c{c}" for c in range(columns))]
+        text = [f"c{c}" for c in range(columns) if c % 3 == 2]
+        aggregates = []
+        for name in names:
+            aggregates += [f'COUNT("{name}")', f'APPROX_COUNT_DISTINCT("{name}")']
+            if name not in text:
+                aggregates += [f'MIN("{name}")', f'MAX("{name}")']
+        nulls = ", ".join(["NULL"] * len(aggregates))
+        # hand-written SQL over the bench's own file and column names: the point of a floor
+        profile = (f"SELECT _dlt_load_id, COUNT(*), {', '.join(aggregates)} FROM {files} "  # noqa: S608
+                   f"GROUP BY _dlt_load_id UNION ALL SELECT NULL, COUNT(*), {nulls} "
+                   f"FROM {files}")
+        categories = " UNION ALL ".join(
+            f'SELECT {i}, _dlt_load_id, CAST("{c}" AS TEXT), COUNT(*) FROM {files} '  # noqa: S608
+            f'WHERE "{c}" IS NOT NULL GROUP BY _dlt_load_id, "{c}"'
+            for i, c in enumerate(text))
+        out.append([profile, categories] if categories else [profile])
+    return out
+
+
+def floor(root: Path, queries: list[list[str]]) -> tuple[float, float, int]:
+    """The hand-written queries in one whole cold process (Python, DuckDB, nothing else):
+    its wall time, the queries' own time inside it, and the rows of every table."""
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", FLOOR], input=json.dumps(queries),
+                          cwd=root / "project", capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"the floor's queries exited {proc.returncode}:\n{proc.stderr[-2000:]}")
+    spent = time.perf_counter() - started
+    out = json.loads(proc.stdout)
+    return spent, float(out["queries_s"]), int(out["rows"])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,10 +272,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--loads", type=int, default=10)
     parser.add_argument("--append-share", type=float, default=0.02)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--table-format", choices=("delta", "iceberg"), default=None,
+                        help="open tables of this format (default: Parquet files)")
     args = parser.parse_args(argv)
-    root = BENCH_DIR / ".lake" / f"{args.tables}x{args.columns}x{args.rows}x{args.loads}"
+    shape = f"{args.tables}x{args.columns}x{args.rows}x{args.loads}"
+    root = BENCH_DIR / ".lake" / (f"{shape}-{args.table_format}" if args.table_format
+                                  else shape)
     started = time.perf_counter()
-    build(root, args.tables, args.columns, args.rows, args.loads)
+    build(root, args.tables, args.columns, args.rows, args.loads, args.table_format)
     print(f"bucket: {root / 'bucket'} (built in {time.perf_counter() - started:.0f}s)")
     work = root / "work"
     shutil.rmtree(work, ignore_errors=True)
@@ -213,6 +291,12 @@ def main(argv: list[str] | None = None) -> int:
         spent, _ = cold(root, base)
         first.append(spent)
     first_read = scanned(root, work / "first-scan.duckdb")
+    # the floor: what the first sweep computes, by hand, over the same files
+    hand = floor_queries(root, args.tables, args.columns, args.table_format)
+    floors = [floor(root, hand) for _ in range(args.repeats)]
+    if {r for _, _, r in floors} != {first_read["rows"]}:  # not the same files: no floor
+        raise SystemExit(f"the floor counted {floors[0][2]} rows, the first sweep scanned "
+                         f"{first_read['rows']}")
     # the new load; the bucket as the first sweep saw it is gone after this (rebuild to rerun)
     (root / "built").unlink()
     load(root, time.time(), 10**9, int(args.rows * args.append_share), dark=True)
@@ -231,7 +315,12 @@ def main(argv: list[str] | None = None) -> int:
         "shape": root.name, "load_average": os.getloadavg(),
         "first_s": {"min": min(first), "median": statistics.median(first)},
         "repeat_s": {"min": min(repeat), "median": statistics.median(repeat)},
+        "floor_s": {"min": min(f for f, _, _ in floors),
+                    "median": statistics.median(f for f, _, _ in floors)},
+        "floor_queries_s": {"min": min(q for _, q, _ in floors),
+                            "median": statistics.median(q for _, q, _ in floors)},
         "gain_min": min(first) / min(repeat),
+        "first_over_floor_min": min(first) / min(f for f, _, _ in floors),
         "first_read": first_read, "repeat_read": repeat_read,
         "findings": sorted(repeat_found),
     }

@@ -291,6 +291,14 @@ class S3Server:
         return boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id=self.key,
                             aws_secret_access_key=self.secret, region_name="us-east-1")
 
+    def filesystem(self) -> Any:
+        """An `s3fs` filesystem of this user on the server (listings not cached)."""
+        import s3fs
+
+        return s3fs.S3FileSystem(key=self.key, secret=self.secret, use_listings_cache=False,
+                                 client_kwargs={"endpoint_url": self.endpoint,
+                                                "region_name": "us-east-1"})
+
     def secrets(self, section: str = "destination.filesystem", *, key: str | None = None
                 ) -> str:
         """`[<section>.credentials]` for `.dlt/secrets.toml` (this user's, or `key`'s)."""

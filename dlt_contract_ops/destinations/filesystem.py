@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, ClassVar, Literal
 
 from sqlglot import exp
@@ -156,8 +157,10 @@ class FilesystemAdapter(SqlClientAdapter):
         self._unreadable = {p.table: p.message for p in problems if p.error}
         for found, viewed in read:
             problems.extend(found.problems)
-            self._tables[found.table.name] = TableFiles(
-                found.table.name, found.table.format, found.readable, found.table.location)
+            whole = found.readable == found.table.files  # `ranges` go with every file
+            self._tables[found.table.name] = replace(
+                found.table, files=found.readable,
+                ranges=found.table.ranges if whole else None)
             if not viewed and found.unreadable:  # no file to query: refused, with why
                 self._unreadable[found.table.name] = "; ".join(
                     p.message for p in found.problems if p.error)
@@ -231,7 +234,8 @@ class FilesystemAdapter(SqlClientAdapter):
 
     def _count_scans(self, query: Query) -> None:
         """Add the files a query reads through a table's view to `files_read`: every file
-        of the table, unless the SELECT reads no column (a bare `COUNT(*)`: footers)."""
+        of the table, unless the SELECT reads no row (`LIMIT 0`: the view's shape) or no
+        column of Parquet files (a bare `COUNT(*)`: footers; JSONL files are read whole)."""
         tree = query.named if isinstance(query, Rendered) else (
             exp.select(exp.column(LOAD_ID)).from_(self.table(query.table))
             if isinstance(query, ShapedQuery) else query)
@@ -240,8 +244,12 @@ class FilesystemAdapter(SqlClientAdapter):
             select = node.parent.parent if isinstance(node.parent, exp.From) else None
             if files is None or node.args.get("db") or not isinstance(select, exp.Select):
                 continue
+            limit = select.args.get("limit")
+            if limit is not None and limit.expression == exp.Literal.number(0):
+                continue
             where = select.args.get("where")
-            if where is not None or any(e.find(exp.Column) for e in select.expressions):
+            if (where is not None or files.format == "jsonl"
+                    or any(e.find(exp.Column) for e in select.expressions)):
                 self.files_read.update(files.files)
 
     def reproduce(self, query: exp.Expression, params: Sequence[Any]) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from dlt_contract_ops.errors import DestinationError, UnsupportedDestinationError
@@ -45,12 +45,22 @@ class ReadProblem:
 class TableFiles:
     """One table folder: its files, oldest load first (dlt names them `<load_id>.…`), as
     URLs DuckDB reads (a local path, or `s3://…` through the filesystem registered on the
-    connection); a Delta or Iceberg table's `location` is its folder's URL."""
+    connection); a Delta or Iceberg table's `location` is its folder's URL (or its current
+    metadata file) and its `files` the data files of its current version."""
 
     name: str
     format: FileFormat
     files: tuple[str, ...]
     location: str = ""
+    #: per file (in `files` order) the least and greatest `_dlt_load_id` an open table's
+    #: metadata records for it (possibly truncated: a lower bound's prefix, an upper bound
+    #: rounded up), where its current version is exactly the rows of `files`; None where not
+    #: known so (`lake_tables`): every file may hold any load
+    ranges: tuple[tuple[str, str], ...] | None = None
+    #: the files that hold every column of the table, each with the one type every file
+    #: gives it (Parquet footers say so): a scan of some of them alone has the view's
+    #: columns and types; None where not known (JSONL, open tables)
+    alike: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -209,6 +219,7 @@ def _parquet_columns(connection: Any, table: TableFiles, fs: Any) -> TableColumn
     import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no stubs
 
     seen: dict[str, dict[str, list[str]]] = {}  # column -> type -> files, in file order
+    has: dict[str, set[str]] = {}  # file -> its columns
     nullable: dict[str, bool] = {}
     readable: list[str] = []
     problems: list[ReadProblem] = []
@@ -223,6 +234,7 @@ def _parquet_columns(connection: Any, table: TableFiles, fs: Any) -> TableColumn
                 "without it."))
             continue
         readable.append(path)
+        has[path] = set(schema.names)
         for f, db_type in zip(schema, duckdb_types(connection, schema), strict=True):
             seen.setdefault(f.name, {}).setdefault(db_type, []).append(path)
             nullable[f.name] = nullable.get(f.name, False) or f.nullable
@@ -238,7 +250,9 @@ def _parquet_columns(connection: Any, table: TableFiles, fs: Any) -> TableColumn
                 f"different files: {spread}; reported as {newest}, the newest file's type.",
                 error=False))
         columns.append((name, newest, nullable[name] or not in_all))
-    return TableColumns(table, columns, tuple(readable), problems)
+    one_type = all(len(types) == 1 for types in seen.values())
+    alike = frozenset(p for p in readable if one_type and has[p] == set(seen))
+    return TableColumns(replace(table, alike=alike), columns, tuple(readable), problems)
 
 
 def _jsonl_columns(connection: Any, table: TableFiles) -> TableColumns:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -27,3 +28,11 @@ def s3_bucket(s3_server: S3Server) -> str:
     name = f"lake-{next(_buckets)}"
     s3_server.client().create_bucket(Bucket=name)
     return f"s3://{name}"
+
+
+@pytest.fixture
+def stores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The profile store the sweeps use; `sweeps.fresh()` points at a new, empty one."""
+    used = [tmp_path / "profiles-0.duckdb"]
+    monkeypatch.setenv("CONTRACT_OPS__PROFILE_STORE", str(used[0]))
+    return used

@@ -104,7 +104,10 @@ def setup(project: Project, bucket: Path | str, file_format: str, dataset: str =
         "[runtime]\ndlthub_telemetry = false\n\n[contract_ops]\nalert_sinks = []\n\n"
         f"[destination.filesystem]\nbucket_url = {json.dumps(url)}\n"
     )
-    if table_format == "iceberg":  # dlt's pyiceberg path, its catalog in a local SQLite file
+    # dlt's pyiceberg path, its catalog in a local SQLite file; on a remote bucket dlt's
+    # default in-memory one (it registers each table from its newest metadata file, and
+    # hands pyiceberg the credentials' endpoint, which a configured catalog does not get)
+    if table_format == "iceberg" and isinstance(bucket, Path):
         catalog = f"sqlite:///{project.root / 'iceberg_catalog.db'}"
         project.config("[iceberg_catalog]\niceberg_catalog_type = \"sql\"\n\n"
                        "[iceberg_catalog.iceberg_catalog_config]\ntype = \"sql\"\n"

@@ -54,11 +54,14 @@ STEADY = [{"batch": b, "days_ago": 3} for b in range(6)]
 DRIFTED = {"batch": 6, "drift": True}
 
 
-def setup(project: Project, bucket: Path) -> None:
+def setup(project: Project, bucket: Path | str) -> None:
+    """The project on `bucket`: a local folder, or a bucket URL whose credentials the caller
+    configures."""
     project.module("shop_lake_src", SOURCE)
+    url = bucket.as_uri() if isinstance(bucket, Path) else bucket
     project.config(
         "[runtime]\ndlthub_telemetry = false\n\n[contract_ops]\nalert_sinks = []\n\n"
-        f"[destination.filesystem]\nbucket_url = {json.dumps(bucket.as_uri())}\n")
+        f"[destination.filesystem]\nbucket_url = {json.dumps(url)}\n")
     project.source("shop", "shop_lake_src:shop", pipeline_name=PIPELINE,
                    destination="filesystem", dataset_name=DATASET,
                    load_timestamp_column="loaded_at")
@@ -86,6 +89,23 @@ def sweep(project: Project, *args: str) -> tuple[int, dict[str, Any], str]:
     return proc.returncode, doc, proc.stderr
 
 
+def observed(project: Project) -> tuple[dict[tuple[str, str], dict[str, Any]], list[str]]:
+    """One sweep: its findings, and the `orders` files its queries scanned."""
+    from dlt_contract_ops.engine.sweep_stats import observe_sweeps
+
+    with observe_sweeps() as seen:
+        code, doc, stderr = sweep(project)
+    assert code == 0, stderr
+    read = sorted({f for s in seen for f in s.files_read if "/orders/" in f})
+    return findings(doc), read
+
+
+def fresh(stores: list[Path], monkeypatch: Any) -> None:
+    """Point the sweeps at a new, empty profile store (`stores`: the fixture's list)."""
+    stores.append(stores[0].with_name(f"profiles-{len(stores)}.duckdb"))
+    monkeypatch.setenv("CONTRACT_OPS__PROFILE_STORE", str(stores[-1]))
+
+
 def findings(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     """(drift type, table) -> finding, without what differs between two runs (times)."""
     out = {}
@@ -98,35 +118,137 @@ def findings(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     return out
 
 
-def backdate(bucket: Path, hours: float = 20) -> dict[str, str]:
-    """Every load so far moved back, the n-th of N to (N - n) * `hours` ago, as dlt would have
-    written it then: its files renamed and their `_dlt_load_id` rewritten, its `_dlt_loads`
-    record too. Old id -> new id."""
+def _moved_ids(root: str, hours: float, fs: Any = None) -> dict[str, str]:
+    """Every load so far (its `_dlt_loads` record under `root`, the dataset folder, on `fs`,
+    an fsspec filesystem: local by default), the n-th of N moved to (N - n) * `hours` ago,
+    its record renamed and rewritten: old id -> new id."""
     import time
 
-    import pyarrow as pa  # type: ignore[import-untyped]
-    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    import fsspec
 
-    root = bucket / DATASET
-    records = sorted((root / "_dlt_loads").iterdir())
-    ids = [p.name.split("__", 1)[1].removesuffix(".jsonl") for p in records]
+    fs = fs or fsspec.filesystem("file")
+    records = sorted(fs.ls(f"{root}/_dlt_loads", detail=False))
+    ids = [p.rsplit("/", 1)[-1].split("__", 1)[1].removesuffix(".jsonl") for p in records]
     now = time.time()
     moved = {old: f"{now - (len(ids) - n) * hours * 3600:.6f}" for n, old in enumerate(ids)}
-    for path in sorted((root / "orders").iterdir()):
-        old = next(i for i in ids if path.name.startswith(f"{i}."))
-        table = pq.read_table(path)
-        column = table.schema.get_field_index("_dlt_load_id")
-        table = table.set_column(column, "_dlt_load_id",
-                                 pa.array([moved[old]] * table.num_rows, pa.string()))
-        pq.write_table(table, path.with_name(moved[old] + path.name[len(old):]))
-        path.unlink()
     for path, old in zip(records, ids, strict=True):
-        record = json.loads(path.read_text())
+        record = json.loads(fs.cat_file(path))
         record["load_id"] = moved[old]
-        path.with_name(f"{DATASET}__{moved[old]}.jsonl").write_text(json.dumps(record) + "\n")
-        path.unlink()
+        fs.pipe_file(f"{root}/_dlt_loads/{DATASET}__{moved[old]}.jsonl",
+                     (json.dumps(record) + "\n").encode())
+        fs.rm_file(path)
     return moved
 
 
-def data_files(bucket: Path, table: str = "orders") -> list[str]:
-    return sorted(str(p) for p in (bucket / DATASET / table).iterdir() if p.is_file())
+def _restamped(table: Any, old: str, new: str) -> Any:
+    """The rows of `table` (Arrow) of load `old`, stamped `new`."""
+    import pyarrow as pa  # type: ignore[import-untyped]
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+    part = table.filter(pc.equal(table["_dlt_load_id"], old))
+    column = part.schema.get_field_index("_dlt_load_id")
+    return part.set_column(column, part.schema.field(column),
+                           pa.array([new] * part.num_rows, part.schema.field(column).type))
+
+
+def backdate(bucket: Path | str, hours: float = 20, fs: Any = None) -> dict[str, str]:
+    """Every load so far moved back, the n-th of N to (N - n) * `hours` ago, as dlt would have
+    written it then: its Parquet or JSONL files renamed and their `_dlt_load_id` rewritten,
+    its `_dlt_loads` record too. `bucket`: a local folder, or a bucket's path on `fs` (an
+    fsspec filesystem). Old id -> new id."""
+    import gzip
+
+    import fsspec
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
+    fs = fs or fsspec.filesystem("file")
+    root = f"{bucket}/{DATASET}"
+    moved = _moved_ids(root, hours, fs)
+    for path in sorted(fs.ls(f"{root}/orders", detail=False)):
+        folder, name = path.rsplit("/", 1)
+        old = next(i for i in moved if name.startswith(f"{i}."))
+        target = f"{folder}/{moved[old]}{name[len(old):]}"
+        if name.endswith(".parquet"):
+            with fs.open(path, "rb") as file:
+                rows = _restamped(pq.read_table(file), old, moved[old])
+            with fs.open(target, "wb") as file:
+                pq.write_table(rows, file)
+        else:  # JSONL, gzip or plain
+            data = fs.cat_file(path)
+            packed = name.endswith(".gz")
+            lines = (gzip.decompress(data) if packed else data).decode().splitlines()
+            text = "".join(json.dumps({**json.loads(line), "_dlt_load_id": moved[old]}) + "\n"
+                           for line in lines if line.strip()).encode()
+            fs.pipe_file(target, gzip.compress(text) if packed else text)
+        fs.rm_file(path)
+    return moved
+
+
+def backdate_open(bucket: Path | str, table_format: str, hours: float = 20, *,
+                  fs: Any = None, properties: dict[str, str] | None = None) -> dict[str, str]:
+    """`backdate` for an open table: its rows written again through the table's own library,
+    one commit per load (Delta: `write_deltalake`; Iceberg: pyiceberg on a catalog that
+    registers the table, as dlt's default in-memory one does), the first replacing the
+    table's current version. A remote bucket (Iceberg only): its `s3://` URL, `fs` on it and
+    pyiceberg's `properties` for it."""
+    moved = _moved_ids(_folder(bucket), hours, fs)
+    if table_format == "delta":
+        from deltalake import DeltaTable, write_deltalake
+
+        location = str(Path(bucket) / DATASET / "orders")
+        rows = DeltaTable(location).to_pyarrow_table()
+        for n, (old, new) in enumerate(moved.items()):
+            write_deltalake(location, _restamped(rows, old, new),
+                            mode="append" if n else "overwrite")
+        return moved
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    url = bucket.as_uri() if isinstance(bucket, Path) else bucket
+    catalog = SqlCatalog("default", uri="sqlite:///:memory:", warehouse=url,
+                         **(properties or {}))
+    catalog.create_namespace(DATASET)
+    table = catalog.register_table((DATASET, "orders"), _metadata_file(bucket, fs))
+    rows = table.scan().to_arrow()
+    for n, (old, new) in enumerate(moved.items()):
+        (table.append if n else table.overwrite)(_restamped(rows, old, new))
+    return moved
+
+
+def _folder(bucket: Path | str) -> str:
+    """The dataset's folder: a local path, or the bucket's path on its fsspec filesystem."""
+    return f"{str(bucket).removeprefix('s3://')}/{DATASET}"
+
+
+def _metadata_file(bucket: Path | str, fs: Any = None) -> str:
+    """The newest metadata file of the Iceberg table `orders`, as a URL."""
+    import fsspec
+
+    found = (fs or fsspec.filesystem("file")).ls(f"{_folder(bucket)}/orders/metadata",
+                                                 detail=False)
+    newest = max((p for p in found if p.endswith(".metadata.json")),
+                 key=lambda p: int(p.rsplit("/", 1)[-1].split("-", 1)[0]))
+    return Path(newest).as_uri() if isinstance(bucket, Path) else f"s3://{newest}"
+
+
+def open_files(bucket: Path | str, table_format: str, *, fs: Any = None,
+               properties: dict[str, str] | None = None) -> list[str]:
+    """The data files of the current version of an open table `orders`, as the adapter
+    names them."""
+    if table_format == "delta":
+        from deltalake import DeltaTable
+
+        return sorted(DeltaTable(str(Path(bucket) / DATASET / "orders")).file_uris())
+    from pyiceberg.table import StaticTable
+
+    table = StaticTable.from_metadata(_metadata_file(bucket, fs), properties=properties or {})
+    return sorted(t.file.file_path for t in table.scan().plan_files())
+
+
+def data_files(bucket: Path | str, table: str = "orders", fs: Any = None) -> list[str]:
+    """A table's files: local paths, or `s3://` URLs of a bucket on `fs` (`bucket` its
+    `s3://` URL)."""
+    if fs is None:
+        return sorted(str(p) for p in (Path(bucket) / DATASET / table).iterdir()
+                      if p.is_file())
+    name = str(bucket).removeprefix("s3://")
+    return sorted(f"s3://{p}" for p in fs.ls(f"{name}/{DATASET}/{table}", detail=False))

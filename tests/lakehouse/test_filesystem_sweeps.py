@@ -4,11 +4,9 @@ Parquet files into a local bucket, `reconcile` through the CLI."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from dlt_contract_ops.engine.sweep_stats import observe_sweeps
 from tests.lakehouse import sweeps
 from tests.projects import Project
 
@@ -35,35 +33,13 @@ def test_removal_and_distribution_on_parquet_files(shop: Project) -> None:
     assert shifted["note", "null_rate", None]["current"] == 1.0
 
 
-@pytest.fixture
-def stores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """The profile store the sweeps use; `fresh()` points at a new, empty one."""
-    used = [tmp_path / "profiles-0.duckdb"]
-    monkeypatch.setenv("CONTRACT_OPS__PROFILE_STORE", str(used[0]))
-    return used
-
-
-def _fresh(stores: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    stores.append(stores[0].with_name(f"profiles-{len(stores)}.duckdb"))
-    monkeypatch.setenv("CONTRACT_OPS__PROFILE_STORE", str(stores[-1]))
-
-
-def _observed(project: Project) -> tuple[dict[tuple[str, str], dict[str, Any]], list[str]]:
-    """One sweep: its findings, and the `orders` files its queries scanned."""
-    with observe_sweeps() as seen:
-        code, doc, stderr = sweeps.sweep(project)
-    assert code == 0, stderr
-    read = sorted({f for s in seen for f in s.files_read if "/orders/" in f})
-    return sweeps.findings(doc), read
-
-
 def test_a_repeat_sweep_reads_only_the_new_loads_files(
     shop: Project, tmp_path: Path, stores: list[Path], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     bucket = tmp_path / "bucket"
     sweeps.load(shop, *sweeps.STEADY)
     sweeps.backdate(bucket)
-    first, read = _observed(shop)
+    first, read = sweeps.observed(shop)
     assert first == {}
     steady = sweeps.data_files(bucket)
     assert len(steady) == 6
@@ -71,12 +47,12 @@ def test_a_repeat_sweep_reads_only_the_new_loads_files(
 
     sweeps.load(shop, sweeps.DRIFTED)
     [new] = sorted(set(sweeps.data_files(bucket)) - set(steady))
-    repeat, read = _observed(shop)
+    repeat, read = sweeps.observed(shop)
     assert read == [new]  # the drifted load's file, not the six before it
     assert sorted(repeat) == [("distribution", "orders"), ("removal", "orders")]
 
-    _fresh(stores, monkeypatch)  # the same bucket, swept from scratch
-    full, read = _observed(shop)
+    sweeps.fresh(stores, monkeypatch)  # the same bucket, swept from scratch
+    full, read = sweeps.observed(shop)
     assert read == sorted([*steady, new])
     assert repeat == full
 
@@ -89,18 +65,18 @@ def test_a_rewritten_table_is_profiled_afresh(
     bucket = tmp_path / "bucket"
     sweeps.load(shop, *sweeps.STEADY, {"batch": 6})
     sweeps.backdate(bucket)
-    _observed(shop)
+    sweeps.observed(shop)
     before = sweeps.data_files(bucket)
     if change == "replace":  # dlt deletes the table's files and writes the new load's
         sweeps.load(shop, {**sweeps.DRIFTED, "disposition": "replace"})
         assert not set(before) & set(sweeps.data_files(bucket))
     else:  # a file of an old load gone from the bucket, no load since
         Path(before[2]).unlink()
-    repeat, read = _observed(shop)
+    repeat, read = sweeps.observed(shop)
     assert read == sweeps.data_files(bucket)  # the table read again, all of it
 
-    _fresh(stores, monkeypatch)
-    full, _ = _observed(shop)
+    sweeps.fresh(stores, monkeypatch)
+    full, _ = sweeps.observed(shop)
     assert repeat == full
 
 
@@ -111,11 +87,66 @@ def test_a_merge_on_a_delta_table_is_profiled_afresh(
     load); a merge that moves rows of earlier loads to the new one is still noticed."""
     delta = {"table_format": "delta", "disposition": "merge"}
     sweeps.load(shop, *[{**b, **delta} for b in sweeps.STEADY])
-    first, _ = _observed(shop)
+    first, _ = sweeps.observed(shop)
     # half of the last steady batch again, drifted: upserted rows move to the new load
     sweeps.load(shop, {**sweeps.DRIFTED, **delta, "n": 50, "first": -1000})
-    repeat, _ = _observed(shop)
-    _fresh(stores, monkeypatch)
-    full, _ = _observed(shop)
+    repeat, _ = sweeps.observed(shop)
+    sweeps.fresh(stores, monkeypatch)
+    full, _ = sweeps.observed(shop)
     assert repeat == full
     assert repeat != first
+
+
+@pytest.mark.parametrize(("table_format", "change"), [
+    ("delta", "append"), ("iceberg", "append"), ("delta", "replace"), ("iceberg", "replace"),
+    ("delta", "merge"), ("delta", "optimize"),
+])
+def test_a_repeat_sweep_of_an_open_table_reads_only_the_new_loads_files(
+    shop: Project, tmp_path: Path, stores: list[Path], monkeypatch: pytest.MonkeyPatch,
+    table_format: str, change: str,
+) -> None:
+    """Delta and Iceberg tables: a repeat sweep after an append reads the files whose load id
+    range (the table's own statistics) can hold the new load; after a replace or merge that
+    moved rows of earlier loads, the whole current version. Findings equal a fresh sweep."""
+    bucket = tmp_path / "bucket"
+    opened = {"table_format": table_format}
+    sweeps.load(shop, *[{**b, **opened} for b in sweeps.STEADY])
+    sweeps.backdate_open(bucket, table_format)
+    first, read = sweeps.observed(shop)
+    assert first == {}
+    steady = sweeps.open_files(bucket, table_format)
+    assert len(steady) == 6  # one file per load
+    assert read == steady
+
+    sweeps.load(shop, {"batch": 6, "days_ago": 3, **opened})  # one more steady load
+    [new] = sorted(set(sweeps.open_files(bucket, table_format)) - set(steady))
+    again, read = sweeps.observed(shop)
+    assert (again, read) == ({}, [new])  # its file alone, not the six before it
+
+    drifted = {**sweeps.DRIFTED, "batch": 7, **opened}
+    if change == "replace":
+        drifted["disposition"] = "replace"
+    elif change == "merge":  # half of a backdated load again, drifted: its rows move
+        drifted.update(disposition="merge", n=50, first=-2000)
+    elif change == "optimize":  # every file compacted into one: no load's rows change
+        from deltalake import DeltaTable
+
+        DeltaTable(str(bucket / sweeps.DATASET / "orders")).optimize.compact()
+        assert len(sweeps.open_files(bucket, table_format)) == 1
+    sweeps.load(shop, drifted)
+    current = sweeps.open_files(bucket, table_format)
+    repeat, read = sweeps.observed(shop)
+    if change == "append":  # its file, and the last one's: within removal's recent window
+        assert read == sorted({*current} - {*steady})
+        assert len(read) == 2
+    elif change == "optimize":  # the compacted file holds the last load, then the new one
+        assert len(read) == 2
+        assert read == current
+    else:  # rows of loads profiled earlier changed: the table is profiled afresh
+        assert read == current
+    # the drifted load against the steady ones (a replace leaves no baseline)
+    assert (("distribution", "orders") in repeat) == (change != "replace")
+
+    sweeps.fresh(stores, monkeypatch)  # the same bucket, swept from scratch
+    full, _ = sweeps.observed(shop)
+    assert repeat == full

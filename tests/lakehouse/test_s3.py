@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lakehouse import lake
+from tests.lakehouse import lake, sweeps
 from tests.projects import Project
 from tests.servers import S3Server
 
@@ -21,7 +21,7 @@ def _objects(server: S3Server, url: str) -> dict[str, str]:
     return {o["Key"]: o["ETag"] for page in pages for o in page.get("Contents", [])}
 
 
-@pytest.mark.parametrize("table_format", [None, "delta"])
+@pytest.mark.parametrize("table_format", [None, "delta", "iceberg"])
 def test_drift_in_an_s3_bucket(project: Project, s3_server: S3Server, s3_bucket: str,
                                table_format: str | None) -> None:
     project.secrets(s3_server.secrets())
@@ -69,3 +69,52 @@ def test_credentials_that_do_not_reach_the_bucket(project: Project, s3_server: S
     assert ".." not in errors["remote"]
     local = [r for r in doc["results"] if r["source"] == "telemetry"]
     assert {f["table"] for r in local for f in r["findings"]} == {"events", "readings"}
+
+
+@pytest.mark.parametrize("file_format", ["parquet", "jsonl", "iceberg"])
+def test_a_repeat_sweep_in_an_s3_bucket_reads_only_the_new_loads_files(
+    project: Project, s3_server: S3Server, s3_bucket: str, stores: list[Path],
+    monkeypatch: pytest.MonkeyPatch, file_format: str,
+) -> None:
+    """The shop's loads in the loopback bucket, backdated there: a repeat sweep after one
+    more load profiles its file alone (a JSONL file of it lacks `note`, NULL in every row;
+    an Iceberg table's file is picked by its manifest bounds), and finds what a fresh sweep
+    of the bucket finds."""
+    project.secrets(s3_server.secrets())
+    sweeps.setup(project, s3_bucket)
+    fs = s3_server.filesystem()
+    iceberg = file_format == "iceberg"
+    opened = {"table_format": "iceberg"} if iceberg else {}
+    written = "parquet" if iceberg else file_format
+    properties = {"s3.endpoint": s3_server.endpoint, "s3.access-key-id": s3_server.key,
+                  "s3.secret-access-key": s3_server.secret, "s3.region": "us-east-1"}
+
+    def files() -> list[str]:
+        if iceberg:
+            return sweeps.open_files(s3_bucket, "iceberg", fs=fs, properties=properties)
+        return sweeps.data_files(s3_bucket, fs=fs)
+
+    sweeps.load(project, *[{**b, **opened} for b in sweeps.STEADY], file_format=written)
+    if iceberg:
+        sweeps.backdate_open(s3_bucket, "iceberg", fs=fs, properties=properties)
+    else:
+        sweeps.backdate(s3_bucket.removeprefix("s3://"), fs=fs)
+    first, read = sweeps.observed(project)
+    assert first == {}
+    steady = files()
+    assert len(steady) == 6
+    assert read == steady
+
+    sweeps.load(project, {**sweeps.DRIFTED, **opened}, file_format=written)
+    [new] = sorted(set(files()) - set(steady))
+    repeat, read = sweeps.observed(project)
+    if file_format == "jsonl":  # the table's row count reads every JSONL file (no footers)
+        assert read == sorted([*steady, new])
+    else:
+        assert read == [new]  # the drifted load's file, not the six before it
+    assert sorted(repeat) == [("distribution", "orders"), ("removal", "orders")]
+
+    sweeps.fresh(stores, monkeypatch)  # the same bucket, swept from scratch
+    full, read = sweeps.observed(project)
+    assert read == sorted([*steady, new])
+    assert repeat == full
