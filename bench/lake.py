@@ -207,6 +207,7 @@ import duckdb
 
 started = time.perf_counter()
 connection = duckdb.connect()
+connection.execute("SET enable_progress_bar = false")  # it draws on stdout, as the product's
 rows = 0
 for table in json.loads(sys.stdin.read()):
     for n, sql in enumerate(table):

@@ -20,6 +20,13 @@ from dlt_contract_ops.destinations.sql import ParamStyle
 from dlt_contract_ops.destinations.timeouts import DEFAULT_TIMEOUTS, Timeouts
 
 
+def quiet_progress_bar(connection: Any) -> None:
+    """DuckDB draws a progress bar on the process's stdout (fd 1, piped or not) for a query
+    running past `progress_bar_time` (2 s): it would cut a JSON document on stdout in two.
+    A session setting, off for this connection (and cursors made from it)."""
+    connection.execute("SET enable_progress_bar = false")
+
+
 class DuckDBAdapter(SqlClientAdapter):
     """DuckDB through dlt's duckdb client; `information_schema.columns`, `?` parameters."""
 
@@ -49,7 +56,13 @@ class DuckDBAdapter(SqlClientAdapter):
     ) -> DuckDBAdapter:
         # set before the first connection: dlt's pool opens the file with this flag, so
         # DuckDB itself rejects any write on this connection
-        job_client.config.credentials.read_only = True
+        credentials = job_client.config.credentials
+        credentials.read_only = True
+        # no progress bar on stdout (`quiet_progress_bar`): after the user's settings (setting
+        # `progress_bar_time` turns the bar on again), before dlt's `search_path`
+        credentials.local_config = {**{
+            k: v for k, v in (credentials.local_config or {}).items()
+            if k != "enable_progress_bar"}, "enable_progress_bar": False}
         return cls(
             job_client.sql_client, location=data_location(job_client.config), timeouts=timeouts
         )

@@ -28,6 +28,7 @@ from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LOAD_ID, LiveTable
 from dlt_contract_ops.destinations.batch import Query
+from dlt_contract_ops.destinations.duckdb import quiet_progress_bar
 from dlt_contract_ops.destinations.execution import PreparedQuery, SqlClientAdapter
 from dlt_contract_ops.destinations.lake_files import (
     ReadProblem,
@@ -75,6 +76,7 @@ class LakeSqlClient:
             # threads at once deadlocks on the callbacks: one thread reads them in turn
             config["threads"] = 1
         self.native_connection = duckdb.connect(":memory:", config=config)
+        quiet_progress_bar(self.native_connection)
         if self.filesystem is not None:
             self.native_connection.register_filesystem(self.filesystem)
         return self.native_connection

@@ -151,6 +151,8 @@ class ProfileStore:
     def _attempt(self, work: Callable[[Any], T]) -> T:
         import duckdb
 
+        from dlt_contract_ops.destinations.duckdb import quiet_progress_bar
+
         try:
             con = duckdb.connect(str(self.path))
         except duckdb.Error as exc:
@@ -158,6 +160,7 @@ class ProfileStore:
                 raise
             raise StateFileError(f"cannot open the profile store `{self.path}`: {exc}") from exc
         try:
+            quiet_progress_bar(con)
             for statement in _SCHEMA:
                 con.execute(statement)
             found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
