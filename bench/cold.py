@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.project import Workload
+from bench.project import BENCH_DIR, Workload
 from bench.spec import SOURCE_NAME
 
 #: the sweep a cron job runs: every default detector plus removal, no alert
@@ -82,7 +82,7 @@ def trace(workload: Workload) -> dict[str, Any]:
         started = time.perf_counter()
         proc = subprocess.run(
             [sys.executable, "-m", "bench.cold", "trace", str(out), *ARGS],
-            cwd=workload.root, env={**_env(workload), "PYTHONPATH": str(Path.cwd())},
+            cwd=workload.root, env={**_env(workload), "PYTHONPATH": str(BENCH_DIR.parent)},
             capture_output=True, text=True,
         )
         if proc.returncode not in (0, 1):

@@ -186,7 +186,9 @@ def _add_many(path: str, data_dir: str, worker: int) -> None:
 
 def test_concurrent_acks_lose_no_entry(tmp_path: Path) -> None:
     path = tmp_path / ".dlt" / "contract_ops_acks.toml"
-    ctx = multiprocessing.get_context("spawn")
+    # forked writers start at once with everything imported (spawned ones spent seconds each
+    # importing dlt first and so rarely overlapped); four real processes race on the lock
+    ctx = multiprocessing.get_context("fork")
     procs = [
         ctx.Process(target=_add_many, args=(str(path), str(tmp_path / "data"), w))
         for w in range(4)

@@ -1,34 +1,48 @@
 """`python -m bench --preset small` end to end: builds through dlt, finds the planted drift,
-keeps the query budget, and writes its JSON. The bench fails itself when any of that breaks."""
+keeps the query budget, and writes its JSON. The bench fails itself when any of that breaks.
+
+The bench's `main` runs in this process (the environment variables and the dlt log level it
+sets are put back after); what the bench itself runs as a process (the build's loader, the
+cold `reconcile`, the start-up figures) stays a process. Both tests share one workdir, so the
+second reuses the warehouse the first built, as a second `python -m bench` run does."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+import pytest
 
 
-def _bench(tmp_path: Path, *args: str) -> None:
-    """`python -m bench --preset small --repeats 1 ARGS` into `tmp_path`; it must succeed."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--preset", "small", "--repeats", "1", *args,
-         "--workdir", str(tmp_path / "work"), "--results-dir", str(tmp_path / "results")],
-        cwd=ROOT,
-        env={**os.environ, "RUNTIME__DLTHUB_TELEMETRY": "false"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bench's `--workdir`, shared by the module: built once, reused after."""
+    return tmp_path_factory.mktemp("bench-work")
 
 
-def test_small_preset_runs_and_reports(tmp_path: Path) -> None:
-    _bench(tmp_path, "--profile")
+def _bench(workdir: Path, results: Path, *args: str) -> None:
+    """`python -m bench --preset small --repeats 1 ARGS` in this process; it must return 0."""
+    from bench.cli import main
+
+    argv = ["--preset", "small", "--repeats", "1", *args,
+            "--workdir", str(workdir), "--results-dir", str(results)]
+    saved_env = dict(os.environ)
+    dlt_logger = logging.getLogger("dlt")
+    saved_level = dlt_logger.level
+    try:
+        code = main(argv)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
+        dlt_logger.setLevel(saved_level)
+    assert code == 0
+
+
+def test_small_preset_runs_and_reports(workdir: Path, tmp_path: Path) -> None:
+    _bench(workdir, tmp_path / "results", "--profile")
     [result_file] = (tmp_path / "results").glob("bench-small-*.json")
     document = json.loads(result_file.read_text())
     [workload] = document["workloads"]
@@ -41,19 +55,22 @@ def test_small_preset_runs_and_reports(tmp_path: Path) -> None:
     assert both["sources_built"] == 1
     assert both["ours"]["median"] > 0
     assert both["floor"]["median"] > 0
+    assert workload["cold"]  # the cold `reconcile` process ran against its floor
     assert (tmp_path / "results" / "profile-8x12x4k.txt").exists()
+    assert Path(workload["profile_cold"]).exists()
     assert document["startup"]["dlt-contract-ops --help"] > 0
 
 
-def test_small_incremental_preset_names_each_load_for_its_moment(tmp_path: Path) -> None:
+def test_small_incremental_preset_names_each_load_for_its_moment(workdir: Path,
+                                                                  tmp_path: Path) -> None:
     """The incremental steps run end to end (they fail themselves on differing findings), and
     every load's `_dlt_load_id` is the epoch it stands for: days apart, as real runs'."""
     import duckdb
 
     from bench.spec import DATASET_NAME, PIPELINE_NAME
 
-    _bench(tmp_path, "--incremental")
-    [copy] = [p for p in (tmp_path / "work").iterdir() if p.name.endswith("-incremental")]
+    _bench(workdir, tmp_path / "results", "--incremental")
+    [copy] = [p for p in workdir.iterdir() if p.name.endswith("-incremental")]
     with duckdb.connect(str(copy / f"{PIPELINE_NAME}.duckdb"), read_only=True) as con:
         ids = [float(r[0]) for r in con.execute(
             f"SELECT load_id FROM {DATASET_NAME}._dlt_loads ORDER BY load_id").fetchall()]

@@ -15,6 +15,7 @@ only new loads still reports what the profiles recorded, while a full scan sees 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ import pytest
 
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.model.findings import DriftFinding
+from tests.profiles.conftest import load_duckdb
 from tests.projects import Project
 
 SOURCE = """
@@ -88,6 +90,12 @@ def shop(project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> P
 
 
 def load(project: Project, *batches: dict[str, Any]) -> None:
+    """The batches through dlt into DuckDB, the baseline shared (`conftest.load_duckdb`)."""
+    load_duckdb(project, batches, pipeline="shop_rm_pipe", module="shop_rm_mod.py",
+                dataset=DATASET, run=lambda some: _run_loads(project, some))
+
+
+def _run_loads(project: Project, batches: Sequence[dict[str, Any]]) -> None:
     import json
 
     project.python(
