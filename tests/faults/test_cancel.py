@@ -228,36 +228,15 @@ def test_cancel_from_another_thread_stops_the_running_query(
 @pytest.mark.parametrize("dataset", ["duckdb", "sqlite"], indirect=True)
 def test_ctrl_c_interrupts_an_embedded_database(dataset: tuple[Backend, str]) -> None:
     backend, name = dataset
-    inside = threading.Event()
-    done = threading.Event()
-
-    def interrupt_while_inside() -> None:
-        # `interrupt_main` only marks the interrupt pending; the main thread raises it at its
-        # next bytecode, which may be a finalizer run by the collector, where Python prints
-        # and drops it (as it would drop a real Ctrl-C there): sent again while the query
-        # still runs, as a user presses Ctrl-C again
-        for _ in range(ATTEMPTS):
-            if done.wait(0.5):
-                return
-            if inside.is_set():
-                _thread.interrupt_main(signal.SIGINT)
-
     with adapter_for(backend, name, query_timeout=600) as adapter:
         adapter.list_columns()
-        query = slow_select(backend, adapter)
-        threading.Thread(target=interrupt_while_inside, daemon=True).start()
-        def run() -> None:
-            inside.set()
-            try:
-                adapter.run(query, [], "coverage")
-            finally:
-                inside.clear()
-
+        timer = threading.Timer(0.5, _thread.interrupt_main, (signal.SIGINT,))
+        timer.start()
         try:
             with pytest.raises(KeyboardInterrupt):
-                run()
+                adapter.run(slow_select(backend, adapter), [], "coverage")
         finally:
-            done.set()
+            timer.cancel()
     # closed cleanly: the interrupted query came back, nothing holds the file
     if backend.kind == "duckdb":
         assert backend.execute(name, ["SELECT 1"]) == [[(1,)]]
