@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import tempfile
 from pathlib import Path
@@ -25,6 +26,17 @@ def pytest_configure(config: pytest.Config) -> None:
     if "TMPDIR" not in os.environ and RAM_DIR.is_dir() and os.access(RAM_DIR, os.W_OK):
         os.environ["TMPDIR"] = str(RAM_DIR)  # subprocesses and xdist workers inherit it
         tempfile.tempdir = None  # re-read on next use
+
+
+@pytest.fixture(autouse=True)
+def _sigint_as_a_shell_gives_it() -> None:
+    """Ctrl-C as an interactive shell gives it, before every test. A suite started in the
+    background by a non-interactive shell inherits SIGINT ignored, and a library a test runs
+    may leave it ignored or handled otherwise (seen once: a worker whose Ctrl-C tests then
+    hung until their time limit); `_thread.interrupt_main` does nothing while SIGINT is
+    ignored, and every process a test starts would inherit the ignore."""
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
