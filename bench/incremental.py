@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -319,12 +320,12 @@ def bench_incremental(spec: Spec, args: Any, log: Any) -> dict[str, Any]:
     if args.cold:
         cold_cli: dict[str, Any] = {}
         for name, store, reset in (
-            ("first", stores / "cold-first.duckdb", lambda s: remove_store(s)),
+            ("first", stores / "cold-first.duckdb", remove_store),
             ("repeat", stores / "cold-repeat.duckdb", lambda s: copy_store(kept, s)),
         ):
             window = late if name == "repeat" else {}
             with environment({FROM_PROFILES: "true", PROFILE_STORE: str(store), **window}):
-                cold_cli[name] = cold_step(workload, args.repeats, lambda s=store, r=reset: r(s))
+                cold_cli[name] = cold_step(workload, args.repeats, partial(reset, store))
             log(f"   cold CLI {name}: median {cold_cli[name]['ours']['median']:.3f} s, "
                 f"findings {cold_cli[name]['findings']}")
             # removal in the cold process finds what the in-process step found

@@ -136,6 +136,25 @@ def by_kind(doc: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
             for r in doc["results"] for f in r["findings"]}
 
 
+#: what `telemetry`'s planted batches give: every drift kind the filesystem adapter finds
+PLANTED = [
+    ("additive", "events"), ("additive", "readings"), ("missing", "events"),
+    ("removal", "events"), ("type", "events"),
+]
+
+
+def planted_drift(project: Project) -> tuple[dict[str, Any], dict[tuple[str, str], Any]]:
+    """`reconcile -s telemetry --include-removal --dry-run` with no error and exactly the
+    `PLANTED` findings: (the document, its findings by kind)."""
+    code, doc, stderr = reconcile_json(
+        project, "-s", "telemetry", "--include-removal", "--dry-run")
+    assert code == 0, stderr
+    assert [r["error"] for r in doc["results"]] == [None] * len(doc["results"])
+    found = by_kind(doc)
+    assert sorted(found) == PLANTED
+    return doc, found
+
+
 def table_files(bucket: Path, table: str, dataset: str = "lake") -> list[Path]:
     """A table's data files, oldest load first."""
     return sorted(p for p in (bucket / dataset / table).iterdir() if p.is_file())
