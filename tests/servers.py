@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import socket
 import threading
 import time
@@ -15,6 +16,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 
@@ -284,6 +286,15 @@ class S3Server:
     key: str
     secret: str
     pid: int
+    #: the server's request log (one werkzeug line a request: method, path, status)
+    log: Path
+
+    def requests(self, method: str, bucket: str) -> int:
+        """How many `method` requests (`HEAD`, `GET`, ...) on `bucket`'s objects the server
+        answered so far."""
+        marker = f'"{method} /{bucket.removeprefix("s3://")}/'
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", self.log.read_text())  # werkzeug's colours
+        return sum(marker in line for line in plain.splitlines())
 
     def client(self) -> Any:
         import boto3
@@ -307,9 +318,10 @@ class S3Server:
                 f"endpoint_url = {json.dumps(self.endpoint)}\nregion_name = \"us-east-1\"\n")
 
 
-def start_s3_server() -> tuple[Any, S3Server]:
+def start_s3_server(log: Path) -> tuple[Any, S3Server]:
     """A moto S3 server subprocess on a free port, with one IAM user made while the server
-    still answers unsigned requests (its first three); stop it with `stop_process`."""
+    still answers unsigned requests (its first three), logging its requests to `log`; stop
+    it with `stop_process`."""
     import os
     import subprocess
     import sys
@@ -318,10 +330,11 @@ def start_s3_server() -> tuple[Any, S3Server]:
 
     port = free_port()
     env = {**os.environ, "INITIAL_NO_AUTH_ACTION_COUNT": "3"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
+    with log.open("ab") as sink:  # the child keeps its own descriptor
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+            env=env, stdout=subprocess.DEVNULL, stderr=sink,
+        )
     endpoint = f"http://127.0.0.1:{port}"
     for _ in range(300):  # bounded: the server answers within seconds
         if proc.poll() is not None:
@@ -338,7 +351,7 @@ def start_s3_server() -> tuple[Any, S3Server]:
         "Version": "2012-10-17",
         "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}))
     key = iam.create_access_key(UserName="loader")["AccessKey"]
-    return proc, S3Server(endpoint, key["AccessKeyId"], key["SecretAccessKey"], proc.pid)
+    return proc, S3Server(endpoint, key["AccessKeyId"], key["SecretAccessKey"], proc.pid, log)
 
 
 def stop_process(proc: Any) -> None:

@@ -53,6 +53,23 @@ from dlt_contract_ops.errors import DestinationError
 __all__ = ["FilesystemAdapter", "LakeSqlClient"]
 
 
+def read_only_client(config: Any) -> Any:
+    """dlt's fsspec client of a remote bucket, opened with dlt's `read_only` switch, which
+    turns on fsspec's listings cache, as a private instance of this adapter. DuckDB asks a
+    file's size and time many times while it reads it (seen: 34 HEAD requests a JSONL file
+    on S3); with the cache, those are answered from the table folder's one listing, which
+    the sweep makes first. A dlt load writes its own files and never changes them in place,
+    so a listing holds for the sweep. The user's own `kwargs` still win."""
+    from copy import copy
+
+    from dlt.common.storages.fsspec_filesystem import fsspec_from_config
+
+    read_only = copy(config)
+    read_only.read_only = True
+    read_only.kwargs = {"skip_instance_cache": True, **(config.kwargs or {})}
+    return fsspec_from_config(read_only)[0]
+
+
 class LakeSqlClient:
     """The part of a dlt SQL client `SqlClientAdapter` drives, over an in-memory DuckDB
     connection: the files are read, the connection holds nothing but views over them."""
@@ -78,6 +95,8 @@ class LakeSqlClient:
         self.native_connection = duckdb.connect(":memory:", config=config)
         quiet_progress_bar(self.native_connection)
         if self.filesystem is not None:
+            # each sweep lists the bucket afresh (`read_only_client`), never an earlier one's
+            self.filesystem.invalidate_cache()
             self.native_connection.register_filesystem(self.filesystem)
         return self.native_connection
 
@@ -124,7 +143,9 @@ class FilesystemAdapter(SqlClientAdapter):
         cls, job_client: Any, *, timeouts: Timeouts = DEFAULT_TIMEOUTS
     ) -> FilesystemAdapter:
         config = job_client.config
-        remote = None if config.is_local_filesystem else job_client.fs_client
+        remote = None
+        if not config.is_local_filesystem:  # listed, footers read and scanned through it
+            remote = job_client.fs_client = read_only_client(config)
         location = data_location(config) or str(job_client.dataset_path)
         return cls(LakeSqlClient(job_client.dataset_name, remote), job_client=job_client,
                    location=location, timeouts=timeouts)

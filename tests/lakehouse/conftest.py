@@ -14,8 +14,8 @@ _buckets = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def s3_server() -> Iterator[S3Server]:
-    proc, server = start_s3_server()
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    proc, server = start_s3_server(tmp_path_factory.mktemp("moto") / "requests.log")
     try:
         yield server
     finally:

@@ -109,3 +109,23 @@ def test_a_repeat_sweep_in_an_s3_bucket_reads_only_the_new_loads_files(
     full, read = sweeps.observed(project)
     assert read == sorted([*steady, new])
     assert repeat == full
+
+
+@pytest.mark.parametrize("file_format", ["jsonl", "parquet"])
+def test_a_sweep_answers_file_sizes_from_its_listing(
+    project: Project, s3_server: S3Server, s3_bucket: str, file_format: str,
+) -> None:
+    """DuckDB asks each file's size and time many times while it reads it; a sweep answers
+    them from the table folder's listing (dlt's `read_only` client), not with a HEAD request
+    each (34 a JSONL file before)."""
+    project.secrets(s3_server.secrets())
+    sweeps.setup(project, s3_bucket)
+    sweeps.load(project, *sweeps.STEADY[:3], file_format=file_format)
+    heads, gets = (s3_server.requests(m, s3_bucket) for m in ("HEAD", "GET"))
+
+    code, doc, stderr = sweeps.sweep(project)
+
+    assert code == 0, stderr
+    assert {r["error"] for r in doc["results"]} == {None}
+    assert s3_server.requests("GET", s3_bucket) > gets  # the files were read
+    assert s3_server.requests("HEAD", s3_bucket) == heads
