@@ -12,7 +12,8 @@ from a call in this process, and put back what a process would have thrown away:
 - the logging set-up the CLI does on start (`logging.basicConfig` on stderr, dlt's level).
 
 What only a process shows stays a process: signals, `os._exit` crashes, console scripts and
-the `dlt` plugin entry point (`Project.cli_process` / `Project.python_process`).
+the `dlt` executable's start (`Project.cli_process` / `Project.python_process`,
+`Loaded.dlt`); `run_dlt` runs dlt's CLI itself in this process, its plugins discovered anew.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import os
 import subprocess
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 
@@ -71,11 +72,14 @@ def _evict(root: Path) -> None:
 
 
 @contextlib.contextmanager
-def as_process(cwd: Path, argv: Sequence[str], *, read_config: bool) -> Iterator[None]:
+def as_process(
+    cwd: Path, argv: Sequence[str], *, read_config: bool, path: Sequence[str] | None = None
+) -> Iterator[None]:
     """Enter `cwd` as a fresh process would, and restore this process's state on exit.
 
     `read_config`: point dlt's run context at `cwd` first (user code); the CLI does that
-    itself (`project_context`)."""
+    itself (`project_context`). `path`: the process's whole `sys.path` (default: this one's
+    with `cwd` first, as `python -c` has it)."""
     import dlt  # noqa: F401  (initializes dlt's default run context before we note it)
     from dlt.common.configuration.container import Container
     from dlt.common.configuration.specs.pluggable_run_context import PluggableRunContext
@@ -94,7 +98,10 @@ def as_process(cwd: Path, argv: Sequence[str], *, read_config: bool) -> Iterator
 
     try:
         os.chdir(cwd)
-        sys.path.insert(0, str(cwd))
+        if path is None:
+            sys.path.insert(0, str(cwd))
+        else:
+            sys.path[:] = path
         sys.argv = list(argv)
         _evict(cwd)
         # a fresh process has no root handler: the CLI's `logging.basicConfig` must take
@@ -145,6 +152,17 @@ def run_cli(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(argv, result.exit_code, result.stdout, stderr)
 
 
+def _exit_status(exc: SystemExit) -> int:
+    """The status a process ends with on `exc`, as the interpreter computes it: a message
+    is printed on stderr (status 1), a negative code wraps (`exit(-1)` is 255)."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code & 0xFF
+    print(exc.code, file=sys.stderr)
+    return 1
+
+
 def run_python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """`python -c CODE` in `cwd`, in this process (a pipeline run, a query by hand)."""
     out, err = io.StringIO(), io.StringIO()
@@ -158,15 +176,99 @@ def run_python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         try:
             exec(compile(code, "<string>", "exec"), {"__name__": "__main__"})
         except SystemExit as exc:
-            code_ = exc.code
-            if code_ is None:
-                returncode = 0
-            elif isinstance(code_, int):
-                returncode = code_
-            else:
-                print(code_, file=sys.stderr)
-                returncode = 1
+            returncode = _exit_status(exc)
         except BaseException:
             traceback.print_exc()
             returncode = 1
+    return subprocess.CompletedProcess(argv, returncode, out.getvalue(), err.getvalue())
+
+
+@contextlib.contextmanager
+def _fresh_dlt_cli() -> Iterator[None]:
+    """dlt's CLI as a new `dlt` process meets it, put back afterwards:
+
+    - its plugins discovered again from the installed entry points, under the environment of
+      the call (dlt keeps the discovery in its container for the rest of a process, and reads
+      `DLT_DISABLE_PLUGINS` only then);
+    - the switches a command sets for the rest of its process at their defaults (prompts,
+      `--debug`, the host name, the telemetry action);
+    - an empty stdin that is no terminal (the console script's `exit()` closes it);
+    - no library loaded whose shutdown makes `exit_process` end the process with `os._exit`
+      (an earlier test in this process may have imported one; a `dlt` process that does
+      not import it exits through `SystemExit`, which is what is caught here)."""
+    from dlt._workspace.cli import _debug, _dlt
+    from dlt._workspace.cli import echo as fmt
+    from dlt.common.configuration.container import Container
+    from dlt.common.configuration.plugins import PluginContext
+
+    from dlt_contract_ops.commands.common import ABORTING_AT_EXIT
+
+    container = Container()
+    # not `container.get`: it would create the context it is asked for
+    plugins = container[PluginContext] if PluginContext in container else None  # noqa: SIM401
+    switches = [(module, name, getattr(module, name)) for module, name in (
+        (fmt, "ALWAYS_CHOOSE_DEFAULT"), (fmt, "ALWAYS_CHOOSE_VALUE"), (fmt, "ALWAYS_CONFIRM"),
+        (fmt, "_CLI_HOST"), (_debug, "_DEBUG_FLAG"), (_dlt, "ACTION_EXECUTED"),
+    )]
+    aborting = {name: module for name, module in sys.modules.items()
+                if name.partition(".")[0] in ABORTING_AT_EXIT}
+    saved_stdin = sys.stdin
+    try:
+        if plugins is not None:
+            del container[PluginContext]
+        for name in aborting:
+            del sys.modules[name]
+        sys.stdin = io.StringIO()
+        yield
+    finally:
+        sys.stdin = saved_stdin
+        sys.modules.update(aborting)
+        for module, name, value in switches:
+            setattr(module, name, value)
+        if PluginContext in container:
+            del container[PluginContext]
+        if plugins is not None:
+            container[PluginContext] = plugins
+
+
+def run_dlt(
+    args: Sequence[str], cwd: Path, env: Mapping[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """`dlt ARGS` in `cwd` with `env` added to the environment, in this process: the `dlt`
+    console script's own function (`dlt._workspace.cli._dlt:_main`) with the plugins it
+    discovers (`_fresh_dlt_cli`), the status the process would exit with, stdout and stderr
+    apart; an uncaught exception is exit 1 with its traceback on stderr.
+
+    What only the executable shows (its interpreter's start, a plugin imported afresh)
+    stays `Loaded.dlt`, a real process."""
+    from dlt._workspace.cli._dlt import _main
+
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["dlt", *args]
+    # a console script's `sys.path`: its own folder, then the interpreter's (never the test
+    # run's folders: dlt finds its plugins along `sys.path`, and this checkout holds the
+    # project's `.egg-info` too, which would change the order the commands are listed in)
+    installed = tuple(prefix + os.sep for prefix in (sys.prefix, sys.base_prefix))
+    path = [str(Path(sys.executable).parent),
+            *(entry for entry in sys.path if os.path.abspath(entry).startswith(installed))]
+    saved_env = dict(os.environ)
+    os.environ.update(env)
+    try:
+        with (
+            _fresh_dlt_cli(),
+            as_process(cwd, argv, read_config=True, path=path),
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+        ):
+            try:
+                _main()
+                returncode = 0
+            except SystemExit as exc:
+                returncode = _exit_status(exc)
+            except BaseException:
+                traceback.print_exc()
+                returncode = 1
+    finally:
+        os.environ.clear()
+        os.environ.update(saved_env)
     return subprocess.CompletedProcess(argv, returncode, out.getvalue(), err.getvalue())

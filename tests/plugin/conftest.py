@@ -1,6 +1,6 @@
 """The plugin tests' project, loaded once per session; each test gets a private copy of the
-project and of dlt's data dir (the pipelines' local state), runs the real `dlt` executable
-and the `dlt-contract-ops` command group in this process."""
+project and of dlt's data dir (the pipelines' local state), runs the real `dlt` executable,
+and dlt's CLI and the `dlt-contract-ops` command group in this process."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.inprocess import run_dlt
 from tests.plugin import project as shop
 from tests.projects import Project
 
@@ -21,7 +22,8 @@ BIN = Path(sys.executable).parent
 
 @dataclass
 class Loaded:
-    """A copy of the loaded project; `dlt(...)` and `ops(...)` run in its folder."""
+    """A copy of the loaded project; `dlt(...)`, `dlt_in_process(...)` and `ops(...)` run in
+    its folder."""
 
     project: Project
     data_dir: Path
@@ -39,6 +41,12 @@ class Loaded:
     def dlt(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
         """`dlt ARGS` through the `dlt` executable of this environment."""
         return self.run(str(BIN / "dlt"), *args, **env)
+
+    def dlt_in_process(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        """`dlt ARGS` in this process, as the `dlt` executable would run it (its plugins
+        discovered anew under `env`; see `tests.inprocess.run_dlt`): for what dlt's CLI and
+        the plugin do, not how the executable starts."""
+        return run_dlt(args, self.root, {"DLT_DATA_DIR": str(self.data_dir), **env})
 
     def console(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
         """`dlt-contract-ops ARGS` through its console script (the installed entry point)."""

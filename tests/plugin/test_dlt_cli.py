@@ -1,10 +1,14 @@
-"""The plugin through the real `dlt` executable: `dlt contract-ops ...` is
-`dlt-contract-ops ...` (options, output, exit codes), `dlt pipeline <name> reconcile`
-reconciles that pipeline's sources, and DLT_DISABLE_PLUGINS turns both off cleanly.
+"""The plugin through dlt's CLI: `dlt contract-ops ...` is `dlt-contract-ops ...` (options,
+output, exit codes), `dlt pipeline <name> reconcile` reconciles that pipeline's sources, and
+DLT_DISABLE_PLUGINS turns both off cleanly.
 
-`dlt` runs as its own process (its plugin discovery is what is under test); the
-`dlt-contract-ops` side it is compared with is the same click group run in this process
-(the console script, a process too, is compared once: the JSON document)."""
+The real `dlt` executable, a process whose start discovers the installed entry point, runs
+once per kind of command: `dlt --help` listing `contract-ops`, a `dlt contract-ops` JSON
+document (compared with the `dlt-contract-ops` console script, a process too) and a
+`dlt pipeline <name> reconcile` JSON document. Every other case runs the executable's own
+function in this process (`Loaded.dlt_in_process`: its plugins discovered anew under the
+call's environment, DLT_DISABLE_PLUGINS included); the `dlt-contract-ops` side it is
+compared with is the same click group, in this process too."""
 
 from __future__ import annotations
 
@@ -58,7 +62,7 @@ def test_dlt_lists_contract_ops_and_forwards_help(declared: Loaded) -> None:
     assert top.returncode == 0, top.stderr
     assert "contract-ops" in top.stdout
 
-    ours = declared.dlt("contract-ops", "--help")
+    ours = declared.dlt_in_process("contract-ops", "--help")
     assert ours.returncode == 0, ours.stderr
     assert "Usage: dlt contract-ops [OPTIONS] COMMAND" in ours.stdout
     listed = {line.split()[0] for line in ours.stdout.split("Commands:")[1].splitlines()
@@ -66,7 +70,7 @@ def test_dlt_lists_contract_ops_and_forwards_help(declared: Loaded) -> None:
     assert listed == set(main.commands)
     assert "init" in listed
 
-    sub = declared.dlt("contract-ops", "reconcile", "--help")
+    sub = declared.dlt_in_process("contract-ops", "reconcile", "--help")
     assert sub.returncode == 0, sub.stderr
     assert "--fail-on-drift" in sub.stdout
     assert "--include-removal" in sub.stdout
@@ -88,7 +92,7 @@ def test_dlt_lists_contract_ops_and_forwards_help(declared: Loaded) -> None:
 def test_contract_ops_exit_codes_match_the_command_group(
     declared: Loaded, args: tuple[str, ...], code: int
 ) -> None:
-    via_dlt = declared.dlt("contract-ops", *args)
+    via_dlt = declared.dlt_in_process("contract-ops", *args)
     direct = declared.project.cli(*args)
     assert (via_dlt.returncode, direct.returncode) == (code, code), (
         via_dlt.stdout, via_dlt.stderr, direct.stderr
@@ -110,7 +114,7 @@ def test_contract_ops_json_matches_the_console_script(declared: Loaded) -> None:
 
 def test_verbose_flag_taken_by_dlt_reaches_the_group(declared: Loaded) -> None:
     # dlt's own pre-parser consumes `-v` anywhere in argv; the plugin passes it on
-    proc = declared.dlt("contract-ops", "-v", "reconcile", "-s", "events", "--dry-run")
+    proc = declared.dlt_in_process("contract-ops", "-v", "reconcile", "-s", "events", "--dry-run")
     assert proc.returncode == 0, proc.stderr
     assert "|[DEBUG]|" in proc.stderr
 
@@ -139,14 +143,14 @@ def test_pipeline_reconcile_json(declared: Loaded) -> None:
 def test_pipeline_reconcile_exit_codes(
     declared: Loaded, pipeline: str, extra: tuple[str, ...], code: int, sources: set[str]
 ) -> None:
-    proc = declared.dlt("pipeline", pipeline, "reconcile", "--dry-run", "--format", "json",
-                        *extra)
+    proc = declared.dlt_in_process("pipeline", pipeline, "reconcile", "--dry-run",
+                                   "--format", "json", *extra)
     assert proc.returncode == code, proc.stderr
     assert {r["source"] for r in _doc(proc.stdout)["results"]} == sources
 
 
 def test_pipeline_reconcile_of_a_pipeline_without_sources(declared: Loaded) -> None:
-    proc = declared.dlt("pipeline", "nope_pipeline", "reconcile", "--dry-run")
+    proc = declared.dlt_in_process("pipeline", "nope_pipeline", "reconcile", "--dry-run")
     assert proc.returncode == 2
     assert "No declared source belongs to pipeline `nope_pipeline`" in proc.stderr
     assert f"`shop` -> `{shop.SHOP_PIPELINE}`" in proc.stderr
@@ -159,17 +163,19 @@ def test_pipeline_reconcile_with_a_configured_pipeline_name(declared: Loaded) ->
         CONFIG + f'\n[sources.elsewhere.contract_ops]\nref = "pipelines.shop:shop"\n'
         f'pipeline_name = "{shop.EVENTS_PIPELINE}"\n'
     )
-    proc = declared.dlt("pipeline", shop.EVENTS_PIPELINE, "reconcile", "--dry-run",
-                        "--format", "json")
+    proc = declared.dlt_in_process("pipeline", shop.EVENTS_PIPELINE, "reconcile", "--dry-run",
+                                   "--format", "json")
     assert proc.returncode == 0, proc.stderr
     assert {r["source"] for r in _doc(proc.stdout)["results"]} == {"events", "elsewhere"}
 
 
-# dlt's own reading of the variable ("1", "yes", any case) is dlt's to test: one value a side
+# dlt's own reading of the variable ("1", "yes", any case) is dlt's to test: one value a side.
+# dlt reads it when it discovers its plugins, once a process; `dlt_in_process` discovers them
+# anew for each call (were the discovery of an earlier call kept, `contract-ops` would be known)
 @pytest.mark.parametrize("value", ["true"])
 def test_disable_plugins_makes_the_commands_unknown(declared: Loaded, value: str) -> None:
     for argv in (("contract-ops", "--help"), ("pipeline", shop.SHOP_PIPELINE, "reconcile")):
-        proc = declared.dlt(*argv, DLT_DISABLE_PLUGINS=value)
+        proc = declared.dlt_in_process(*argv, DLT_DISABLE_PLUGINS=value)
         assert proc.returncode == 2, proc.stdout
         assert "invalid choice: " + repr(argv[-1] if argv[0] == "pipeline" else argv[0]) in (
             proc.stderr
@@ -180,6 +186,6 @@ def test_disable_plugins_makes_the_commands_unknown(declared: Loaded, value: str
 @pytest.mark.parametrize("value", ["False"])
 def test_disable_plugins_false_keeps_them(declared: Loaded, value: str) -> None:
     # dlt loads plugins only when the variable is unset or "false" in any case
-    proc = declared.dlt("contract-ops", "--help", DLT_DISABLE_PLUGINS=value)
+    proc = declared.dlt_in_process("contract-ops", "--help", DLT_DISABLE_PLUGINS=value)
     assert proc.returncode == 0, proc.stderr
     assert "reconcile" in proc.stdout
