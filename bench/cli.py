@@ -2,6 +2,7 @@
 
     python -m bench                       # the default: 50x30x200k and 200x30x2k
     python -m bench --preset small        # seconds: a CI smoke run
+    python -m bench --preset tiny --repeats 1 --startup-repeats 1   # the test suite's smoke
     python -m bench --preset linearity    # 200 then 2000 tables x 30 x 2k
     python -m bench --preset incremental  # removal from load profiles: first vs repeat sweep
     python -m bench --preset small --incremental --repeats 1
@@ -56,6 +57,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "implied by --preset incremental")
     p.add_argument("--append-share", type=float, default=0.02,
                    help="--incremental: the new load's rows, a share of --rows (default 0.02)")
+    p.add_argument("--startup-repeats", type=int, default=5,
+                   help="runs of each start-up figure (`python -c pass`, `dlt-contract-ops "
+                        "--help`), the median reported (default 5)")
     p.add_argument("--peer", action="store_true",
                    help="also run dlt-ops==0.1.0 from PyPI in bench/.peer-venv")
     p.add_argument("--peer-repeats", type=int, default=1,
@@ -231,6 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"bench: {exc}", file=sys.stderr)
         return 2
+    if args.startup_repeats < 1:
+        print("bench: --startup-repeats must be at least 1", file=sys.stderr)
+        return 2
     logging.getLogger("dlt").setLevel(logging.ERROR)
 
     from bench import measure
@@ -247,9 +254,11 @@ def main(argv: list[str] | None = None) -> int:
         results.append(bench_workload(spec, args, log))
         print(workload_table(results[-1]), flush=True)
     print(growth_table(results))
-    started = measure.startup()
-    print("\n== start-up (median of 5): " + ", ".join(f"{k} {v:.3f} s" for k, v in started.items()))
+    started = measure.startup(args.startup_repeats)
+    print(f"\n== start-up (median of {args.startup_repeats}): "
+          + ", ".join(f"{k} {v:.3f} s" for k, v in started.items()))
     document = {"preset": args.preset, "repeats": args.repeats,
+                "startup_repeats": args.startup_repeats,
                 "machine": measure.environment(), "startup": started, "workloads": results}
     path = write_json(document, args.results_dir) if args.results_dir else write_json(document)
     print(f"\nresults: {path}")

@@ -137,12 +137,16 @@ def parse_shape(text: str) -> Spec:
 
 
 _SMALL = Spec(tables=8, columns=12, rows=4_000, drifted=2, dark=2, loads=2, days=2)
+#: the test suite's smoke run: every step of the bench on the least warehouse that still has a
+#: drifted, a dark and a clean table and two baseline loads days apart (figures meaningless)
+_TINY = Spec(tables=3, columns=6, rows=1_200, drifted=1, dark=1, loads=2, days=2)
 _WIDE = Spec(tables=50, columns=30, rows=200_000, drifted=5, dark=5)
 _MANY = Spec(tables=200, columns=30, rows=2_000, drifted=20, dark=20, loads=2)
 _MANY_X10 = replace(_MANY, tables=2000, drifted=200, dark=200)
 
 #: preset name -> the workloads it runs, in order
 PRESETS: dict[str, tuple[Spec, ...]] = {
+    "tiny": (_TINY,),
     "small": (_SMALL,),
     "50x30x200k": (_WIDE,),
     "200x30x2k": (_MANY,),

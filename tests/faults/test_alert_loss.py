@@ -323,7 +323,9 @@ def _webhook_sweep(path: str, url: str, start: Any, out: Any) -> None:
 
 
 def _race(path: Path, url: str, runs: int) -> list[str]:
-    ctx = multiprocessing.get_context("spawn")
+    # forked from this warm process: each sweep starts at once with everything imported (a
+    # spawned one spent seconds importing dlt first); real processes racing on the real lock
+    ctx = multiprocessing.get_context("fork")
     start, out = ctx.Event(), ctx.Queue()
     procs = [ctx.Process(target=_webhook_sweep, args=(str(path), url, start, out))
              for _ in range(runs)]

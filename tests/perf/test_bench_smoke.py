@@ -1,5 +1,7 @@
-"""`python -m bench --preset small` end to end: builds through dlt, finds the planted drift,
+"""`python -m bench --preset tiny` end to end: builds through dlt, finds the planted drift,
 keeps the query budget, and writes its JSON. The bench fails itself when any of that breaks.
+`tiny` is `small`'s shape cut to what the assertions need (a drifted, a dark and a clean
+table; two baseline loads days apart), each timing and start-up figure sampled once.
 
 The bench's `main` runs in this process (the environment variables and the dlt log level it
 sets are put back after); what the bench itself runs as a process (the build's loader, the
@@ -24,10 +26,11 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _bench(workdir: Path, results: Path, *args: str) -> None:
-    """`python -m bench --preset small --repeats 1 ARGS` in this process; it must return 0."""
+    """`python -m bench --preset tiny --repeats 1 --startup-repeats 1 ARGS` in this process;
+    it must return 0."""
     from bench.cli import main
 
-    argv = ["--preset", "small", "--repeats", "1", *args,
+    argv = ["--preset", "tiny", "--repeats", "1", "--startup-repeats", "1", *args,
             "--workdir", str(workdir), "--results-dir", str(results)]
     saved_env = dict(os.environ)
     dlt_logger = logging.getLogger("dlt")
@@ -41,9 +44,9 @@ def _bench(workdir: Path, results: Path, *args: str) -> None:
     assert code == 0
 
 
-def test_small_preset_runs_and_reports(workdir: Path, tmp_path: Path) -> None:
+def test_tiny_preset_runs_and_reports(workdir: Path, tmp_path: Path) -> None:
     _bench(workdir, tmp_path / "results", "--profile")
-    [result_file] = (tmp_path / "results").glob("bench-small-*.json")
+    [result_file] = (tmp_path / "results").glob("bench-tiny-*.json")
     document = json.loads(result_file.read_text())
     [workload] = document["workloads"]
     spec = workload["spec"]
@@ -56,12 +59,12 @@ def test_small_preset_runs_and_reports(workdir: Path, tmp_path: Path) -> None:
     assert both["ours"]["median"] > 0
     assert both["floor"]["median"] > 0
     assert workload["cold"]  # the cold `reconcile` process ran against its floor
-    assert (tmp_path / "results" / "profile-8x12x4k.txt").exists()
+    assert (tmp_path / "results" / f"profile-{workload['label']}.txt").exists()
     assert Path(workload["profile_cold"]).exists()
     assert document["startup"]["dlt-contract-ops --help"] > 0
 
 
-def test_small_incremental_preset_names_each_load_for_its_moment(workdir: Path,
+def test_tiny_incremental_preset_names_each_load_for_its_moment(workdir: Path,
                                                                   tmp_path: Path) -> None:
     """The incremental steps run end to end (they fail themselves on differing findings), and
     every load's `_dlt_load_id` is the epoch it stands for: days apart, as real runs'."""
