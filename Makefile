@@ -6,6 +6,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
 export RUNTIME__DLTHUB_TELEMETRY := false
+# bytecode caches on, whatever the shell says: with PYTHONDONTWRITEBYTECODE set (some images
+# set it), each pytest worker rewrites every test module's asserts again (3 CPU-s a worker)
+# and every interpreter a test or the bench starts compiles the package again
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: demo test lint bench golden install clean
 
@@ -15,6 +19,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -U pip
 	$(PY) -m pip install -q -e '.[dev]'
+	$(PY) -m compileall -q dlt_contract_ops bench
 	touch $(STAMP)
 
 demo: $(STAMP)

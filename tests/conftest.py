@@ -6,7 +6,9 @@ import os
 import signal
 import socket
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,6 +39,29 @@ def _sigint_as_a_shell_gives_it() -> None:
     ignored, and every process a test starts would inherit the ignore."""
     if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+#: how often the tests' in-process dlt loads look at their jobs (dlt: every second at most)
+LOADER_POLL_S = 0.02
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _loader_polls_often() -> Iterator[None]:
+    """dlt's loader sleeps up to a second between looks at its jobs unless a finished job
+    wakes it, and the file job of a Delta or Iceberg table is created finished, so it never
+    does: every such load idled a second (dlt 1.31, `Load.load_single_package`). The loads
+    of this suite look every 20 ms instead; what they load is the same."""
+    from dlt.load.load import Load
+
+    original = Load.__init__
+
+    def init(self: Load, *args: Any, **kwargs: Any) -> None:
+        original(self, *args, **kwargs)
+        self._run_loop_sleep_duration = min(self._run_loop_sleep_duration, LOADER_POLL_S)
+
+    Load.__init__ = init  # type: ignore[method-assign]
+    yield
+    Load.__init__ = original  # type: ignore[method-assign]
 
 
 @pytest.fixture(autouse=True)
