@@ -143,6 +143,15 @@ def _written_before_the_run(*paths: Path) -> None:
         os.utime(path, ns=(then, then))
 
 
+@pytest.fixture(autouse=True)
+def _no_bytecode(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The project's modules leave no `.pyc`: these tests edit a module keeping its size and
+    its time to the second (or dating it as it was), which Python's bytecode check (size and
+    whole-second time) cannot tell from the source it compiled, so a later import would run
+    the old code whatever the cache decided. A real edit changes the time."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+
+
 @pytest.fixture
 def shop(project: Project, loaded: Path, monkeypatch: pytest.MonkeyPatch) -> Project:
     # as in a fresh process: no module of an earlier test's project stands in for these
