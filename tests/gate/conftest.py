@@ -61,14 +61,28 @@ def duckdb_target(tmp_path: Path) -> Iterator[Target]:
 
 def query(pipeline: Any, sql: str) -> list[tuple[Any, ...]]:
     """Rows of `sql` on the pipeline's destination; qualify tables with `q(...)`."""
+    [rows] = queries(pipeline, sql)
+    return rows
+
+
+def queries(pipeline: Any, *sqls: str) -> list[list[tuple[Any, ...]]]:
+    """The rows of each of `sqls`, over one connection (each opens the database anew: a
+    DuckDB open costs about 20 ms of CPU, a few per check add up over the suite)."""
     with pipeline.sql_client() as client:
-        return [tuple(r) for r in client.execute_sql(sql) or []]
+        return [[tuple(r) for r in client.execute_sql(sql) or []] for sql in sqls]
+
+
+#: `q`'s answers: (destination, dataset, table) -> the qualified name
+_QUALIFIED: dict[tuple[str, str, str], str] = {}
 
 
 def q(pipeline: Any, table: str) -> str:
-    """`table` qualified and quoted for the pipeline's destination."""
-    with pipeline.sql_client() as client:
-        return str(client.make_qualified_table_name(table))
+    """`table` qualified and quoted for the pipeline's destination (the name needs the
+    destination's dialect, not a connection: the client is made, not opened, once per name)."""
+    key = (str(pipeline.destination.destination_name), str(pipeline.dataset_name), table)
+    if key not in _QUALIFIED:
+        _QUALIFIED[key] = str(pipeline.sql_client().make_qualified_table_name(table))
+    return _QUALIFIED[key]
 
 
 def trusted(pipeline: Any) -> tuple[int, int]:
@@ -93,10 +107,10 @@ def slice_of(pipeline: Any, day: str = "2026-03-18") -> tuple[int, int]:
 def marks(pipeline: Any) -> tuple[int, int, str]:
     """What a load leaves in the destination besides rows: the `_dlt_loads` rows, the stored
     schema versions and the newest one's hash."""
-    [(loads,)] = query(pipeline, f"SELECT COUNT(*) FROM {q(pipeline, '_dlt_loads')}")
-    [(versions,)] = query(pipeline, f"SELECT COUNT(*) FROM {q(pipeline, '_dlt_version')}")
-    [(newest,)] = query(
+    [(loads,)], [(versions,)], [(newest,)] = queries(
         pipeline,
+        f"SELECT COUNT(*) FROM {q(pipeline, '_dlt_loads')}",
+        f"SELECT COUNT(*) FROM {q(pipeline, '_dlt_version')}",
         f"SELECT version_hash FROM {q(pipeline, '_dlt_version')} "
         "ORDER BY inserted_at DESC, version DESC LIMIT 1",
     )
