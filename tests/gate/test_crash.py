@@ -6,10 +6,7 @@ a second gate on the same pipeline waits or refuses, leaking nothing. DuckDB and
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -23,6 +20,7 @@ from dlt_contract_ops.core.ingest import GatePolicy
 from dlt_contract_ops.errors import ContractOpsError, GateBusyError
 from dlt_contract_ops.ingest.staging import gate_root
 from tests.gate.conftest import Target, _target, marks, query, trusted
+from tests.gate.crash_child import forked
 from tests.gate.seed import BASELINE, D19, SHAPES, orders
 from tests.gate.test_alerts import hook  # noqa: F401  # the webhook receiver fixture
 from tests.servers import Receiver
@@ -35,17 +33,12 @@ GOOD = ({"order_id": "o-4", "order_date": D19, "channel": "web", "amount_cents":
 EXIT = {"KILL": -signal.SIGKILL, "TERM": -signal.SIGTERM, "INT": 1}
 
 
-def _crash(target: Target, point: str, sig: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "tests.gate.crash_child", target.kind, target.dataset,
-         str(target.folder), point, sig, str(ROWS)],
-        env=env, capture_output=True, text=True, timeout=600, check=False,
-    )
-    assert proc.returncode == EXIT[sig], proc.stderr[-3000:]
+def _crash(target: Target, point: str, sig: str) -> tuple[int, str]:
+    code, stderr = forked(target.kind, target.dataset, target.folder, point, sig, ROWS)
+    assert code == EXIT[sig], stderr[-3000:]
     if sig == "INT":
-        assert proc.stderr.rstrip().endswith("KeyboardInterrupt"), proc.stderr[-3000:]
-    return proc
+        assert stderr.rstrip().endswith("KeyboardInterrupt"), stderr[-3000:]
+    return code, stderr
 
 
 def _pending(target: Target) -> bool:
