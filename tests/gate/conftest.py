@@ -3,14 +3,18 @@ dataset of its own (so tests run in parallel), and readers of what landed."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import dlt
 import pytest
+from filelock import FileLock
 
 from tests.conftest import require_server
 
@@ -34,8 +38,13 @@ class Target:
         )
 
 
+#: the DuckDB tests' dataset: each has a database file of its own, so one name serves them all
+#: and a loaded baseline copies from one test to the next (`baseline`)
+DUCKDB_DATASET = "gate_data"
+
+
 def _target(kind: str, folder: Path) -> Iterator[Target]:
-    dataset = f"gate_{uuid.uuid4().hex[:10]}"
+    dataset = DUCKDB_DATASET if kind == "duckdb" else f"gate_{uuid.uuid4().hex[:10]}"
     if kind == "postgres":
         require_server("127.0.0.1", 5432, "PostgreSQL")
     yield Target(kind, dataset, folder)
@@ -59,16 +68,123 @@ def duckdb_target(tmp_path: Path) -> Iterator[Target]:
     yield from _target("duckdb", tmp_path)
 
 
+#: the folder the loaded DuckDB baselines are kept in for the run (`_baselines`); empty: none
+_BASELINES: list[Path] = []
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _baselines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One folder of loaded baselines for the whole run, shared by the xdist workers (their
+    base temp folders sit side by side in the session's own)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    folder = base / "gate-baselines"
+    folder.mkdir(exist_ok=True)
+    _BASELINES.append(folder)
+    yield
+    _BASELINES.remove(folder)
+
+
+def _pipelines_dir() -> Path:
+    """dlt's pipelines folder in this test's data dir: the pipelines and the gate's own
+    folder (`.contract_ops_gate`: its lock and the accepted load ids)."""
+    return Path(os.environ["DLT_DATA_DIR"]) / "pipelines"
+
+
+def baseline(target: Target, key: str, build: Callable[[Any], object],
+             name: str = "orders_gate") -> Any:
+    """`target.pipeline(name)` after `build(pipeline)` (real gated runs into a fresh pipeline
+    and destination). On DuckDB `build` runs once per test run under `key` (which names what
+    it loads): later tests get a copy of what it left, the database file and dlt's pipelines
+    folder (the same rows, load ids, stored schemas and pipeline state), with the state's
+    local paths pointed at this test's folder. `key` must change whenever `build` does."""
+    database = target.folder / "warehouse.duckdb"
+    if target.kind != "duckdb" or not _BASELINES:
+        pipeline = target.pipeline(name)
+        build(pipeline)
+        return pipeline
+    assert not database.exists(), "a baseline goes into a fresh destination"
+    assert not _pipelines_dir().exists(), "a baseline goes into a fresh pipelines folder"
+    saved = _BASELINES[0] / f"{name}-{key}"
+    with FileLock(str(saved) + ".lock"):
+        if not saved.exists():
+            pipeline = target.pipeline(name)
+            build(pipeline)
+            partial = saved.with_name(saved.name + ".partial")
+            shutil.rmtree(partial, ignore_errors=True)
+            partial.mkdir()
+            shutil.copyfile(database, partial / database.name)
+            shutil.copytree(_pipelines_dir(), partial / "pipelines")
+            (partial / "folder").write_text(str(target.folder))
+            partial.rename(saved)
+            return pipeline
+    shutil.copyfile(saved / database.name, database)
+    shutil.copytree(saved / "pipelines", _pipelines_dir())
+    state_file = _pipelines_dir() / name / "state.json"
+    state = json.loads(state_file.read_text())
+    local = json.dumps(state["_local"]).replace((saved / "folder").read_text(),
+                                                str(target.folder))
+    state["_local"] = json.loads(local)
+    state_file.write_text(json.dumps(state))
+    return target.pipeline(name)
+
+
+def baseline_orders(target: Target) -> Any:
+    """The seed's baseline (3 rows, 18500 cents) gated into `orders_gate`; see `baseline`."""
+    from dlt_contract_ops import gated_run
+    from tests.gate.seed import BASELINE, orders
+
+    def build(pipeline: Any) -> None:
+        report = gated_run(pipeline, orders(BASELINE))
+        assert report.action == "loaded", report
+
+    return baseline(target, "orders", build)
+
+
 def query(pipeline: Any, sql: str) -> list[tuple[Any, ...]]:
     """Rows of `sql` on the pipeline's destination; qualify tables with `q(...)`."""
+    [rows] = queries(pipeline, sql)
+    return rows
+
+
+def queries(pipeline: Any, *sqls: str) -> list[list[tuple[Any, ...]]]:
+    """The rows of each of `sqls`, over one connection (each opens the database anew: about
+    12 ms of CPU for a DuckDB file, and as much again for dlt to resolve the client's config;
+    a few per check add up over the suite)."""
+    database = _duckdb_file(pipeline)
+    if database is not None:  # the same file dlt loaded, without resolving dlt's config anew
+        import duckdb
+
+        con = duckdb.connect(database)
+        try:
+            return [[tuple(r) for r in con.execute(sql).fetchall()] for sql in sqls]
+        finally:
+            con.close()
     with pipeline.sql_client() as client:
-        return [tuple(r) for r in client.execute_sql(sql) or []]
+        return [[tuple(r) for r in client.execute_sql(sql) or []] for sql in sqls]
+
+
+def _duckdb_file(pipeline: Any) -> str | None:
+    """The DuckDB database file a `Target` pipeline loads into; None for other destinations."""
+    destination = pipeline.destination
+    if destination.destination_type != "dlt.destinations.duckdb":
+        return None
+    database = destination.config_params.get("credentials")
+    return database if isinstance(database, str) else None
+
+
+#: `q`'s answers: (destination, dataset, table) -> the qualified name
+_QUALIFIED: dict[tuple[str, str, str], str] = {}
 
 
 def q(pipeline: Any, table: str) -> str:
-    """`table` qualified and quoted for the pipeline's destination."""
-    with pipeline.sql_client() as client:
-        return str(client.make_qualified_table_name(table))
+    """`table` qualified and quoted for the pipeline's destination (the name needs the
+    destination's dialect, not a connection: the client is made, not opened, once per name)."""
+    key = (str(pipeline.destination.destination_name), str(pipeline.dataset_name), table)
+    if key not in _QUALIFIED:
+        _QUALIFIED[key] = str(pipeline.sql_client().make_qualified_table_name(table))
+    return _QUALIFIED[key]
 
 
 def trusted(pipeline: Any) -> tuple[int, int]:
@@ -93,10 +209,10 @@ def slice_of(pipeline: Any, day: str = "2026-03-18") -> tuple[int, int]:
 def marks(pipeline: Any) -> tuple[int, int, str]:
     """What a load leaves in the destination besides rows: the `_dlt_loads` rows, the stored
     schema versions and the newest one's hash."""
-    [(loads,)] = query(pipeline, f"SELECT COUNT(*) FROM {q(pipeline, '_dlt_loads')}")
-    [(versions,)] = query(pipeline, f"SELECT COUNT(*) FROM {q(pipeline, '_dlt_version')}")
-    [(newest,)] = query(
+    [(loads,)], [(versions,)], [(newest,)] = queries(
         pipeline,
+        f"SELECT COUNT(*) FROM {q(pipeline, '_dlt_loads')}",
+        f"SELECT COUNT(*) FROM {q(pipeline, '_dlt_version')}",
         f"SELECT version_hash FROM {q(pipeline, '_dlt_version')} "
         "ORDER BY inserted_at DESC, version DESC LIMIT 1",
     )

@@ -9,6 +9,9 @@ the source's rows; `observe`, `compare`, `quarantine`: as the gate enters that s
 `handover`: after an *accepted* batch's package is renamed into the pipeline, before its
 state and schemas are installed).
 SIGNAL is KILL, TERM or INT, sent with `os.kill` to this very process.
+
+The tests start it with `forked` (a fork of their own warm process: dlt is imported already,
+so a child costs a fraction of a fresh interpreter); the command line above runs it alone.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -78,6 +83,45 @@ def main(kind: str, dataset: str, folder: str, point: str, sig: str, rows: int) 
     gated_run(pipeline, resource, policy=GatePolicy(allow_nullable_additions=False),
               quarantine_dir=Path(folder) / "quarantine")
     raise SystemExit("the gate finished: the crash point was never reached")
+
+
+def forked(kind: str, dataset: str, folder: Path, point: str, sig: str, rows: int,
+           timeout: float = 600) -> tuple[int, str]:
+    """`main` in a fork of this process: (its exit code as `subprocess` reports it, minus the
+    signal's number when one stopped it; what it wrote to stderr). The child leaves only by
+    the signal or `os._exit`, never back into the caller; what escapes `main` ends it as it
+    ends an interpreter: the traceback (or the `SystemExit` message) on stderr, exit code 1."""
+    log = folder / f"crash-{point}-{sig}.stderr"
+    pid = os.fork()
+    if pid == 0:  # the child
+        code = 70
+        try:
+            fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(fd, 1)
+            os.dup2(fd, 2)
+            sys.stdout = sys.stderr = open(fd, "w", buffering=1)  # noqa: SIM115  os._exit below
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)  # as a fresh interpreter has it
+            main(kind, dataset, str(folder), point, sig, rows)
+        except SystemExit as exc:
+            print(exc, file=sys.stderr)
+            code = 1
+        except BaseException:  # as the interpreter reports an uncaught exception
+            traceback.print_exc()
+            code = 1
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise TimeoutError(f"the crash child ran over {timeout} s: {log.read_text()}")
+        time.sleep(0.02)
+    return os.waitstatus_to_exitcode(status), log.read_text()
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import pytest
 
 from dlt_contract_ops import GateRejected, gated_run
 from dlt_contract_ops.settings import project_context
-from tests.gate.conftest import Target, trusted
+from tests.gate.conftest import Target, baseline_orders, trusted
 from tests.gate.seed import BASELINE, REASONS, REFUSED, SHAPES, orders
 from tests.projects import Project
 from tests.servers import Receiver
@@ -26,8 +26,7 @@ def hook(project: Project) -> Iterator[Receiver]:
 
 
 def test_a_rejection_sends_one_gate_event(duckdb_target: Target, hook: Receiver) -> None:
-    pipeline = duckdb_target.pipeline()
-    gated_run(pipeline, orders(BASELINE))
+    pipeline = baseline_orders(duckdb_target)
     gated_run(pipeline, orders(SHAPES["added"]))
     assert hook.requests == []  # admitted batches are not alerts
     with pytest.raises(GateRejected) as caught:
@@ -44,8 +43,7 @@ def test_a_rejection_sends_one_gate_event(duckdb_target: Target, hook: Receiver)
 
 
 def test_a_dry_run_sends_nothing(duckdb_target: Target, hook: Receiver) -> None:
-    pipeline = duckdb_target.pipeline()
-    gated_run(pipeline, orders(BASELINE))
+    pipeline = baseline_orders(duckdb_target)
     with pytest.raises(GateRejected):
         gated_run(pipeline, orders(SHAPES["renamed"]), dry_run=True)
     assert hook.requests == []
@@ -57,8 +55,7 @@ def test_a_dry_run_sends_nothing(duckdb_target: Target, hook: Receiver) -> None:
 
 
 def test_the_argument_names_the_sinks(duckdb_target: Target, hook: Receiver) -> None:
-    pipeline = duckdb_target.pipeline()
-    gated_run(pipeline, orders(BASELINE))
+    pipeline = baseline_orders(duckdb_target)
     report = gated_run(pipeline, orders(SHAPES["retyped"]), alert_sinks=["logging"],
                        raise_on_reject=False)
     assert report.action == "rejected"

@@ -6,10 +6,7 @@ a second gate on the same pipeline waits or refuses, leaking nothing. DuckDB and
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -22,8 +19,9 @@ from dlt_contract_ops import GateRejected, gated_run
 from dlt_contract_ops.core.ingest import GatePolicy
 from dlt_contract_ops.errors import ContractOpsError, GateBusyError
 from dlt_contract_ops.ingest.staging import gate_root
-from tests.gate.conftest import Target, _target, marks, query, trusted
-from tests.gate.seed import BASELINE, D19, SHAPES, orders
+from tests.gate.conftest import Target, _target, baseline_orders, marks, query, trusted
+from tests.gate.crash_child import forked
+from tests.gate.seed import D19, SHAPES, orders
 from tests.gate.test_alerts import hook  # noqa: F401  # the webhook receiver fixture
 from tests.servers import Receiver
 
@@ -35,17 +33,12 @@ GOOD = ({"order_id": "o-4", "order_date": D19, "channel": "web", "amount_cents":
 EXIT = {"KILL": -signal.SIGKILL, "TERM": -signal.SIGTERM, "INT": 1}
 
 
-def _crash(target: Target, point: str, sig: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run(
-        [sys.executable, "-m", "tests.gate.crash_child", target.kind, target.dataset,
-         str(target.folder), point, sig, str(ROWS)],
-        env=env, capture_output=True, text=True, timeout=600, check=False,
-    )
-    assert proc.returncode == EXIT[sig], proc.stderr[-3000:]
+def _crash(target: Target, point: str, sig: str) -> tuple[int, str]:
+    code, stderr = forked(target.kind, target.dataset, target.folder, point, sig, ROWS)
+    assert code == EXIT[sig], stderr[-3000:]
     if sig == "INT":
-        assert proc.stderr.rstrip().endswith("KeyboardInterrupt"), proc.stderr[-3000:]
-    return proc
+        assert stderr.rstrip().endswith("KeyboardInterrupt"), stderr[-3000:]
+    return code, stderr
 
 
 def _pending(target: Target) -> bool:
@@ -80,8 +73,7 @@ def test_a_rejected_batch_stopped_anywhere_never_reaches_the_trusted_table(
 
 
 def _stopped_then_plain_run(target: Target, point: str, sig: str) -> None:
-    pipeline = target.pipeline()
-    gated_run(pipeline, orders(BASELINE))
+    pipeline = baseline_orders(target)
     loads, versions, _ = marks(pipeline)
     _crash(target, point, sig)
     assert not _pending(target)
@@ -101,8 +93,7 @@ def _stopped_then_plain_run(target: Target, point: str, sig: str) -> None:
 
 
 def test_a_cut_hand_over_is_finished_by_the_next_gate(target: Target) -> None:
-    pipeline = target.pipeline()
-    gated_run(pipeline, orders(BASELINE))
+    baseline_orders(target)
     _crash(target, "handover", "KILL")
     after = target.pipeline()
     report = gated_run(after, orders(GOOD))
@@ -116,8 +107,7 @@ def test_a_cut_hand_over_is_finished_by_the_next_gate(target: Target) -> None:
 def test_an_unwritable_quarantine_still_rejects_and_alerts(
     duckdb_target: Target, hook: Receiver  # noqa: F811
 ) -> None:
-    pipeline = duckdb_target.pipeline()
-    gated_run(pipeline, orders(BASELINE))
+    pipeline = baseline_orders(duckdb_target)
     blocker = duckdb_target.folder / "not-a-folder"
     blocker.write_text("a file where the quarantine folder should be")
     with pytest.raises(GateRejected) as caught:
@@ -134,8 +124,7 @@ def test_an_unwritable_quarantine_still_rejects_and_alerts(
 
 
 def test_a_second_gate_on_the_pipeline_waits_then_refuses(duckdb_target: Target) -> None:
-    pipeline = duckdb_target.pipeline()
-    gated_run(pipeline, orders(BASELINE))
+    pipeline = baseline_orders(duckdb_target)
     held = FileLock(gate_root(pipeline) / "gate.lock")
     with held, pytest.raises(GateBusyError, match="Another gate is running"):
         gated_run(pipeline, orders(GOOD), lock_timeout=0.2)
@@ -146,7 +135,7 @@ def test_a_second_gate_on_the_pipeline_waits_then_refuses(duckdb_target: Target)
 
 
 def test_two_gates_at_once_load_both_batches_one_after_the_other(target: Target) -> None:
-    gated_run(target.pipeline(), orders(BASELINE))
+    baseline_orders(target)
     rows = [({"order_id": f"p-{n}", "order_date": D19, "channel": "web", "amount_cents": n},)
             for n in (10, 20)]
     errors: list[BaseException] = []
@@ -173,8 +162,7 @@ def test_two_gates_at_once_load_both_batches_one_after_the_other(target: Target)
 def test_an_unchecked_pending_package_is_named_and_never_loaded_by_the_gate(
     duckdb_target: Target,
 ) -> None:
-    pipeline = duckdb_target.pipeline()
-    gated_run(pipeline, orders(BASELINE))
+    pipeline = baseline_orders(duckdb_target)
     pipeline.extract(orders(SHAPES["added"]))  # a plain extract: nobody checked it
     [pending] = pipeline.list_extracted_load_packages()
     with pytest.raises(ContractOpsError, match=pending) as caught:

@@ -18,6 +18,8 @@ from dlt_contract_ops.core.ingest import GatePolicy
 from dlt_contract_ops.ingest.report import GateReport
 from tests.gate.conftest import (
     Target,
+    baseline,
+    baseline_orders,
     columns_of,
     marks,
     q,
@@ -43,9 +45,8 @@ from tests.projects import Project
 
 
 def _baseline(target: Target) -> Any:
-    pipeline = target.pipeline()
-    report = gated_run(pipeline, orders(BASELINE))
-    assert (report.action, trusted(pipeline)) == ("loaded", (3, 18500))
+    pipeline = baseline_orders(target)
+    assert trusted(pipeline) == (3, 18500)
     return pipeline
 
 
@@ -196,8 +197,12 @@ def test_a_snapshot_admits_like_the_model(target: Target, contracts: Path, shape
 def test_a_snapshot_rejects_like_the_model(
     target: Target, contracts: Path, shape: str, tmp_path: Path
 ) -> None:
-    pipeline = target.pipeline()
-    gated_run(pipeline, shop(BASELINE, columns=None), contracts_dir=contracts)
+    def build(pipeline: Any) -> None:
+        first = gated_run(pipeline, shop(BASELINE, columns=None), contracts_dir=contracts)
+        assert first.action == "loaded"
+
+    # the snapshot is the one `contracts` writes for every test: the same source, same version
+    pipeline = baseline(target, "shop-snapshot-1.0.0", build)
     landed = columns_of(pipeline)
     report = _rejected(pipeline, shop(SHAPES[shape], columns=None), tmp_path / "q",
                        contracts_dir=contracts)

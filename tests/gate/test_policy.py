@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from dlt_contract_ops import GateRejected, gated_run
 from dlt_contract_ops.core.ingest import GatePolicy
 from dlt_contract_ops.settings import project_context
-from tests.gate.conftest import Target, columns_of, q, query, slice_of, trusted
+from tests.gate.conftest import Target, baseline_orders, columns_of, q, query, slice_of, trusted
 from tests.gate.seed import BASELINE, MERGE, SHAPES, SLICE, Order, orders, shop
 from tests.projects import Project
 
@@ -39,8 +39,7 @@ PINNED = GatePolicy(allow_nullable_additions=False,
 def test_additions_under_policy(
     duckdb_target: Target, policy: GatePolicy, action: str, reason: str
 ) -> None:
-    pipeline = duckdb_target.pipeline()
-    gated_run(pipeline, orders(BASELINE))
+    pipeline = baseline_orders(duckdb_target)
     report = gated_run(pipeline, orders(SHAPES["added"]), policy=policy, raise_on_reject=False)
     assert (report.action, report.reason) == (action, reason)
     assert (trusted(pipeline), slice_of(pipeline)) == ((3, 18500), (2, 14500))
@@ -58,8 +57,7 @@ ODD_APPROVED = frozenset({
 def test_odd_column_names_are_approved_by_their_landed_names(
     duckdb_target: Target, tmp_path: Path
 ) -> None:
-    pipeline = duckdb_target.pipeline()
-    gated_run(pipeline, orders(BASELINE))
+    pipeline = baseline_orders(duckdb_target)
     odd = tuple({**r, **ODD} for r in SLICE)
     # approvals in the source's spelling do not match
     as_sent = GatePolicy(allow_nullable_additions=False, approved_additions=frozenset(
@@ -181,8 +179,7 @@ def test_settings_from_the_project_config(
 def test_a_quarantined_batch_reruns_after_the_fix(duckdb_target: Target, tmp_path: Path) -> None:
     """The rows as sent are in `raw/<resource>.jsonl`: fix them and run them through the gate
     again. JSON has no date type, so the fix parses the dates too (see the next test)."""
-    pipeline = duckdb_target.pipeline()
-    gated_run(pipeline, orders(BASELINE))
+    pipeline = baseline_orders(duckdb_target)
     report = gated_run(pipeline, orders(SHAPES["renamed"]), raise_on_reject=False,
                        quarantine_dir=tmp_path / "q")
     raw = Path(str(report.quarantine)) / "raw" / "orders.jsonl"
@@ -207,8 +204,7 @@ def test_a_date_sent_as_iso_text_is_a_retype(
 ) -> None:
     """What a JSON source sends: the model would parse "2026-03-18", the gate compares the text.
     Parse dates in a map (`add_map` runs before the gate's tap) or allow coercion."""
-    pipeline = duckdb_target.pipeline()
-    gated_run(pipeline, orders(BASELINE))
+    pipeline = baseline_orders(duckdb_target)
     report = gated_run(pipeline, orders(AS_ISO_TEXT), policy=policy, raise_on_reject=False)
     assert report.action == action
     assert [(d.change, d.label, d.observed_type) for d in report.differences] == [
