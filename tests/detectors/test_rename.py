@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +14,7 @@ import duckdb
 import pytest
 
 from dlt_contract_ops.engine.reconcile import run
+from tests.duckdb_baselines import shared_loads
 from tests.projects import Project
 
 SOURCE = """
@@ -61,13 +63,21 @@ def shop(project: Project) -> Project:
 
 
 def _load(project: Project, days_ago: float, **kwargs: Any) -> None:
-    """One real load, then its rows moved `days_ago` into the past (its own load id)."""
-    args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-    project.python(f"""
-        import dlt
-        from shop_mod import shop
-        dlt.pipeline("shop_pipe", destination="duckdb", dataset_name={DATASET!r}).run(shop({args}))
-        """)
+    """One real load, then its rows moved `days_ago` into the past (its own load id). The
+    first load into a fresh project is built once per test run and copied
+    (`tests/duckdb_baselines.py`: most tests start from the same load); the move is not."""
+    def load(steps: Sequence[dict[str, Any]]) -> None:
+        [kw] = steps
+        args = ", ".join(f"{k}={v!r}" for k, v in kw.items())
+        project.python(f"""
+            import dlt
+            from shop_mod import shop
+            dlt.pipeline("shop_pipe", destination="duckdb", dataset_name={DATASET!r}).run(
+                shop({args}))
+            """)
+
+    shared_loads(project, [kwargs], pipeline="shop_pipe", module="shop_mod.py",
+                 dataset=DATASET, run=load)
     if days_ago:
         with duckdb.connect(str(project.root / DB)) as con:
             newest = con.execute(f"SELECT MAX(_dlt_load_id) FROM {DATASET}.orders").fetchone()[0]
