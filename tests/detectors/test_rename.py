@@ -152,9 +152,9 @@ def test_a_type_incompatible_pair_stays_two_findings(shop: Project) -> None:
 
 
 def test_min_confidence_is_a_setting(shop: Project) -> None:
-    shop.config("[contract_ops.rename]\nmin_confidence = 0.95\n")
     _load(shop, 3, start=0)
     _load(shop, 0, start=100, field="sale_date")
+    shop.config("[contract_ops.rename]\nmin_confidence = 0.95\n")  # read by the sweep
     found = _findings(shop)
     assert found["rename"] == []
     assert len(found["removal"]) == 1
@@ -314,10 +314,10 @@ def test_removal_first_seen_is_the_load_where_the_column_went_dark(
 ) -> None:
     """"First seen" was the start of the recent window: it moved with every run. It is the
     load where the column went dark, from the load profiles and from a full scan alike."""
-    shop.config(f"[contract_ops.removal]\nfrom_profiles = {str(from_profiles).lower()}\n")
     _load(shop, 3, start=0)
     _load(shop, 2, start=100, field="")
     _load(shop, 0, start=200, field="")
+    shop.config(f"[contract_ops.removal]\nfrom_profiles = {str(from_profiles).lower()}\n")
     seen = []
     for _ in range(2):
         results = run(["shop"], detectors=("removal",), dry_run=True, project_dir=shop.root)
