@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.duckdb_baselines import BASELINES
 from tests.projects import Project
 
 os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
@@ -62,6 +63,21 @@ def _loader_polls_often() -> Iterator[None]:
     Load.__init__ = init  # type: ignore[method-assign]
     yield
     Load.__init__ = original  # type: ignore[method-assign]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _duckdb_baselines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """One folder of loaded DuckDB baselines for the whole run (`tests/duckdb_baselines.py`),
+    shared by the xdist workers (their base temp folders sit side by side in the session's
+    own)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    folder = base / "duckdb-baselines"
+    folder.mkdir(exist_ok=True)
+    BASELINES.append(folder)
+    yield
+    BASELINES.remove(folder)
 
 
 @pytest.fixture(autouse=True)

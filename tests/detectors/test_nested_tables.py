@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -21,6 +21,7 @@ import pytest
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.model.findings import ReconcileResult
 from tests.conftest import require_server
+from tests.duckdb_baselines import is_fresh, shared_loads
 from tests.projects import Project
 
 SOURCE = """
@@ -73,6 +74,18 @@ class Loaded:
     dataset: str
 
     def load(self, *batches: dict[str, Any]) -> None:
+        """The batches through dlt, in one interpreter. The first loads into a fresh DuckDB
+        project (all batches but the last, or the one) are built once per test run and
+        copied (`tests/duckdb_baselines.py`: several tests start from the same load)."""
+        if self.destination == "duckdb" and is_fresh(self.project, "people_pipe"):
+            shared = batches[:-1] if len(batches) > 1 else batches
+            shared_loads(self.project, shared, pipeline="people_pipe", module="people_mod.py",
+                         dataset=self.dataset, run=self._run)
+            batches = batches[len(shared):]
+        if batches:
+            self._run(batches)
+
+    def _run(self, batches: Sequence[dict[str, Any]]) -> None:
         self.project.python(
             f"""
             import json, dlt
@@ -116,7 +129,8 @@ class Loaded:
 @pytest.fixture(params=["duckdb", "postgres"])
 def loaded(request: pytest.FixtureRequest, project: Project) -> Iterator[Loaded]:
     destination = request.param
-    dataset = f"people_{uuid.uuid4().hex[:8]}"
+    # DuckDB: a file of the test's own, so one name serves all (and a baseline copies)
+    dataset = "people_data" if destination == "duckdb" else f"people_{uuid.uuid4().hex[:8]}"
     if destination == "postgres":
         require_server("127.0.0.1", 5432, "PostgreSQL")
         project.secrets(f'[destination.postgres]\ncredentials = "{PG}"\n')

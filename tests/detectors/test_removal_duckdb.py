@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
@@ -19,6 +19,7 @@ import pytest
 from dlt_contract_ops import detect_removal, reconcile_all
 from dlt_contract_ops.detectors.registry import selected
 from dlt_contract_ops.engine.reconcile import run
+from tests.duckdb_baselines import shared_loads
 from tests.projects import Project
 
 #: what `--include-removal` runs
@@ -80,15 +81,22 @@ DATASET = "events_data"
 
 
 def _load(project: Project, **kwargs: Any) -> None:
-    args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-    project.python(
-        f"""
-        import dlt
-        from src_mod import events_src
-        p = dlt.pipeline("events_pipe", destination="duckdb", dataset_name={DATASET!r})
-        p.run(events_src({args}))
-        """
-    )
+    """One real load; the first into a fresh project is built once per test run and copied
+    (`tests/duckdb_baselines.py`: most tests start from the same `n=20` load)."""
+    def run(steps: Sequence[dict[str, Any]]) -> None:
+        [kw] = steps
+        args = ", ".join(f"{k}={v!r}" for k, v in kw.items())
+        project.python(
+            f"""
+            import dlt
+            from src_mod import events_src
+            p = dlt.pipeline("events_pipe", destination="duckdb", dataset_name={DATASET!r})
+            p.run(events_src({args}))
+            """
+        )
+
+    shared_loads(project, [kwargs], pipeline="events_pipe", module="src_mod.py",
+                 dataset=DATASET, run=run)
 
 
 @contextmanager

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -13,6 +14,7 @@ import duckdb
 import pytest
 
 from dlt_contract_ops.engine.reconcile import run
+from tests.duckdb_baselines import shared_loads
 from tests.projects import Project
 
 SOURCE = """
@@ -61,13 +63,21 @@ def shop(project: Project) -> Project:
 
 
 def _load(project: Project, days_ago: float, **kwargs: Any) -> None:
-    """One real load, then its rows moved `days_ago` into the past (its own load id)."""
-    args = ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
-    project.python(f"""
-        import dlt
-        from shop_mod import shop
-        dlt.pipeline("shop_pipe", destination="duckdb", dataset_name={DATASET!r}).run(shop({args}))
-        """)
+    """One real load, then its rows moved `days_ago` into the past (its own load id). The
+    first load into a fresh project is built once per test run and copied
+    (`tests/duckdb_baselines.py`: most tests start from the same load); the move is not."""
+    def load(steps: Sequence[dict[str, Any]]) -> None:
+        [kw] = steps
+        args = ", ".join(f"{k}={v!r}" for k, v in kw.items())
+        project.python(f"""
+            import dlt
+            from shop_mod import shop
+            dlt.pipeline("shop_pipe", destination="duckdb", dataset_name={DATASET!r}).run(
+                shop({args}))
+            """)
+
+    shared_loads(project, [kwargs], pipeline="shop_pipe", module="shop_mod.py",
+                 dataset=DATASET, run=load)
     if days_ago:
         with duckdb.connect(str(project.root / DB)) as con:
             newest = con.execute(f"SELECT MAX(_dlt_load_id) FROM {DATASET}.orders").fetchone()[0]
@@ -142,9 +152,9 @@ def test_a_type_incompatible_pair_stays_two_findings(shop: Project) -> None:
 
 
 def test_min_confidence_is_a_setting(shop: Project) -> None:
-    shop.config("[contract_ops.rename]\nmin_confidence = 0.95\n")
     _load(shop, 3, start=0)
     _load(shop, 0, start=100, field="sale_date")
+    shop.config("[contract_ops.rename]\nmin_confidence = 0.95\n")  # read by the sweep
     found = _findings(shop)
     assert found["rename"] == []
     assert len(found["removal"]) == 1
@@ -304,10 +314,10 @@ def test_removal_first_seen_is_the_load_where_the_column_went_dark(
 ) -> None:
     """"First seen" was the start of the recent window: it moved with every run. It is the
     load where the column went dark, from the load profiles and from a full scan alike."""
-    shop.config(f"[contract_ops.removal]\nfrom_profiles = {str(from_profiles).lower()}\n")
     _load(shop, 3, start=0)
     _load(shop, 2, start=100, field="")
     _load(shop, 0, start=200, field="")
+    shop.config(f"[contract_ops.removal]\nfrom_profiles = {str(from_profiles).lower()}\n")
     seen = []
     for _ in range(2):
         results = run(["shop"], detectors=("removal",), dry_run=True, project_dir=shop.root)

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
-from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from filelock import FileLock
 
+from tests.duckdb_baselines import load_duckdb
 from tests.projects import Project
 
 SOURCE = """
@@ -62,83 +58,6 @@ def shop(batch=0, n=100, drift=(), disposition="append", start=0):
 
 DATASET = "shop_data"
 PIPELINE = "shop_pipe"
-
-
-#: the folder the loaded baselines are kept in for the run (`_baselines`); empty: none kept
-_BASELINES: list[Path] = []
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _baselines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """One folder of loaded baselines for the whole run, shared by the xdist workers (their
-    base temp folders sit side by side in the session's own)."""
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent
-    folder = base / "shop-baselines"
-    folder.mkdir(exist_ok=True)
-    _BASELINES.append(folder)
-    yield
-    _BASELINES.remove(folder)
-
-
-def _pipeline_dir(pipeline: str) -> Path:
-    return Path(os.environ["DLT_DATA_DIR"]) / "pipelines" / pipeline
-
-
-def _baseline_key(project: Project, batches: Sequence[dict[str, Any]], module: str,
-                  dataset: str) -> str:
-    """What a baseline depends on: the source module, the project's config, the batches."""
-    parts = [json.dumps([list(batches), dataset], sort_keys=True)]
-    for path in (project.root / module, project.root / ".dlt" / "config.toml",
-                 project.root / ".dlt" / "secrets.toml"):
-        parts.append(path.read_text() if path.exists() else "")
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
-
-
-def _restore(saved: Path, project: Project, pipeline: str) -> None:
-    """Copy a kept baseline (the DuckDB file and the pipeline's working folder) into this
-    project and data dir. dlt opens `<the folder the pipeline first ran in>/<name>.duckdb`
-    (`_local.initial_cwd` in its state): the copy's state is pointed at this project."""
-    for database in saved.glob(f"{pipeline}.duckdb*"):
-        shutil.copyfile(database, project.root / database.name)
-    shutil.copytree(saved / "pipeline", _pipeline_dir(pipeline))
-    state_file = _pipeline_dir(pipeline) / "state.json"
-    state = json.loads(state_file.read_text())
-    state["_local"]["initial_cwd"] = str(project.root)
-    state_file.write_text(json.dumps(state))
-
-
-def _keep(project: Project, pipeline: str, saved: Path) -> None:
-    staging = saved.with_name(saved.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    for database in project.root.glob(f"{pipeline}.duckdb*"):
-        shutil.copyfile(database, staging / database.name)
-    shutil.copytree(_pipeline_dir(pipeline), staging / "pipeline")
-    staging.rename(saved)
-
-
-def load_duckdb(
-    project: Project, batches: Sequence[dict[str, Any]], *, pipeline: str, module: str,
-    dataset: str, run: Callable[[Sequence[dict[str, Any]]], None],
-) -> None:
-    """`run(batches)` (real dlt loads into the pipeline's default DuckDB file), sharing the
-    baseline: into a fresh project, all batches but the last are built once per test run
-    and copied (many tests start from the same loads); the last batch is loaded for real.
-    The copy is what the real loads left: the same file, load ids and pipeline state."""
-    fresh = (not (project.root / f"{pipeline}.duckdb").exists()
-             and not _pipeline_dir(pipeline).exists())
-    if fresh and len(batches) > 1 and _BASELINES:
-        baseline, batches = batches[:-1], batches[-1:]
-        saved = _BASELINES[0] / _baseline_key(project, baseline, module, dataset)
-        with FileLock(str(saved) + ".lock"):
-            if saved.exists():
-                _restore(saved, project, pipeline)
-            else:
-                run(baseline)
-                _keep(project, pipeline, saved)
-    run(batches)
 
 
 def load(

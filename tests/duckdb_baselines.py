@@ -1,0 +1,100 @@
+"""Loaded DuckDB baselines shared by a test run: the first loads of many tests are the same
+real dlt loads, so they are run once per run and copied (the DuckDB file and dlt's pipeline
+folder); each test's later loads stay real.
+
+`tests/conftest.py` keeps the folder for the run (`_duckdb_baselines`): one for all xdist
+workers, a file lock per baseline keyed by what builds it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from tests.projects import Project
+
+#: the folder the loaded baselines are kept in for the run; empty: none kept (real loads)
+BASELINES: list[Path] = []
+
+
+def pipeline_dir(pipeline: str) -> Path:
+    return Path(os.environ["DLT_DATA_DIR"]) / "pipelines" / pipeline
+
+
+def is_fresh(project: Project, pipeline: str) -> bool:
+    """Nothing loaded yet: no DuckDB file of the pipeline, no pipeline folder."""
+    return (not (project.root / f"{pipeline}.duckdb").exists()
+            and not pipeline_dir(pipeline).exists())
+
+
+def _key(project: Project, steps: Sequence[Any], module: str, dataset: str) -> str:
+    """What a baseline depends on: the source module, the project's config, the steps."""
+    parts = [json.dumps([list(steps), dataset], sort_keys=True)]
+    for path in (project.root / module, project.root / ".dlt" / "config.toml",
+                 project.root / ".dlt" / "secrets.toml"):
+        parts.append(path.read_text() if path.exists() else "")
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def _restore(saved: Path, project: Project, pipeline: str) -> None:
+    """Copy a kept baseline into this project and data dir. dlt opens `<the folder the
+    pipeline first ran in>/<name>.duckdb` (`_local.initial_cwd` in its state): the copy's
+    state is pointed at this project."""
+    for database in saved.glob(f"{pipeline}.duckdb*"):
+        shutil.copyfile(database, project.root / database.name)
+    shutil.copytree(saved / "pipeline", pipeline_dir(pipeline))
+    state_file = pipeline_dir(pipeline) / "state.json"
+    state = json.loads(state_file.read_text())
+    state["_local"]["initial_cwd"] = str(project.root)
+    state_file.write_text(json.dumps(state))
+
+
+def _keep(project: Project, pipeline: str, saved: Path) -> None:
+    staging = saved.with_name(saved.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    for database in project.root.glob(f"{pipeline}.duckdb*"):
+        shutil.copyfile(database, staging / database.name)
+    shutil.copytree(pipeline_dir(pipeline), staging / "pipeline")
+    staging.rename(saved)
+
+
+def shared_loads(
+    project: Project, steps: Sequence[Any], *, pipeline: str, module: str, dataset: str,
+    run: Callable[[Sequence[Any]], None],
+) -> None:
+    """`run(steps)`: real dlt loads into the pipeline's default DuckDB file in the project
+    folder. Into a fresh project they run once per test run under a key of the steps, the
+    source module and the project's config; later tests get a copy of what they left (the
+    same file, load ids and pipeline state). Into a loaded project they simply run.
+    `steps` must name everything `run` does with them (JSON)."""
+    if not (BASELINES and steps and is_fresh(project, pipeline)):
+        run(steps)
+        return
+    saved = BASELINES[0] / _key(project, steps, module, dataset)
+    with FileLock(str(saved) + ".lock"):
+        if saved.exists():
+            _restore(saved, project, pipeline)
+        else:
+            run(steps)
+            _keep(project, pipeline, saved)
+
+
+def load_duckdb(
+    project: Project, batches: Sequence[dict[str, Any]], *, pipeline: str, module: str,
+    dataset: str, run: Callable[[Sequence[dict[str, Any]]], None],
+) -> None:
+    """`run(batches)` with the baseline shared: into a fresh project, all batches but the
+    last are built once per test run and copied (`shared_loads`); the last batch is loaded
+    for real."""
+    if len(batches) > 1 and is_fresh(project, pipeline):
+        shared_loads(project, batches[:-1], pipeline=pipeline, module=module, dataset=dataset,
+                     run=run)
+        batches = batches[-1:]
+    run(batches)
