@@ -4,9 +4,14 @@ shifted `status` share). For the profile sweep on dlt's `filesystem` destination
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
+import shutil
 from pathlib import Path
 from typing import Any
+
+from filelock import FileLock
 
 from tests.projects import Project
 
@@ -76,6 +81,76 @@ def load(project: Project, *batches: dict[str, Any], file_format: str = "parquet
         for kw in json.loads({json.dumps(json.dumps(list(batches)))}):
             p.run(shop(**kw), loader_file_format={file_format!r})
         """)
+
+
+#: the folder the steady baselines are kept in for the run (conftest's `_lake_baselines`)
+BASELINES: list[Path] = []
+
+
+def _pipeline_dir() -> Path:
+    return Path(os.environ["DLT_DATA_DIR"]) / "pipelines" / PIPELINE
+
+
+def steady(project: Project, bucket: Path, batches: list[dict[str, Any]], *,
+           file_format: str = "parquet", backdated: bool = True) -> None:
+    """`load(project, *batches)` into the fresh local bucket, then (`backdated`) `backdate`,
+    or an open table's `backdate_open`: built once per test run and copied, bucket and dlt's
+    pipeline folder, into this test's (many tests start from the same loads). The copy is
+    what the real loads left: the same files, load ids and pipeline state; the pipeline's
+    later loads go on from it. Local `file://` buckets whose files name no absolute path
+    only (not Iceberg)."""
+    assert not bucket.exists(), "not a fresh bucket"
+    assert not _pipeline_dir().exists(), "not a fresh pipeline"
+    assert not any(b.get("table_format") == "iceberg" for b in batches)
+    opened = {b.get("table_format") for b in batches} - {None}
+    key = json.dumps([SOURCE, batches, file_format, backdated], sort_keys=True)
+    saved = BASELINES[0] / hashlib.sha256(key.encode()).hexdigest()[:16]
+    with FileLock(str(saved) + ".lock"):
+        if saved.exists():
+            _restore(saved, project, bucket)
+            return
+        load(project, *batches, file_format=file_format)
+        if backdated and opened:
+            backdate_open(bucket, *opened)
+        elif backdated:
+            backdate(bucket)
+        staging = saved.with_name(saved.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(bucket, staging / "bucket")
+        shutil.copytree(_pipeline_dir(), staging / "pipeline")
+        (staging / "paths.json").write_text(json.dumps(_paths(project, bucket)))
+        staging.rename(saved)
+
+
+def _paths(project: Project, bucket: Path) -> list[str]:
+    """The absolute paths dlt writes into its pipeline folder: the project (the run's cwd,
+    `_local` in the state), the data dir (the load packages' own), the bucket (the
+    `.reference` files of a Delta load)."""
+    return [str(project.root), str(Path(os.environ["DLT_DATA_DIR"])), str(bucket)]
+
+
+def _restore(saved: Path, project: Project, bucket: Path) -> None:
+    """Copy a kept baseline into this test's bucket and data dir, every path of the builder's
+    test in the pipeline folder's files replaced by this test's (its state, the loaded
+    packages' state and references). The builder's `trace.pickle` is left behind (a pickle
+    of that run, for `dlt pipeline trace` only: the test's next load writes its own)."""
+    shutil.copytree(saved / "bucket", bucket)
+    target = _pipeline_dir()
+    shutil.copytree(saved / "pipeline", target, ignore=shutil.ignore_patterns("trace.pickle"))
+    pairs = sorted(zip(json.loads((saved / "paths.json").read_text()), _paths(project, bucket),
+                       strict=True), key=lambda pair: len(pair[0]), reverse=True)
+    for file in target.rglob("*"):
+        if not file.is_file() or file.suffix in (".parquet", ".gz"):
+            continue
+        try:
+            text = file.read_text()
+        except UnicodeDecodeError:  # no path in a binary file dlt keeps there
+            continue
+        changed = text
+        for old, new in pairs:
+            changed = changed.replace(old, new)
+        if changed != text:
+            file.write_text(changed)
 
 
 def sweep(project: Project, *args: str) -> tuple[int, dict[str, Any], str]:
