@@ -67,9 +67,9 @@ def _loader_polls_often() -> Iterator[None]:
 
 @pytest.fixture(scope="session", autouse=True)
 def _duckdb_baselines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """One folder of loaded DuckDB baselines for the whole run (`tests/duckdb_baselines.py`),
-    shared by the xdist workers (their base temp folders sit side by side in the session's
-    own)."""
+    """One folder of loaded baselines for the whole run (`tests/duckdb_baselines.py`; the
+    gate's and the lakehouse sweeps' too, under their own prefixes), shared by the xdist
+    workers (their base temp folders sit side by side in the session's own)."""
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent

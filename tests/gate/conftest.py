@@ -17,6 +17,7 @@ import pytest
 from filelock import FileLock
 
 from tests.conftest import require_server
+from tests.duckdb_baselines import BASELINES
 
 DSN = "postgresql://postgres:x@127.0.0.1:5432/test"
 
@@ -68,24 +69,6 @@ def duckdb_target(tmp_path: Path) -> Iterator[Target]:
     yield from _target("duckdb", tmp_path)
 
 
-#: the folder the loaded DuckDB baselines are kept in for the run (`_baselines`); empty: none
-_BASELINES: list[Path] = []
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _baselines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """One folder of loaded baselines for the whole run, shared by the xdist workers (their
-    base temp folders sit side by side in the session's own)."""
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent
-    folder = base / "gate-baselines"
-    folder.mkdir(exist_ok=True)
-    _BASELINES.append(folder)
-    yield
-    _BASELINES.remove(folder)
-
-
 def _pipelines_dir() -> Path:
     """dlt's pipelines folder in this test's data dir: the pipelines and the gate's own
     folder (`.contract_ops_gate`: its lock and the accepted load ids)."""
@@ -100,13 +83,13 @@ def baseline(target: Target, key: str, build: Callable[[Any], object],
     folder (the same rows, load ids, stored schemas and pipeline state), with the state's
     local paths pointed at this test's folder. `key` must change whenever `build` does."""
     database = target.folder / "warehouse.duckdb"
-    if target.kind != "duckdb" or not _BASELINES:
+    if target.kind != "duckdb" or not BASELINES:
         pipeline = target.pipeline(name)
         build(pipeline)
         return pipeline
     assert not database.exists(), "a baseline goes into a fresh destination"
     assert not _pipelines_dir().exists(), "a baseline goes into a fresh pipelines folder"
-    saved = _BASELINES[0] / f"{name}-{key}"
+    saved = BASELINES[0] / f"gate-{name}-{key}"
     with FileLock(str(saved) + ".lock"):
         if not saved.exists():
             pipeline = target.pipeline(name)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.lakehouse import sweeps
 from tests.servers import S3Server, start_s3_server, stop_process
 
 _buckets = itertools.count()
@@ -38,17 +36,3 @@ def stores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     used = [tmp_path / "profiles-0.duckdb"]
     monkeypatch.setenv("CONTRACT_OPS__PROFILE_STORE", str(used[0]))
     return used
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _lake_baselines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """One folder of steady baselines (`sweeps.steady`) for the whole run, shared by the xdist
-    workers (their base temp folders sit side by side in the session's own)."""
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent
-    folder = base / "lake-baselines"
-    folder.mkdir(exist_ok=True)
-    sweeps.BASELINES.append(folder)
-    yield
-    sweeps.BASELINES.remove(folder)

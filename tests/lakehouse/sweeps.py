@@ -13,6 +13,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from tests.duckdb_baselines import BASELINES
 from tests.projects import Project
 
 PIPELINE = "shop_lake"
@@ -83,10 +84,6 @@ def load(project: Project, *batches: dict[str, Any], file_format: str = "parquet
         """)
 
 
-#: the folder the steady baselines are kept in for the run (conftest's `_lake_baselines`)
-BASELINES: list[Path] = []
-
-
 def _pipeline_dir() -> Path:
     return Path(os.environ["DLT_DATA_DIR"]) / "pipelines" / PIPELINE
 
@@ -104,7 +101,7 @@ def steady(project: Project, bucket: Path, batches: list[dict[str, Any]], *,
     assert not any(b.get("table_format") == "iceberg" for b in batches)
     opened = {b.get("table_format") for b in batches} - {None}
     key = json.dumps([SOURCE, batches, file_format, backdated], sort_keys=True)
-    saved = BASELINES[0] / hashlib.sha256(key.encode()).hexdigest()[:16]
+    saved = BASELINES[0] / f"lake-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
     with FileLock(str(saved) + ".lock"):
         if saved.exists():
             _restore(saved, project, bucket)
