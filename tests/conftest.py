@@ -65,6 +65,52 @@ def _loader_polls_often() -> Iterator[None]:
     Load.__init__ = original  # type: ignore[method-assign]
 
 
+#: the modules that call dlt's `is_secret_hint` by a name of their own (`from ... import`)
+_SECRET_HINT_USERS = (
+    "dlt.common.configuration.specs.base_configuration",
+    "dlt.common.configuration",
+    "dlt.common.configuration.resolve",
+    "dlt.common.configuration.providers.environ",
+    "dlt.common.configuration.providers.vault",
+    "dlt.pipeline.trace",
+)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _secret_hints_remembered() -> Iterator[None]:
+    """dlt asks whether a config field's type is a secret for every field, provider and
+    section it looks in (`is_secret_hint`: 10-40 µs of `typing` introspection a call, some
+    ten thousand calls a test that loads and sweeps); that was a quarter of the CPU of the
+    suite's loading tests. The answer depends on the type alone, so the suite's workers
+    remember it per type; what dlt resolves is the same. At the end of the run every
+    remembered answer is asked of dlt again and must agree."""
+    import importlib
+
+    from dlt.common.configuration.specs import base_configuration
+
+    original = base_configuration.is_secret_hint
+    answers: dict[Any, bool] = {}
+
+    def is_secret_hint(hint: Any) -> bool:
+        try:
+            return answers[hint]
+        except KeyError:
+            answer = answers[hint] = original(hint)
+            return answer
+        except TypeError:  # a type that cannot be a key (an unhashable `Annotated` extra)
+            return original(hint)
+
+    users = [importlib.import_module(name) for name in _SECRET_HINT_USERS]
+    for module in users:
+        assert module.is_secret_hint is original, module.__name__
+        module.is_secret_hint = is_secret_hint  # type: ignore[attr-defined]
+    yield
+    for module in users:
+        module.is_secret_hint = original  # type: ignore[attr-defined]
+    differing = [hint for hint, answer in answers.items() if original(hint) != answer]
+    assert not differing, f"dlt's is_secret_hint answers differently now for {differing}"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _duckdb_baselines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """One folder of loaded baselines for the whole run (`tests/duckdb_baselines.py`; the

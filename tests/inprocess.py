@@ -29,13 +29,27 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 
+#: `os.path.abspath` of each module file seen (thousands of modules, looked at twice a call)
+_ABSOLUTE: dict[str, str] = {}
+
+
+def _absolute(path: str) -> str:
+    try:
+        return _ABSOLUTE[path]
+    except KeyError:
+        if not os.path.isabs(path):  # relative to the cwd of the moment: never remembered
+            return os.path.abspath(path)
+        absolute = _ABSOLUTE[path] = os.path.abspath(path)
+        return absolute
+
+
 def _project_modules(root: Path) -> list[str]:
     """Names in `sys.modules` whose file lies in `root` (the user's source modules)."""
     prefix = str(root.resolve()) + os.sep
     found = []
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
-        if path and os.path.abspath(path).startswith(prefix):
+        if path and _absolute(path).startswith(prefix):
             found.append(name)
     return found
 
@@ -65,7 +79,7 @@ def _evict(root: Path) -> None:
         if name.split(".")[0] not in tops:
             continue
         path = getattr(module, "__file__", None) or ""
-        if not os.path.abspath(path).startswith(_KEEP):
+        if not _absolute(path).startswith(_KEEP):
             del sys.modules[name]
     for name in _project_modules(root):
         sys.modules.pop(name, None)

@@ -162,7 +162,8 @@ def mariadb_waiting(dataset: str) -> list[int]:
     """Ids of MariaDB sessions whose statement on `dataset` waits for a table lock."""
     import pymysql
 
-    con = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="")
+    con = pymysql.connect(host="127.0.0.1", port=3306, user="root", password="",
+                          ssl_disabled=True)
     try:
         with con.cursor() as cur:
             cur.execute("SELECT ID FROM information_schema.PROCESSLIST "
