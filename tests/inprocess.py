@@ -28,7 +28,6 @@ import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-
 #: `os.path.abspath` of each module file seen (thousands of modules, looked at twice a call)
 _ABSOLUTE: dict[str, str] = {}
 
