@@ -14,7 +14,8 @@ folded upper, `NUMBER(19,0)`, `TIMESTAMP_LTZ`), not by a dlt load: dlt reads
 "CREATE"`). Rows are inserted across four loads; then drift is made out of band with quoted
 names, as an engineer would: `"ip-address"`, `"userId"`, `"discount%"`.
 
-fakesnow is a dev dependency: where it is missing the module skips, under CI it fails.
+fakesnow is a dev dependency: where it is missing the tests that need it skip, under CI they
+fail.
 """
 
 from __future__ import annotations
@@ -53,9 +54,6 @@ def _dev_dependency(module: str) -> Any:
         return importlib.import_module(module)
     return pytest.importorskip(module, reason=f"`{module}` is missing: pip install -e '.[dev]'")
 
-
-fakesnow = _dev_dependency("fakesnow")
-connector = _dev_dependency("snowflake.connector")
 
 PIPELINE = "sf_pipe"
 DATABASE = "ANALYTICS"
@@ -163,6 +161,9 @@ def dlt_schema_and_ddl(workdir: Path) -> tuple[Any, list[str]]:
 def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """fakesnow patched in for the module, holding the drifted `RAW_EVENTS.EVENTS`; yields
     the source's dlt schema."""
+    # imported here, not at collection: every xdist worker collects this module, one runs it
+    fakesnow = _dev_dependency("fakesnow")
+    connector = _dev_dependency("snowflake.connector")
     schema, ddl = dlt_schema_and_ddl(tmp_path_factory.mktemp("fakesnow_dlt"))
     # the schema is made here, as dlt would, not by fakesnow on connect
     with fakesnow.patch(create_schema_on_connect=False):
@@ -197,7 +198,7 @@ def adapter(warehouse: Any) -> Iterator[SnowflakeAdapter]:
 
 def raw_query(sql: str) -> list[tuple[Any, ...]]:
     """SQL as a user pastes it into a Snowflake console: no parameters."""
-    conn = connector.connect(database=DATABASE, schema=LIVE_DATASET)
+    conn = _dev_dependency("snowflake.connector").connect(database=DATABASE, schema=LIVE_DATASET)
     try:
         cur = conn.cursor()
         cur.execute(sql)

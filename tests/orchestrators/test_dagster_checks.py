@@ -12,14 +12,24 @@ from dlt_contract_ops.detectors.registry import selected
 from tests.conftest import in_ci
 from tests.orchestrators.conftest import GHOST, load_example
 
-try:
-    import dagster as dg
-except ImportError:  # an optional extra; the dev extra installs it, so CI always runs these
-    if in_ci():
-        raise
-    pytest.skip("dagster is not installed: pip install -e '.[dev]'", allow_module_level=True)
+#: `dagster` and the example module, imported by `_dagster` when this module's tests run
+dg: Any = None
+checks: Any = None
 
-checks = load_example("dagster_checks")
+
+@pytest.fixture(scope="module", autouse=True)
+def _dagster() -> None:
+    """Import dagster (seconds of CPU) when the tests run, not when pytest collects the
+    module: every xdist worker collects it, one runs it."""
+    global dg, checks
+    try:
+        import dagster
+    except ImportError:  # an optional extra; the dev extra installs it, so CI always runs these
+        if in_ci():
+            raise
+        pytest.skip("dagster is not installed: pip install -e '.[dev]'")
+    dg = dagster
+    checks = load_example("dagster_checks")
 
 ORDER_COLUMNS = ['Weird "Name"', "größe", "ip-address", "userId"]
 
