@@ -150,13 +150,14 @@ def add_columns(loaded: Loaded, drift: Sequence[Drift]) -> list[str]:
     table = b.q(ds, TABLE)
     added: list[str] = []
     try:
-        for d in drift:
-            b.execute(ds, [_sql(b, f"ALTER TABLE {table} ADD COLUMN {b.q(d.column)} {d.sql_type}")])
-            added.append(d.column)
-            update = _sql(b, f"UPDATE {table} SET {b.q(d.column)} = ") + (
-                f"{b.param} WHERE id = {b.param}"
-            )
-            b.execute(ds, [(update, [d.value, d.row])])
+        with b.session(ds) as execute:
+            for d in drift:
+                execute([_sql(b, f"ALTER TABLE {table} ADD COLUMN {b.q(d.column)} {d.sql_type}")])
+                added.append(d.column)
+                update = _sql(b, f"UPDATE {table} SET {b.q(d.column)} = ") + (
+                    f"{b.param} WHERE id = {b.param}"
+                )
+                execute([(update, [d.value, d.row])])
     except Exception:
         drop_columns(loaded, added)
         raise
@@ -166,8 +167,9 @@ def add_columns(loaded: Loaded, drift: Sequence[Drift]) -> list[str]:
 def drop_columns(loaded: Loaded, columns: Sequence[str]) -> None:
     b = loaded.backend
     table = b.q(loaded.dataset, TABLE)
-    for column in columns:
-        b.execute(loaded.dataset, [_sql(b, f"ALTER TABLE {table} DROP COLUMN {b.q(column)}")])
+    with b.session(loaded.dataset) as execute:
+        for column in columns:
+            execute([_sql(b, f"ALTER TABLE {table} DROP COLUMN {b.q(column)}")])
 
 
 def reconcile_events(loaded: Loaded) -> DriftFinding:
