@@ -189,13 +189,14 @@ def assert_round_trip(loaded: Loaded, drift: Sequence[Drift]) -> None:
     assert finding.columns == columns
     assert finding.sample_error is None, finding.sample_error
     assert finding.samples == {d.column: [d.value] for d in drift}
-    # every row came in the one load: a drifted column is first seen at that load's time
-    [[(load_id,)]] = loaded.backend.execute(
-        loaded.dataset, [f"SELECT MIN(_dlt_load_id) FROM {loaded.backend.q(loaded.dataset, TABLE)}"]
-    )
-    assert finding.first_seen == datetime.fromtimestamp(float(load_id), timezone.utc).isoformat()
     assert finding.reproduce is not None
-    [rows] = loaded.backend.execute(loaded.dataset, [_sql(loaded.backend, finding.reproduce)])
+    b = loaded.backend
+    [[(load_id,)], rows] = b.execute(loaded.dataset, [
+        f"SELECT MIN(_dlt_load_id) FROM {b.q(loaded.dataset, TABLE)}",
+        _sql(b, finding.reproduce),
+    ])
+    # every row came in the one load: a drifted column is first seen at that load's time
+    assert finding.first_seen == datetime.fromtimestamp(float(load_id), timezone.utc).isoformat()
     for d in drift:
         i = columns.index(d.column)
         assert [r[i] for r in rows if r[i] is not None] == [d.value], (d, finding.reproduce)
