@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -22,6 +22,11 @@ MARIADB_HOST, MARIADB_PORT = "127.0.0.1", 3306
 #: PyMySQL 1.2 builds a TLS context (the system's CA certificates) for every connection unless
 #: told the server takes none; the loopback server of the tests takes none
 MARIADB_URL = f"mysql+pymysql://root:@{MARIADB_HOST}:{MARIADB_PORT}/test?ssl_disabled=true"
+
+#: out-of-band SQL: a statement, or a statement and its parameters
+Statement = str | tuple[str, Sequence[Any]]
+#: the rows of each statement
+Rows = list[list[tuple[Any, ...]]]
 
 
 def unique(prefix: str) -> str:
@@ -90,12 +95,20 @@ class Backend:
         con.execute("ATTACH DATABASE ? AS " + self.q(dataset), [str(dataset_file)])
         return con
 
-    def execute(self, dataset: str, statements: Sequence[str | tuple[str, Sequence[Any]]]
+    def execute(self, dataset: str, statements: Sequence[Statement]
                 ) -> list[list[tuple[Any, ...]]]:
         """Run SQL out of band; returns the rows of each statement."""
+        with self.session(dataset) as execute:
+            return execute(statements)
+
+    @contextmanager
+    def session(self, dataset: str) -> Iterator[Callable[[Sequence[Statement]], Rows]]:
+        """`execute` over one connection, for many small batches of statements in a row (a
+        DuckDB connection opens the file and checkpoints it on close: tens of ms each)."""
         con = self._connect(dataset)
-        out: list[list[tuple[Any, ...]]] = []
-        try:
+
+        def execute(statements: Sequence[Statement]) -> Rows:
+            out: Rows = []
             for stmt in statements:
                 sql, params = (stmt, ()) if isinstance(stmt, str) else stmt
                 cur = con.cursor()
@@ -104,9 +117,12 @@ class Backend:
                 cur.close()
             if self.kind in ("sqlite", "duckdb"):
                 con.commit()
+            return out
+
+        try:
+            yield execute
         finally:
             con.close()
-        return out
 
     def timestamp(self, moment: datetime) -> Any:
         """A value the backend stores in a dlt timestamp column for `moment`."""

@@ -150,13 +150,14 @@ def add_columns(loaded: Loaded, drift: Sequence[Drift]) -> list[str]:
     table = b.q(ds, TABLE)
     added: list[str] = []
     try:
-        for d in drift:
-            b.execute(ds, [_sql(b, f"ALTER TABLE {table} ADD COLUMN {b.q(d.column)} {d.sql_type}")])
-            added.append(d.column)
-            update = _sql(b, f"UPDATE {table} SET {b.q(d.column)} = ") + (
-                f"{b.param} WHERE id = {b.param}"
-            )
-            b.execute(ds, [(update, [d.value, d.row])])
+        with b.session(ds) as execute:
+            for d in drift:
+                execute([_sql(b, f"ALTER TABLE {table} ADD COLUMN {b.q(d.column)} {d.sql_type}")])
+                added.append(d.column)
+                update = _sql(b, f"UPDATE {table} SET {b.q(d.column)} = ") + (
+                    f"{b.param} WHERE id = {b.param}"
+                )
+                execute([(update, [d.value, d.row])])
     except Exception:
         drop_columns(loaded, added)
         raise
@@ -166,8 +167,9 @@ def add_columns(loaded: Loaded, drift: Sequence[Drift]) -> list[str]:
 def drop_columns(loaded: Loaded, columns: Sequence[str]) -> None:
     b = loaded.backend
     table = b.q(loaded.dataset, TABLE)
-    for column in columns:
-        b.execute(loaded.dataset, [_sql(b, f"ALTER TABLE {table} DROP COLUMN {b.q(column)}")])
+    with b.session(loaded.dataset) as execute:
+        for column in columns:
+            execute([_sql(b, f"ALTER TABLE {table} DROP COLUMN {b.q(column)}")])
 
 
 def reconcile_events(loaded: Loaded) -> DriftFinding:
@@ -187,13 +189,14 @@ def assert_round_trip(loaded: Loaded, drift: Sequence[Drift]) -> None:
     assert finding.columns == columns
     assert finding.sample_error is None, finding.sample_error
     assert finding.samples == {d.column: [d.value] for d in drift}
-    # every row came in the one load: a drifted column is first seen at that load's time
-    [[(load_id,)]] = loaded.backend.execute(
-        loaded.dataset, [f"SELECT MIN(_dlt_load_id) FROM {loaded.backend.q(loaded.dataset, TABLE)}"]
-    )
-    assert finding.first_seen == datetime.fromtimestamp(float(load_id), timezone.utc).isoformat()
     assert finding.reproduce is not None
-    [rows] = loaded.backend.execute(loaded.dataset, [_sql(loaded.backend, finding.reproduce)])
+    b = loaded.backend
+    [[(load_id,)], rows] = b.execute(loaded.dataset, [
+        f"SELECT MIN(_dlt_load_id) FROM {b.q(loaded.dataset, TABLE)}",
+        _sql(b, finding.reproduce),
+    ])
+    # every row came in the one load: a drifted column is first seen at that load's time
+    assert finding.first_seen == datetime.fromtimestamp(float(load_id), timezone.utc).isoformat()
     for d in drift:
         i = columns.index(d.column)
         assert [r[i] for r in rows if r[i] is not None] == [d.value], (d, finding.reproduce)

@@ -179,11 +179,22 @@ def contracts(project: Project) -> Path:
     return project.root / "contracts"
 
 
+def _snapshot_baseline(target: Target, contracts: Path) -> Any:
+    """The seed's baseline gated by the snapshot alone (`baseline`: built once per run on
+    DuckDB; the snapshot is the one `contracts` writes for every test: the same source, same
+    version)."""
+
+    def build(pipeline: Any) -> None:
+        first = gated_run(pipeline, shop(BASELINE, columns=None), contracts_dir=contracts)
+        assert first.action == "loaded"
+        assert "resource `orders`: contract from snapshot `Order`" in first.notes
+
+    return baseline(target, "shop-snapshot-1.0.0", build)
+
+
 @pytest.mark.parametrize("shape", ["baseline", "added"])
 def test_a_snapshot_admits_like_the_model(target: Target, contracts: Path, shape: str) -> None:
-    pipeline = target.pipeline()
-    first = gated_run(pipeline, shop(BASELINE, columns=None), contracts_dir=contracts)
-    assert "resource `orders`: contract from snapshot `Order`" in first.notes
+    pipeline = _snapshot_baseline(target, contracts)
     report = gated_run(pipeline, shop(SHAPES[shape], columns=None), contracts_dir=contracts)
     assert report.action == "loaded"
     assert (trusted(pipeline), slice_of(pipeline)) == ((3, 18500), (2, 14500))
@@ -197,12 +208,7 @@ def test_a_snapshot_admits_like_the_model(target: Target, contracts: Path, shape
 def test_a_snapshot_rejects_like_the_model(
     target: Target, contracts: Path, shape: str, tmp_path: Path
 ) -> None:
-    def build(pipeline: Any) -> None:
-        first = gated_run(pipeline, shop(BASELINE, columns=None), contracts_dir=contracts)
-        assert first.action == "loaded"
-
-    # the snapshot is the one `contracts` writes for every test: the same source, same version
-    pipeline = baseline(target, "shop-snapshot-1.0.0", build)
+    pipeline = _snapshot_baseline(target, contracts)
     landed = columns_of(pipeline)
     report = _rejected(pipeline, shop(SHAPES[shape], columns=None), tmp_path / "q",
                        contracts_dir=contracts)

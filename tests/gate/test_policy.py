@@ -4,6 +4,7 @@ items in a json column, and the policy read from `.dlt/config.toml`."""
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,16 @@ from pydantic import BaseModel
 from dlt_contract_ops import GateRejected, gated_run
 from dlt_contract_ops.core.ingest import GatePolicy
 from dlt_contract_ops.settings import project_context
-from tests.gate.conftest import Target, baseline_orders, columns_of, q, query, slice_of, trusted
+from tests.gate.conftest import (
+    Target,
+    baseline,
+    baseline_orders,
+    columns_of,
+    q,
+    query,
+    slice_of,
+    trusted,
+)
 from tests.gate.seed import BASELINE, MERGE, SHAPES, SLICE, Order, orders, shop
 from tests.projects import Project
 
@@ -159,9 +169,14 @@ def test_settings_from_the_project_config(
 ) -> None:
     project.config(GATE_CONFIG)
     monkeypatch.chdir(project.root)  # a relative quarantine_dir is relative to the cwd
-    pipeline = duckdb_target.pipeline()
+
+    def build(pipeline: Any) -> None:
+        with project_context(project.root):
+            assert gated_run(pipeline, shop(BASELINE, name=source)).action == "loaded"
+
+    config = hashlib.sha256(GATE_CONFIG.encode()).hexdigest()[:8]
+    pipeline = baseline(duckdb_target, f"shop-{source}-{config}", build)
     with project_context(project.root):
-        gated_run(pipeline, shop(BASELINE, name=source))
         report = gated_run(pipeline, shop([{**r, **extra} for r in SLICE], name=source),
                            raise_on_reject=False)
     assert report.action == action

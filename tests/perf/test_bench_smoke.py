@@ -6,10 +6,14 @@ table; two baseline loads days apart), each timing and start-up figure sampled o
 The bench's `main` runs in this process (the environment variables and the dlt log level it
 sets are put back after); what the bench itself runs as a process (the build's loader, the
 cold `reconcile`, the start-up figures) stays a process. Both tests share one workdir, so the
-second reuses the warehouse the first built, as a second `python -m bench` run does."""
+second reuses the warehouse the first built, as a second `python -m bench` run does.
+The test runner's own objects are frozen out of the garbage collector meanwhile: the bench
+collects before every timed run (a full collection), and a worker's heap of other test modules
+made each collect walk several times what `python -m bench` holds."""
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
@@ -35,9 +39,12 @@ def _bench(workdir: Path, results: Path, *args: str) -> None:
     saved_env = dict(os.environ)
     dlt_logger = logging.getLogger("dlt")
     saved_level = dlt_logger.level
+    gc.collect()
+    gc.freeze()
     try:
         code = main(argv)
     finally:
+        gc.unfreeze()
         os.environ.clear()
         os.environ.update(saved_env)
         dlt_logger.setLevel(saved_level)
