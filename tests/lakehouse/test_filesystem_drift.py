@@ -26,7 +26,7 @@ ADDED = {"parquet": {"payload_size": "BIGINT"}, "jsonl": {"payload_size": "BIGIN
 def loaded(request: pytest.FixtureRequest, project: Project, tmp_path: Path
            ) -> tuple[Project, Path, str]:
     bucket = tmp_path / "bucket"
-    lake.setup(project, bucket, request.param)
+    lake.setup(project, bucket, request.param, shared_by=__name__)
     return project, bucket, request.param
 
 
