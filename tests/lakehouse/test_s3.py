@@ -21,22 +21,6 @@ def _objects(server: S3Server, url: str) -> dict[str, str]:
     return {o["Key"]: o["ETag"] for page in pages for o in page.get("Contents", [])}
 
 
-def _steady(server: S3Server, url: str, file_format: str, scratch: Path) -> None:
-    """The shop's steady loads, backdated, into the bucket `url`: the local sweeps' tests'
-    (`sweeps.steady` in a local folder under `scratch`, built once per run), every file
-    copied to the same key; dlt's pipeline folder is that of the local loads, and the
-    bucket's own loads go on from it. dlt and `sweeps.backdate` leave the same files in a
-    bucket as in a folder."""
-    local = Project(scratch / "local-project")
-    sweeps.setup(local, scratch / "local")
-    sweeps.steady(local, scratch / "local", sweeps.STEADY, file_format=file_format)
-    fs, bucket = server.filesystem(), url.removeprefix("s3://")
-    for file in sorted((scratch / "local").rglob("*")):
-        if file.is_file():
-            key = file.relative_to(scratch / "local").as_posix()
-            fs.pipe_file(f"{bucket}/{key}", file.read_bytes())
-
-
 @pytest.mark.parametrize("table_format", [None, "delta", "iceberg"])
 def test_drift_in_an_s3_bucket(project: Project, s3_server: S3Server, s3_bucket: str,
                                table_format: str | None) -> None:
@@ -81,18 +65,16 @@ def test_credentials_that_do_not_reach_the_bucket(project: Project, s3_server: S
 @pytest.mark.parametrize("file_format", ["parquet", "jsonl", "iceberg"])
 def test_a_repeat_sweep_in_an_s3_bucket_reads_only_the_new_loads_files(
     project: Project, s3_server: S3Server, s3_bucket: str, stores: list[Path],
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, file_format: str,
+    monkeypatch: pytest.MonkeyPatch, file_format: str,
 ) -> None:
-    """The shop's loads in the loopback bucket, backdated: a repeat sweep after one more
-    load (dlt's, into the bucket) profiles its file alone (a JSONL file of it lacks `note`,
-    NULL in every row; an Iceberg table's file is picked by its manifest bounds), and finds
-    what a fresh sweep of the bucket finds."""
-    fs = s3_server.filesystem()
-    iceberg = file_format == "iceberg"
-    if not iceberg:
-        _steady(s3_server, s3_bucket, file_format, tmp_path)
+    """The shop's loads in the loopback bucket, backdated there: a repeat sweep after one
+    more load profiles its file alone (a JSONL file of it lacks `note`, NULL in every row;
+    an Iceberg table's file is picked by its manifest bounds), and finds what a fresh sweep
+    of the bucket finds."""
     project.secrets(s3_server.secrets())
     sweeps.setup(project, s3_bucket)
+    fs = s3_server.filesystem()
+    iceberg = file_format == "iceberg"
     opened = {"table_format": "iceberg"} if iceberg else {}
     written = "parquet" if iceberg else file_format
     properties = {"s3.endpoint": s3_server.endpoint, "s3.access-key-id": s3_server.key,
@@ -103,9 +85,11 @@ def test_a_repeat_sweep_in_an_s3_bucket_reads_only_the_new_loads_files(
             return sweeps.open_files(s3_bucket, "iceberg", fs=fs, properties=properties)
         return sweeps.data_files(s3_bucket, fs=fs)
 
-    if iceberg:  # its metadata names absolute paths: loaded and backdated in the bucket
-        sweeps.load(project, *[{**b, **opened} for b in sweeps.STEADY], file_format=written)
+    sweeps.load(project, *[{**b, **opened} for b in sweeps.STEADY], file_format=written)
+    if iceberg:
         sweeps.backdate_open(s3_bucket, "iceberg", fs=fs, properties=properties)
+    else:
+        sweeps.backdate(s3_bucket.removeprefix("s3://"), fs=fs)
     first, read = sweeps.observed(project)
     assert first == {}
     steady = files()
@@ -129,14 +113,14 @@ def test_a_repeat_sweep_in_an_s3_bucket_reads_only_the_new_loads_files(
 
 @pytest.mark.parametrize("file_format", ["jsonl", "parquet"])
 def test_a_sweep_answers_file_sizes_from_its_listing(
-    project: Project, s3_server: S3Server, s3_bucket: str, tmp_path: Path, file_format: str,
+    project: Project, s3_server: S3Server, s3_bucket: str, file_format: str,
 ) -> None:
     """DuckDB asks each file's size and time many times while it reads it; a sweep answers
     them from the table folder's listing (dlt's `read_only` client), not with a HEAD request
     each (34 a JSONL file before)."""
-    _steady(s3_server, s3_bucket, file_format, tmp_path)
     project.secrets(s3_server.secrets())
     sweeps.setup(project, s3_bucket)
+    sweeps.load(project, *sweeps.STEADY[:3], file_format=file_format)
     heads, gets = (s3_server.requests(m, s3_bucket) for m in ("HEAD", "GET"))
 
     code, doc, stderr = sweeps.sweep(project)
