@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.lakehouse import sweeps
 from tests.projects import Project
 
 PIPELINE = "telemetry_lake"
@@ -94,10 +95,15 @@ p.run(batch(100, 10, now, True), loader_file_format=FORMAT)
 
 
 def setup(project: Project, bucket: Path | str, file_format: str, dataset: str = "lake",
-          table_format: str | None = None) -> None:
+          table_format: str | None = None, *, shared_by: str | None = None) -> None:
     """The project: source module, `[destination.filesystem]` on `bucket` (a folder, or a
     bucket URL whose credentials the caller configures), the source, both loads; with
-    `table_format` (`delta`, `iceberg`) the tables are open tables of that format."""
+    `table_format` (`delta`, `iceberg`) the tables are open tables of that format.
+
+    `shared_by` (a test module's name): the loads into a local folder, not Iceberg, built
+    once per test run for that module's tests and copied (`sweeps.shared`). Per module: the
+    dark load is stamped when it is built, and removal's `first_seen` is that time; a
+    module's tests run together, minutes apart at most."""
     project.module("telemetry_src", f"TABLE_FORMAT = {table_format!r}\n" + SOURCE)
     url = bucket.as_uri() if isinstance(bucket, Path) else bucket
     project.config(
@@ -117,7 +123,14 @@ def setup(project: Project, bucket: Path | str, file_format: str, dataset: str =
                    load_timestamp_column="loaded_at")
     header = (f"PIPELINE = {PIPELINE!r}\nDATASET = {dataset!r}\n"
               f"FORMAT = {file_format!r}\nTABLE_FORMAT = {table_format!r}\n")
-    project.python(header + LOADER)
+
+    def load() -> None:
+        project.python(header + LOADER)
+
+    if shared_by and isinstance(bucket, Path) and table_format != "iceberg":
+        sweeps.shared(project, bucket, PIPELINE, [shared_by, SOURCE, header + LOADER], load)
+    else:
+        load()
 
 
 def reconcile_json(project: Project, *args: str) -> tuple[int, dict[str, Any], str]:

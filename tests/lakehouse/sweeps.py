@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,37 +85,49 @@ def load(project: Project, *batches: dict[str, Any], file_format: str = "parquet
         """)
 
 
-def _pipeline_dir() -> Path:
-    return Path(os.environ["DLT_DATA_DIR"]) / "pipelines" / PIPELINE
+def _pipeline_dir(pipeline: str = PIPELINE) -> Path:
+    return Path(os.environ["DLT_DATA_DIR"]) / "pipelines" / pipeline
 
 
 def steady(project: Project, bucket: Path, batches: list[dict[str, Any]], *,
            file_format: str = "parquet", backdated: bool = True) -> None:
     """`load(project, *batches)` into the fresh local bucket, then (`backdated`) `backdate`,
-    or an open table's `backdate_open`: built once per test run and copied, bucket and dlt's
-    pipeline folder, into this test's (many tests start from the same loads). The copy is
-    what the real loads left: the same files, load ids and pipeline state; the pipeline's
-    later loads go on from it. Local `file://` buckets whose files name no absolute path
-    only (not Iceberg)."""
-    assert not bucket.exists(), "not a fresh bucket"
-    assert not _pipeline_dir().exists(), "not a fresh pipeline"
+    or an open table's `backdate_open`: built once per test run and copied (`shared`; many
+    tests start from the same loads). Local `file://` buckets whose files name no absolute
+    path only (not Iceberg)."""
     assert not any(b.get("table_format") == "iceberg" for b in batches)
     opened = {b.get("table_format") for b in batches} - {None}
-    key = json.dumps([SOURCE, batches, file_format, backdated], sort_keys=True)
-    saved = BASELINES[0] / f"lake-{hashlib.sha256(key.encode()).hexdigest()[:16]}"
-    with FileLock(str(saved) + ".lock"):
-        if saved.exists():
-            _restore(saved, project, bucket)
-            return
+
+    def build() -> None:
         load(project, *batches, file_format=file_format)
         if backdated and opened:
             backdate_open(bucket, *opened)
         elif backdated:
             backdate(bucket)
+
+    shared(project, bucket, PIPELINE, [SOURCE, batches, file_format, backdated], build)
+
+
+def shared(project: Project, bucket: Path, pipeline: str, key: Any,
+           build: Callable[[], None]) -> None:
+    """`build()`: loads by `pipeline` into the fresh local bucket, built once per test run
+    under `key` (JSON: everything `build` does) and copied, bucket and dlt's pipeline folder,
+    into this test's. The copy is what the real loads left: the same files, load ids and
+    pipeline state; the pipeline's later loads go on from it. Local `file://` buckets whose
+    files name no absolute path only (not Iceberg)."""
+    assert not bucket.exists(), "not a fresh bucket"
+    assert not _pipeline_dir(pipeline).exists(), "not a fresh pipeline"
+    digest = hashlib.sha256(json.dumps([pipeline, key], sort_keys=True).encode()).hexdigest()
+    saved = BASELINES[0] / f"lake-{digest[:16]}"
+    with FileLock(str(saved) + ".lock"):
+        if saved.exists():
+            _restore(saved, project, bucket, pipeline)
+            return
+        build()
         staging = saved.with_name(saved.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(bucket, staging / "bucket")
-        shutil.copytree(_pipeline_dir(), staging / "pipeline")
+        shutil.copytree(_pipeline_dir(pipeline), staging / "pipeline")
         (staging / "paths.json").write_text(json.dumps(_paths(project, bucket)))
         staging.rename(saved)
 
@@ -126,13 +139,13 @@ def _paths(project: Project, bucket: Path) -> list[str]:
     return [str(project.root), str(Path(os.environ["DLT_DATA_DIR"])), str(bucket)]
 
 
-def _restore(saved: Path, project: Project, bucket: Path) -> None:
+def _restore(saved: Path, project: Project, bucket: Path, pipeline: str) -> None:
     """Copy a kept baseline into this test's bucket and data dir, every path of the builder's
     test in the pipeline folder's files replaced by this test's (its state, the loaded
     packages' state and references). The builder's `trace.pickle` is left behind (a pickle
     of that run, for `dlt pipeline trace` only: the test's next load writes its own)."""
     shutil.copytree(saved / "bucket", bucket)
-    target = _pipeline_dir()
+    target = _pipeline_dir(pipeline)
     shutil.copytree(saved / "pipeline", target, ignore=shutil.ignore_patterns("trace.pickle"))
     pairs = sorted(zip(json.loads((saved / "paths.json").read_text()), _paths(project, bucket),
                        strict=True), key=lambda pair: len(pair[0]), reverse=True)

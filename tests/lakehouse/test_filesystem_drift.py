@@ -4,7 +4,6 @@ CLI, the Python API and `dlt pipeline <name> reconcile`) reads what the files sa
 
 from __future__ import annotations
 
-import sys
 import time
 from datetime import datetime
 from pathlib import Path
@@ -13,6 +12,7 @@ import duckdb
 import pytest
 
 from dlt_contract_ops.engine import reconcile
+from tests.inprocess import run_dlt
 from tests.lakehouse import lake
 from tests.projects import Project
 
@@ -26,7 +26,7 @@ ADDED = {"parquet": {"payload_size": "BIGINT"}, "jsonl": {"payload_size": "BIGIN
 def loaded(request: pytest.FixtureRequest, project: Project, tmp_path: Path
            ) -> tuple[Project, Path, str]:
     bucket = tmp_path / "bucket"
-    lake.setup(project, bucket, request.param)
+    lake.setup(project, bucket, request.param, shared_by=__name__)
     return project, bucket, request.param
 
 
@@ -98,16 +98,13 @@ def test_python_api_reads_the_bucket(loaded: tuple[Project, Path, str]) -> None:
 
 
 def test_dlt_pipeline_reconcile(loaded: tuple[Project, Path, str]) -> None:
+    """dlt's own CLI with the plugin's command, in this process (`run_dlt`: the plugins
+    discovered afresh, as a `dlt` process does)."""
     import json
-    import subprocess
 
     project, _, _ = loaded
-    dlt_bin = Path(sys.executable).parent / "dlt"
-    proc = subprocess.run(
-        [str(dlt_bin), "pipeline", lake.PIPELINE, "reconcile", "--dry-run", "--format", "json",
-         "--fail-on-drift"],
-        cwd=project.root, capture_output=True, text=True,
-    )
+    proc = run_dlt(["pipeline", lake.PIPELINE, "reconcile", "--dry-run", "--format", "json",
+                    "--fail-on-drift"], project.root, {})
     assert proc.returncode == 3, proc.stderr  # drift found, and --fail-on-drift says so
     doc = json.loads(proc.stdout)
     assert {("additive", "events"), ("missing", "events"), ("type", "events")} <= set(

@@ -23,7 +23,7 @@ TABLE_FORMATS = ["delta", "iceberg"]
 def open_lake(request: pytest.FixtureRequest, project: Project, tmp_path: Path
               ) -> tuple[Project, Path, str]:
     bucket = tmp_path / "bucket"
-    lake.setup(project, bucket, "parquet", table_format=request.param)
+    lake.setup(project, bucket, "parquet", table_format=request.param, shared_by=__name__)
     return project, bucket, request.param
 
 
@@ -58,7 +58,7 @@ def test_delta_reads_the_current_version_only(project: Project, tmp_path: Path) 
     """A replace leaves the old version's files in the folder; the log says they are gone,
     so the drift they held is not reported."""
     bucket = tmp_path / "bucket"
-    lake.setup(project, bucket, "parquet", table_format="delta")
+    lake.setup(project, bucket, "parquet", table_format="delta", shared_by=__name__)
     project.python(f"""
 import dlt
 p = dlt.pipeline({lake.PIPELINE!r}, destination="filesystem", dataset_name="lake")
@@ -84,7 +84,7 @@ p.run(events(), loader_file_format="parquet")
 def test_missing_delta_log_is_one_error_naming_the_table(project: Project,
                                                         tmp_path: Path) -> None:
     bucket = tmp_path / "bucket"
-    lake.setup(project, bucket, "parquet", table_format="delta")
+    lake.setup(project, bucket, "parquet", table_format="delta", shared_by=__name__)
     shutil.rmtree(bucket / "lake" / "events" / "_delta_log")
 
     code, doc, stderr = lake.reconcile_json(project, "-s", "telemetry", "--dry-run")
@@ -128,7 +128,7 @@ def test_console_script_exit_code_is_the_products_own(
     """deltalake can abort the interpreter at exit (134): the process ends with the code
     the command decided, after its output is written."""
     bucket = tmp_path / "bucket"
-    lake.setup(project, bucket, "parquet", table_format="delta")
+    lake.setup(project, bucket, "parquet", table_format="delta", shared_by=__name__)
     if corrupt:
         shutil.rmtree(bucket / "lake" / "events" / "_delta_log")
     script = Path(sys.executable).parent / "dlt-contract-ops"
@@ -184,7 +184,8 @@ def test_contract_verify_reads_the_lake(project: Project, tmp_path: Path,
                                         table_format: str | None) -> None:
     """A declared range on `readings.value` checked on the files: the second load's values
     (50 to 54.5) are outside `< 20`."""
-    lake.setup(project, tmp_path / "bucket", "parquet", table_format=table_format)
+    lake.setup(project, tmp_path / "bucket", "parquet", table_format=table_format,
+               shared_by=__name__)
     source = f"TABLE_FORMAT = {table_format!r}\n" + lake.SOURCE.replace(
         "    value: Optional[float] = None",
         "    value: Annotated[Optional[float], Field(ge=0, lt=20)] = None",
