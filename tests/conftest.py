@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.duckdb_baselines import BASELINES
+from tests.postgres_baselines import drop_kept
 from tests.projects import Project
 
 os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
@@ -156,6 +157,15 @@ def _duckdb_baselines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
     BASELINES.append(folder)
     yield
     BASELINES.remove(folder)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The run's PostgreSQL baselines' kept schemas dropped (`tests/postgres_baselines.py`),
+    once every worker is done: by the xdist controller, or the one process."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    factory: pytest.TempPathFactory = session.config._tmp_path_factory  # type: ignore[attr-defined]
+    drop_kept(factory.getbasetemp() / "duckdb-baselines")
 
 
 @pytest.fixture(autouse=True)

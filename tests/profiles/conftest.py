@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.duckdb_baselines import load_duckdb
+from tests.duckdb_baselines import load_duckdb, shared_loads
 from tests.projects import Project
 
 SOURCE = """
@@ -74,6 +74,13 @@ def load(
                     run=run)
     else:
         run(batches)
+
+
+def load_baseline(project: Project, *batches: dict[str, Any]) -> None:
+    """The first loads into DuckDB of a test that is about what follows them (its sweeps,
+    its own later loads, its config): all of them shared (`shared_loads`)."""
+    shared_loads(project, batches, pipeline=PIPELINE, module="shop_mod.py", dataset=DATASET,
+                 run=lambda some: _run_loads(project, some, "duckdb", DATASET))
 
 
 def _run_loads(project: Project, batches: Sequence[dict[str, Any]], destination: str,

@@ -14,7 +14,7 @@ import pytest
 
 from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
 from dlt_contract_ops.profiles.store import ProfileStore, Scope, TableUpdate
-from tests.profiles.conftest import load
+from tests.profiles.conftest import load_baseline
 from tests.profiles.test_distribution_duckdb import STEADY
 from tests.projects import Project
 
@@ -60,7 +60,7 @@ def store_path(shop: Project, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_reconcile_and_rebuild_set_a_broken_store_aside_and_go_on(
     shop: Project, store_path: Path, how: str
 ) -> None:
-    load(shop, *STEADY, {"batch": 6, "drift": ["other"]})
+    load_baseline(shop, *STEADY, {"batch": 6, "drift": ["other"]})  # the store is the point
     first = shop.cli("reconcile", "-s", "shop", "--include-distribution", "--dry-run")
     assert first.returncode == 0, first.stderr
     broken = _damage(store_path, how)

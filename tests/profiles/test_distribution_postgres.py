@@ -23,7 +23,8 @@ from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.profiles.service import profile_history
 from tests.conftest import require_server
-from tests.profiles.conftest import SOURCE, load
+from tests.postgres_baselines import shared_postgres_loads
+from tests.profiles.conftest import PIPELINE, SOURCE, load
 from tests.profiles.test_incremental_equals_fresh_duckdb import DRIFT, _batches, _seen
 from tests.projects import Project
 
@@ -43,6 +44,12 @@ class PgShop:
 
     def load(self, *batches: dict[str, Any]) -> None:
         load(self.project, *batches, destination="postgres", dataset=self.dataset)
+
+    def load_baseline(self, *batches: dict[str, Any]) -> None:
+        """The first loads of a test that is about the next ones: all of them shared
+        (`shared_postgres_loads`)."""
+        shared_postgres_loads(self.project, batches, pipeline=PIPELINE, module="shop_mod.py",
+                              dataset=self.dataset, dsn=DSN, run=lambda some: self.load(*some))
 
     def cli_json(self, *args: str) -> dict[str, Any]:
         proc = self.project.cli(*args, "--format", "json")
@@ -106,7 +113,8 @@ def _metrics(finding: dict[str, Any]) -> dict[tuple[str, str, str | None], dict[
 
 
 def test_a_drifted_newest_load_is_found(pg_shop: PgShop) -> None:
-    pg_shop.load(*STEADY, {"batch": 6, "drift": DRIFT})
+    pg_shop.load_baseline(*STEADY)
+    pg_shop.load({"batch": 6, "drift": DRIFT})
 
     [finding] = pg_shop.reconcile()
     assert finding["drift_type"] == "distribution"
@@ -142,7 +150,8 @@ def test_a_drifted_newest_load_is_found(pg_shop: PgShop) -> None:
 def test_other_share_from_nothing_to_four_percent_and_the_profile_history(
     pg_shop: PgShop,
 ) -> None:
-    pg_shop.load(*STEADY, {"batch": 6, "drift": ["other"]})
+    pg_shop.load_baseline(*STEADY)
+    pg_shop.load({"batch": 6, "drift": ["other"]})
 
     [finding] = pg_shop.reconcile()
     assert finding["columns"] == ["status"]
@@ -187,7 +196,8 @@ def test_other_share_from_nothing_to_four_percent_and_the_profile_history(
 
 
 def test_steady_noisy_loads_and_an_idle_table_raise_nothing(pg_shop: PgShop) -> None:
-    pg_shop.load(*STEADY, {"batch": 6})
+    pg_shop.load_baseline(*STEADY)
+    pg_shop.load({"batch": 6})
     assert pg_shop.reconcile() == []
     root = pg_shop.project.root
     before = profile_history("shop", project_dir=root)["orders"]

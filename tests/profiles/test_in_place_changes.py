@@ -33,6 +33,7 @@ class Shop(Protocol):
 
     def declare(self, **settings: Any) -> None: ...
     def load(self, *batches: dict[str, Any]) -> None: ...
+    def load_baseline(self, *batches: dict[str, Any]) -> None: ...
     def sql(self, statement: str, params: tuple[Any, ...] | None = None) -> Any: ...
     def backdate_loads(self) -> list[str]: ...
 
@@ -50,6 +51,9 @@ class DuckShop:
 
     def load(self, *batches: dict[str, Any]) -> None:
         duck.load(self.project, *batches)
+
+    def load_baseline(self, *batches: dict[str, Any]) -> None:
+        duck.load_baseline(self.project, *batches)
 
     def sql(self, statement: str, params: tuple[Any, ...] | None = None) -> Any:
         import duckdb
@@ -93,7 +97,7 @@ def both(project: Project, now: datetime) -> tuple[list[DriftFinding], list[Drif
 def test_an_update_in_the_recent_window_is_read_again(shop: tuple[Shop, Project]) -> None:
     s, project = shop
     s.declare()
-    s.load(*[{"batch": b} for b in range(4)])
+    s.load_baseline(*[{"batch": b} for b in range(4)])
     s.backdate_loads()
     assert result(project).findings == []
     s.load({"batch": 4, "dark": ["note"]})
@@ -112,7 +116,7 @@ def test_an_update_in_the_recent_window_is_read_again(shop: tuple[Shop, Project]
 def test_a_recent_load_re_stamped_with_dark_rows_is_found(shop: tuple[Shop, Project]) -> None:
     s, project = shop
     s.declare()
-    s.load(*[{"batch": b} for b in range(4)])
+    s.load_baseline(*[{"batch": b} for b in range(4)])
     s.backdate_loads()
     s.load({"batch": 4})
     assert result(project).findings == []  # the recent load is profiled: notes filled
@@ -133,7 +137,7 @@ def test_a_recent_load_re_stamped_with_dark_rows_is_found(shop: tuple[Shop, Proj
 def test_a_merge_that_overwrites_earlier_loads_says_so(shop: tuple[Shop, Project]) -> None:
     s, project = shop
     s.declare()
-    s.load(*[{"batch": b, "disposition": "merge"} for b in range(4)])
+    s.load_baseline(*[{"batch": b, "disposition": "merge"} for b in range(4)])
     s.backdate_loads()
     first = result(project)
     assert first.findings == []

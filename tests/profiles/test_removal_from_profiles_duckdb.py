@@ -24,7 +24,7 @@ import pytest
 
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.model.findings import DriftFinding
-from tests.profiles.conftest import load_duckdb
+from tests.duckdb_baselines import load_duckdb, shared_loads
 from tests.projects import Project
 
 SOURCE = """
@@ -90,9 +90,16 @@ def shop(project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> P
 
 
 def load(project: Project, *batches: dict[str, Any]) -> None:
-    """The batches through dlt into DuckDB, the baseline shared (`conftest.load_duckdb`)."""
+    """The batches through dlt into DuckDB, the baseline shared (`load_duckdb`)."""
     load_duckdb(project, batches, pipeline="shop_rm_pipe", module="shop_rm_mod.py",
                 dataset=DATASET, run=lambda some: _run_loads(project, some))
+
+
+def load_baseline(project: Project, *batches: dict[str, Any]) -> None:
+    """The first loads of a test that is about what follows them (its sweeps, its own later
+    loads, its config): all of them shared (`shared_loads`)."""
+    shared_loads(project, batches, pipeline="shop_rm_pipe", module="shop_rm_mod.py",
+                 dataset=DATASET, run=lambda some: _run_loads(project, some))
 
 
 def _run_loads(project: Project, batches: Sequence[dict[str, Any]]) -> None:
@@ -174,7 +181,7 @@ def test_load_id_windows_summed_from_profiles_equal_a_full_scan(
         return out
 
     declare(shop)
-    load(shop, *[batch(b) for b in range(5)])
+    load_baseline(shop, *[batch(b) for b in range(5)])
     backdate_loads(shop)
     assert sweep(shop) == []  # no recent rows: nothing flags, the profiles are stored
     load(shop, batch(5, dark=["note"]))
@@ -196,7 +203,7 @@ def test_a_repeat_sweep_reads_only_the_new_loads(
     shop: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     declare(shop)
-    load(shop, *[{"batch": b} for b in range(4)])
+    load_baseline(shop, *[{"batch": b} for b in range(4)])
     [oldest, *_] = backdate_loads(shop)
     assert sweep(shop) == []
     load(shop, {"batch": 4, "dark": ["note", "amount"]})
@@ -217,7 +224,9 @@ def test_a_replace_table_profiled_afresh_equals_a_full_scan(
     shop: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     declare(shop)
-    for b in range(3):
+    load_baseline(shop, {"batch": 0, "disposition": "replace", "n": 40})
+    sweep(shop)
+    for b in (1, 2):
         load(shop, {"batch": b, "disposition": "replace", "n": 40 + b})
         sweep(shop)
     load(shop, {"batch": 3, "disposition": "replace", "dark": ["note"]})
@@ -234,7 +243,7 @@ def test_timestamp_axis_windows_summed_from_load_ranges_equal_a_full_scan(
 ) -> None:
     declare(shop, load_timestamp_column="loaded_at")
     # baseline loads, each within half an hour, 3 days to 8 hours ago
-    load(shop, *[{"batch": b, "hours_ago": 72 - 16 * b} for b in range(5)])
+    load_baseline(shop, *[{"batch": b, "hours_ago": 72 - 16 * b} for b in range(5)])
     assert sweep(shop) == []
     # a dark load whose rows span the recent window's start (6 h ago), some with no time
     load(shop, {"batch": 5, "hours_ago": 7, "spread_hours": 2, "null_axis": null_axis,
@@ -258,7 +267,7 @@ def test_a_column_the_model_gained_later_is_counted_by_a_full_scan_until_profile
     shop: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     declare(shop)
-    load(shop, *[{"batch": b} for b in range(3)])
+    load_baseline(shop, *[{"batch": b} for b in range(3)])
     backdate_loads(shop)
     source = shop.root / "shop_rm_mod.py"
     # the model does not declare `amount` yet: the first profiles lack it
@@ -278,7 +287,7 @@ def test_a_column_the_model_gained_later_is_counted_by_a_full_scan_until_profile
 
 def test_from_profiles_must_be_a_boolean(shop: Project) -> None:
     declare(shop)
-    load(shop, {"batch": 0})
+    load_baseline(shop, {"batch": 0})
     shop.config("[contract_ops.removal]\nfrom_profiles = \"maybe\"\n")
     out = shop.cli("reconcile", "-s", "shop", "--include-removal", "--dry-run")
     assert out.returncode == 2, out.stdout + out.stderr

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -27,6 +27,7 @@ import pytest
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.model.findings import DriftFinding
 from tests.conftest import require_server
+from tests.postgres_baselines import shared_postgres_loads
 from tests.profiles.test_distribution_postgres import _drop
 from tests.profiles.test_removal_from_profiles_duckdb import SOURCE, seen
 from tests.projects import Project
@@ -53,6 +54,15 @@ class PgShop:
 
     def load(self, *batches: dict[str, Any]) -> None:
         """Run the pipeline once per batch (keyword arguments of `shop`), in one process."""
+        self._run(batches)
+
+    def load_baseline(self, *batches: dict[str, Any]) -> None:
+        """The first loads of a test that is about what follows them: all of them shared
+        (`shared_postgres_loads`)."""
+        shared_postgres_loads(self.project, batches, pipeline=PIPELINE, module="shop_rm_mod.py",
+                              dataset=self.dataset, dsn=DSN, run=self._run)
+
+    def _run(self, batches: Sequence[dict[str, Any]]) -> None:
         self.project.python(
             f"""
             import json, dlt
@@ -138,7 +148,7 @@ def test_load_id_windows_summed_from_profiles_equal_a_full_scan(
         return out
 
     pg_shop.declare()
-    pg_shop.load(*[batch(b) for b in range(5)])
+    pg_shop.load_baseline(*[batch(b) for b in range(5)])
     moved = pg_shop.backdate_loads()
     assert len(moved) == 5
     assert pg_shop.sweep() == []  # no recent rows: nothing flags, the profiles are stored
@@ -175,8 +185,8 @@ def test_timestamptz_windows_with_a_straddling_load_and_null_times_equal_a_full_
     pg_shop.declare(load_timestamp_column="loaded_at")
     # baseline loads, each within half an hour, 3 days to 8 hours ago; then a dark load whose
     # rows span the recent window's start (6 h ago), every tenth with no time at all
-    pg_shop.load(*[{"batch": b, "hours_ago": 72 - 16 * b} for b in range(5)],
-                 {"batch": 5, "hours_ago": 7, "spread_hours": 2, "null_axis": True,
+    pg_shop.load_baseline(*[{"batch": b, "hours_ago": 72 - 16 * b} for b in range(5)])
+    pg_shop.load({"batch": 5, "hours_ago": 7, "spread_hours": 2, "null_axis": True,
                   "dark": ["note"]})
     types = dict(pg_shop.sql(
         "SELECT column_name, data_type FROM information_schema.columns"
@@ -224,7 +234,7 @@ def test_timestamptz_windows_with_a_straddling_load_and_null_times_equal_a_full_
 
 def test_a_repeat_sweep_reads_only_the_new_loads(pg_shop: PgShop) -> None:
     pg_shop.declare()
-    pg_shop.load(*[{"batch": b} for b in range(4)])
+    pg_shop.load_baseline(*[{"batch": b} for b in range(4)])
     [oldest, *_] = pg_shop.backdate_loads()
     assert pg_shop.sweep() == []
     pg_shop.load({"batch": 4, "dark": ["note", "amount"]})

@@ -17,7 +17,7 @@ from sqlglot import exp
 
 from dlt_contract_ops.profiles.query import ProfiledColumn, profile_query
 from dlt_contract_ops.profiles.service import profile_history
-from tests.profiles.conftest import DATASET, load
+from tests.profiles.conftest import DATASET, load, load_baseline
 from tests.profiles.test_distribution_duckdb import _sweep
 from tests.projects import Project
 
@@ -55,7 +55,7 @@ def test_a_delete_outside_dlt_shows_as_a_rewrite(
     shop: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     store = _store(shop, tmp_path, monkeypatch, "incremental")
-    load(shop, *({"batch": b} for b in range(3)))
+    load_baseline(shop, *({"batch": b} for b in range(3)))
     with duckdb.connect(str(shop.root / "shop_pipe.duckdb")) as con:
         # a day back: before the recent window, which every sweep reads again (a change
         # there is read, not a rewrite: test_in_place_changes.py)
@@ -84,7 +84,7 @@ def test_a_store_without_row_totals_profiles_each_table_afresh_once(
     shop: Project, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     store = _store(shop, tmp_path, monkeypatch, "old")
-    load(shop, *({"batch": b} for b in range(3)))
+    load_baseline(shop, *({"batch": b} for b in range(3)))
     _sweep(shop)
     with duckdb.connect(str(store)) as con:  # what a store of schema version 2 lacks
         con.execute("DELETE FROM totals")

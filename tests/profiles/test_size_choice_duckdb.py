@@ -70,7 +70,7 @@ SHARE = {"recent_threshold": 0.4}
 def test_the_same_findings_profiled_or_scanned(
     shop: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    duck.load(shop, *[{"batch": b} for b in range(4)])
+    duck.load_baseline(shop, *[{"batch": b} for b in range(4)])
     backdate(shop)
     # `note` goes dark in the fifth load, `amount` in the sixth: two dark_since values (both
     # loads are in the recent window: amount's share there, 60 of 180 rows, is under 0.4)
@@ -111,7 +111,7 @@ def test_a_table_that_grows_past_the_threshold_gets_profiled(
 ) -> None:
     store = store_path(tmp_path, "profiles", monkeypatch)
     shop.config("[contract_ops.removal]\nprofiles_min_rows = 200\n")
-    duck.load(shop, *[{"batch": b, "n": 60} for b in range(3)])  # 180 rows: under 200
+    duck.load_baseline(shop, *[{"batch": b, "n": 60} for b in range(3)])  # 180 rows: under 200
     backdate(shop)
     findings, queries = sweep(shop)
     assert findings == []
@@ -134,7 +134,7 @@ def test_a_small_table_project_sends_no_profile_query_and_writes_no_store(
     shop: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = store_path(tmp_path, "profiles", monkeypatch)
-    duck.load(shop, *[{"batch": b} for b in range(3)])
+    duck.load_baseline(shop, *[{"batch": b} for b in range(3)])
     backdate(shop)
     duck.load(shop, {"batch": 3, "dark": ["note"]})
 
@@ -154,7 +154,7 @@ def test_a_small_table_project_sends_no_profile_query_and_writes_no_store(
 
 @pytest.mark.parametrize("value", ["-1", '"many"', "1.5"])
 def test_profiles_min_rows_must_be_a_whole_number(shop: Project, value: str) -> None:
-    duck.load(shop, {"batch": 0})
+    duck.load_baseline(shop, {"batch": 0})
     shop.config(f"[contract_ops.removal]\nprofiles_min_rows = {value}\n")
     out = shop.cli("reconcile", "-s", "shop", "--include-removal", "--dry-run")
     assert out.returncode == 2, out.stdout + out.stderr

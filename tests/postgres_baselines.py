@@ -1,0 +1,112 @@
+"""Loaded PostgreSQL baselines shared by a test run: `tests/duckdb_baselines.py` for tests
+that load into a dataset of their own. The first build's tables (and dlt's merge staging
+schema) are copied into kept schemas of the run and its pipeline folder is kept; a later test
+gets the tables copied into its own dataset and the folder with its dataset's name in dlt's
+state. Its later loads stay real. `tests/conftest.py` drops the kept schemas at the end of
+the run (`drop_kept`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from tests.duckdb_baselines import BASELINES, pipeline_dir
+from tests.projects import Project
+
+#: the file in a kept baseline's folder that names its kept schemas (one a line)
+SCHEMAS = "postgres-schemas"
+
+
+def _key(project: Project, steps: Sequence[Any], module: str, dataset: str) -> str:
+    """What a baseline depends on: the source module, the project's config (the test's own
+    dataset name left out), the steps."""
+    parts = [json.dumps(list(steps), sort_keys=True)]
+    for path in (project.root / module, project.root / ".dlt" / "config.toml",
+                 project.root / ".dlt" / "secrets.toml"):
+        parts.append(path.read_text().replace(dataset, "<dataset>") if path.exists() else "")
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def _copy(dsn: str, pairs: Sequence[tuple[str, str]]) -> list[str]:
+    """Each `(source, target)` schema that exists copied table by table; the targets made."""
+    import psycopg2
+
+    made = []
+    con = psycopg2.connect(dsn)
+    try:
+        with con, con.cursor() as cur:
+            for source, target in pairs:
+                cur.execute("SELECT table_name FROM information_schema.tables"
+                            " WHERE table_schema = %s AND table_type = 'BASE TABLE'", (source,))
+                tables = [r[0] for r in cur.fetchall()]
+                if not tables:
+                    continue
+                cur.execute(f'CREATE SCHEMA "{target}"')
+                for table in tables:
+                    cur.execute(f'CREATE TABLE "{target}"."{table}"'
+                                f' (LIKE "{source}"."{table}" INCLUDING ALL)')
+                    cur.execute(f'INSERT INTO "{target}"."{table}"'
+                                f' SELECT * FROM "{source}"."{table}"')
+                made.append(target)
+    finally:
+        con.close()
+    return made
+
+
+def shared_postgres_loads(
+    project: Project, steps: Sequence[Any], *, pipeline: str, module: str, dataset: str,
+    dsn: str, run: Callable[[Sequence[Any]], None],
+) -> None:
+    """`run(steps)`: real dlt loads into `dataset` on PostgreSQL. Into a fresh project (no
+    pipeline folder) they run once per test run under a key of the steps, the source module
+    and the project's config; later tests get a copy of what they left (the same tables and
+    rows, load ids and pipeline state) in their own dataset. `steps` must name everything
+    `run` does with them (JSON)."""
+    if not (BASELINES and steps and not pipeline_dir(pipeline).exists()):
+        run(steps)
+        return
+    key = _key(project, steps, module, dataset)
+    saved = BASELINES[0] / f"pg-{key}"
+    with FileLock(str(saved) + ".lock"):
+        if saved.exists():
+            kept = (saved / SCHEMAS).read_text().split()
+            _copy(dsn, [(kept[0], dataset), *[(s, f"{dataset}_staging") for s in kept[1:]]])
+            shutil.copytree(saved / "pipeline", pipeline_dir(pipeline))
+            state_file = pipeline_dir(pipeline) / "state.json"
+            state = json.loads(state_file.read_text())
+            state["dataset_name"] = dataset
+            state["_local"]["initial_cwd"] = str(project.root)
+            state_file.write_text(json.dumps(state))
+            return
+        run(steps)
+        run_tag = hashlib.sha256(str(BASELINES[0]).encode()).hexdigest()[:8]
+        name = f"co_kept_{run_tag}_{key}"
+        staging = saved.with_name(saved.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir()
+        kept = _copy(dsn, [(dataset, name), (f"{dataset}_staging", f"{name}_staging")])
+        (staging / SCHEMAS).write_text("\n".join(kept))
+        (staging / "dsn").write_text(dsn)
+        shutil.copytree(pipeline_dir(pipeline), staging / "pipeline")
+        staging.rename(saved)
+
+
+def drop_kept(folder: Path) -> None:
+    """Drop the kept schemas of the run's PostgreSQL baselines in `folder`."""
+    import psycopg2
+
+    for saved in folder.glob(f"pg-*/{SCHEMAS}"):
+        con = psycopg2.connect((saved.parent / "dsn").read_text())
+        try:
+            con.autocommit = True
+            with con.cursor() as cur:
+                for schema in saved.read_text().split():
+                    cur.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        finally:
+            con.close()
