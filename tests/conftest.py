@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,37 +110,6 @@ def _secret_hints_remembered() -> Iterator[None]:
         module.is_secret_hint = original  # type: ignore[attr-defined]
     differing = [hint for hint, answer in answers.items() if original(hint) != answer]
     assert not differing, f"dlt's is_secret_hint answers differently now for {differing}"
-
-
-#: optional modules that libraries the suite runs try to import again and again: DuckDB's
-#: Python client `pandas` for every bound parameter, dlt's config providers `streamlit` and
-#: Google Colab's `google.colab` whenever they are built, dlt's PostgreSQL capabilities the
-#: ADBC driver
-_PROBED_OPTIONAL = ("pandas", "streamlit", "google.colab", "adbc_driver_postgresql")
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _absent_modules_known_absent() -> Iterator[None]:
-    """A module that is not installed is looked for on every `import` (each finder on
-    `sys.meta_path`, each `sys.path` folder): about 1 ms of every parameterized DuckDB
-    statement went to two failed `import pandas`. Python's own way to say "not there"
-    (`sys.modules[name] = None`: the import fails at once with ModuleNotFoundError) is set for
-    the probed modules this environment lacks; where one is installed nothing changes."""
-    import importlib.util
-
-    absent = []
-    for name in _PROBED_OPTIONAL:
-        try:
-            missing = importlib.util.find_spec(name) is None
-        except ModuleNotFoundError:  # its parent package is missing too
-            missing = True
-        if missing and name not in sys.modules:
-            sys.modules[name] = None  # type: ignore[assignment]
-            absent.append(name)
-    yield
-    for name in absent:
-        if sys.modules.get(name, "") is None:
-            del sys.modules[name]
 
 
 @pytest.fixture(scope="session", autouse=True)
