@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.duckdb_baselines import BASELINES
+from tests.duckdb_baselines import BASELINES, FOLDER
 from tests.postgres_baselines import drop_kept
 from tests.projects import Project
 
@@ -120,7 +120,7 @@ def _duckdb_baselines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent
-    folder = base / "duckdb-baselines"
+    folder = base / FOLDER
     folder.mkdir(exist_ok=True)
     BASELINES.append(folder)
     yield
@@ -133,7 +133,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if os.environ.get("PYTEST_XDIST_WORKER"):
         return
     factory: pytest.TempPathFactory = session.config._tmp_path_factory  # type: ignore[attr-defined]
-    drop_kept(factory.getbasetemp() / "duckdb-baselines")
+    drop_kept(factory.getbasetemp() / FOLDER)
 
 
 @pytest.fixture(autouse=True)

@@ -21,6 +21,8 @@ from tests.projects import Project
 
 #: the folder the loaded baselines are kept in for the run; empty: none kept (real loads)
 BASELINES: list[Path] = []
+#: its name, in the run's base temporary folder
+FOLDER = "duckdb-baselines"
 
 
 def pipeline_dir(pipeline: str) -> Path:
@@ -33,26 +35,36 @@ def is_fresh(project: Project, pipeline: str) -> bool:
             and not pipeline_dir(pipeline).exists())
 
 
-def _key(project: Project, steps: Sequence[Any], module: str, dataset: str) -> str:
-    """What a baseline depends on: the source module, the project's config, the steps."""
-    parts = [json.dumps([list(steps), dataset], sort_keys=True)]
+def baseline_key(project: Project, steps: Sequence[Any], module: str, dataset: str, *,
+                 any_dataset: bool = False) -> str:
+    """What a baseline depends on: the source module, the project's config, the steps and
+    the dataset; `any_dataset`: a baseline copied into each test's own dataset, its name left
+    out."""
+    parts = [json.dumps([list(steps), None if any_dataset else dataset], sort_keys=True)]
     for path in (project.root / module, project.root / ".dlt" / "config.toml",
                  project.root / ".dlt" / "secrets.toml"):
-        parts.append(path.read_text() if path.exists() else "")
+        text = path.read_text() if path.exists() else ""
+        parts.append(text.replace(dataset, "<dataset>") if any_dataset else text)
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
 
 
-def _restore(saved: Path, project: Project, pipeline: str) -> None:
-    """Copy a kept baseline into this project and data dir. dlt opens `<the folder the
-    pipeline first ran in>/<name>.duckdb` (`_local.initial_cwd` in its state): the copy's
-    state is pointed at this project."""
-    for database in saved.glob(f"{pipeline}.duckdb*"):
-        shutil.copyfile(database, project.root / database.name)
-    shutil.copytree(saved / "pipeline", pipeline_dir(pipeline))
+def point_state(project: Project, pipeline: str, **changes: Any) -> None:
+    """A copied pipeline folder's state pointed at this test: dlt opens `<the folder the
+    pipeline first ran in>/<name>.duckdb` and keeps that folder in `_local.initial_cwd`;
+    `changes` are further top-level keys (a dataset name)."""
     state_file = pipeline_dir(pipeline) / "state.json"
     state = json.loads(state_file.read_text())
     state["_local"]["initial_cwd"] = str(project.root)
+    state.update(changes)
     state_file.write_text(json.dumps(state))
+
+
+def _restore(saved: Path, project: Project, pipeline: str) -> None:
+    """Copy a kept baseline into this project and data dir, its state pointed here."""
+    for database in saved.glob(f"{pipeline}.duckdb*"):
+        shutil.copyfile(database, project.root / database.name)
+    shutil.copytree(saved / "pipeline", pipeline_dir(pipeline))
+    point_state(project, pipeline)
 
 
 def _keep(project: Project, pipeline: str, saved: Path) -> None:
@@ -77,7 +89,7 @@ def shared_loads(
     if not (BASELINES and steps and is_fresh(project, pipeline)):
         run(steps)
         return
-    saved = BASELINES[0] / _key(project, steps, module, dataset)
+    saved = BASELINES[0] / baseline_key(project, steps, module, dataset)
     with FileLock(str(saved) + ".lock"):
         if saved.exists():
             _restore(saved, project, pipeline)

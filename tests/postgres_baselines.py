@@ -8,7 +8,6 @@ the run (`drop_kept`)."""
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -16,26 +15,17 @@ from typing import Any
 
 from filelock import FileLock
 
-from tests.duckdb_baselines import BASELINES, pipeline_dir
+from tests.duckdb_baselines import BASELINES, baseline_key, pipeline_dir, point_state
 from tests.projects import Project
 
 #: the file in a kept baseline's folder that names its kept schemas (one a line)
 SCHEMAS = "postgres-schemas"
 
 
-def _key(project: Project, steps: Sequence[Any], module: str, dataset: str) -> str:
-    """What a baseline depends on: the source module, the project's config (the test's own
-    dataset name left out), the steps."""
-    parts = [json.dumps(list(steps), sort_keys=True)]
-    for path in (project.root / module, project.root / ".dlt" / "config.toml",
-                 project.root / ".dlt" / "secrets.toml"):
-        parts.append(path.read_text().replace(dataset, "<dataset>") if path.exists() else "")
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
-
-
 def _copy(dsn: str, pairs: Sequence[tuple[str, str]]) -> list[str]:
     """Each `(source, target)` schema that exists copied table by table; the targets made."""
     import psycopg2
+    from psycopg2.sql import SQL, Identifier
 
     made = []
     con = psycopg2.connect(dsn)
@@ -47,12 +37,11 @@ def _copy(dsn: str, pairs: Sequence[tuple[str, str]]) -> list[str]:
                 tables = [r[0] for r in cur.fetchall()]
                 if not tables:
                     continue
-                cur.execute(f'CREATE SCHEMA "{target}"')
+                cur.execute(SQL("CREATE SCHEMA {}").format(Identifier(target)))
                 for table in tables:
-                    cur.execute(f'CREATE TABLE "{target}"."{table}"'
-                                f' (LIKE "{source}"."{table}" INCLUDING ALL)')
-                    cur.execute(f'INSERT INTO "{target}"."{table}"'
-                                f' SELECT * FROM "{source}"."{table}"')
+                    new, old = Identifier(target, table), Identifier(source, table)
+                    cur.execute(SQL("CREATE TABLE {} (LIKE {} INCLUDING ALL)").format(new, old))
+                    cur.execute(SQL("INSERT INTO {} SELECT * FROM {}").format(new, old))
                 made.append(target)
     finally:
         con.close()
@@ -71,18 +60,14 @@ def shared_postgres_loads(
     if not (BASELINES and steps and not pipeline_dir(pipeline).exists()):
         run(steps)
         return
-    key = _key(project, steps, module, dataset)
+    key = baseline_key(project, steps, module, dataset, any_dataset=True)
     saved = BASELINES[0] / f"pg-{key}"
     with FileLock(str(saved) + ".lock"):
         if saved.exists():
             kept = (saved / SCHEMAS).read_text().split()
             _copy(dsn, [(kept[0], dataset), *[(s, f"{dataset}_staging") for s in kept[1:]]])
             shutil.copytree(saved / "pipeline", pipeline_dir(pipeline))
-            state_file = pipeline_dir(pipeline) / "state.json"
-            state = json.loads(state_file.read_text())
-            state["dataset_name"] = dataset
-            state["_local"]["initial_cwd"] = str(project.root)
-            state_file.write_text(json.dumps(state))
+            point_state(project, pipeline, dataset_name=dataset)
             return
         run(steps)
         run_tag = hashlib.sha256(str(BASELINES[0]).encode()).hexdigest()[:8]
@@ -100,6 +85,7 @@ def shared_postgres_loads(
 def drop_kept(folder: Path) -> None:
     """Drop the kept schemas of the run's PostgreSQL baselines in `folder`."""
     import psycopg2
+    from psycopg2.sql import SQL, Identifier
 
     for saved in folder.glob(f"pg-*/{SCHEMAS}"):
         con = psycopg2.connect((saved.parent / "dsn").read_text())
@@ -107,6 +93,6 @@ def drop_kept(folder: Path) -> None:
             con.autocommit = True
             with con.cursor() as cur:
                 for schema in saved.read_text().split():
-                    cur.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+                    cur.execute(SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(Identifier(schema)))
         finally:
             con.close()

@@ -95,8 +95,7 @@ class Backend:
         con.execute("ATTACH DATABASE ? AS " + self.q(dataset), [str(dataset_file)])
         return con
 
-    def execute(self, dataset: str, statements: Sequence[Statement]
-                ) -> list[list[tuple[Any, ...]]]:
+    def execute(self, dataset: str, statements: Sequence[Statement]) -> Rows:
         """Run SQL out of band; returns the rows of each statement."""
         with self.session(dataset) as execute:
             return execute(statements)

@@ -14,7 +14,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from tests.duckdb_baselines import BASELINES
+from tests.duckdb_baselines import BASELINES, pipeline_dir
 from tests.projects import Project
 
 PIPELINE = "shop_lake"
@@ -85,10 +85,6 @@ def load(project: Project, *batches: dict[str, Any], file_format: str = "parquet
         """)
 
 
-def _pipeline_dir(pipeline: str = PIPELINE) -> Path:
-    return Path(os.environ["DLT_DATA_DIR"]) / "pipelines" / pipeline
-
-
 def steady(project: Project, bucket: Path, batches: list[dict[str, Any]], *,
            file_format: str = "parquet", backdated: bool = True) -> None:
     """`load(project, *batches)` into the fresh local bucket, then (`backdated`) `backdate`,
@@ -116,7 +112,7 @@ def shared(project: Project, bucket: Path, pipeline: str, key: Any,
     pipeline state; the pipeline's later loads go on from it. Local `file://` buckets whose
     files name no absolute path only (not Iceberg)."""
     assert not bucket.exists(), "not a fresh bucket"
-    assert not _pipeline_dir(pipeline).exists(), "not a fresh pipeline"
+    assert not pipeline_dir(pipeline).exists(), "not a fresh pipeline"
     digest = hashlib.sha256(json.dumps([pipeline, key], sort_keys=True).encode()).hexdigest()
     saved = BASELINES[0] / f"lake-{digest[:16]}"
     with FileLock(str(saved) + ".lock"):
@@ -127,7 +123,7 @@ def shared(project: Project, bucket: Path, pipeline: str, key: Any,
         staging = saved.with_name(saved.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(bucket, staging / "bucket")
-        shutil.copytree(_pipeline_dir(pipeline), staging / "pipeline")
+        shutil.copytree(pipeline_dir(pipeline), staging / "pipeline")
         (staging / "paths.json").write_text(json.dumps(_paths(project, bucket)))
         staging.rename(saved)
 
@@ -145,7 +141,7 @@ def _restore(saved: Path, project: Project, bucket: Path, pipeline: str) -> None
     packages' state and references). The builder's `trace.pickle` is left behind (a pickle
     of that run, for `dlt pipeline trace` only: the test's next load writes its own)."""
     shutil.copytree(saved / "bucket", bucket)
-    target = _pipeline_dir(pipeline)
+    target = pipeline_dir(pipeline)
     shutil.copytree(saved / "pipeline", target, ignore=shutil.ignore_patterns("trace.pickle"))
     pairs = sorted(zip(json.loads((saved / "paths.json").read_text()), _paths(project, bucket),
                        strict=True), key=lambda pair: len(pair[0]), reverse=True)
