@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import socket
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,12 +26,27 @@ os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
 RAM_DIR = Path("/dev/shm")
 #: `[contract_ops.removal] profiles_min_rows` for every test (see `_isolated_dlt`)
 PROFILES_MIN_ROWS = "CONTRACT_OPS__REMOVAL__PROFILES_MIN_ROWS"
+#: the young generation's threshold of the cycle collector in the suite's processes (Python's
+#: default: 700 allocations)
+GC_YOUNG_THRESHOLD = 50_000
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    # the cycle collector's young generation collected every 50,000 allocations instead of
+    # 700, from start-up on: with Python's defaults the collector took 8% of a loading
+    # module's CPU (its large heap walked again and again); what tests drop is still collected
+    gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     if "TMPDIR" not in os.environ and RAM_DIR.is_dir() and os.access(RAM_DIR, os.W_OK):
         os.environ["TMPDIR"] = str(RAM_DIR)  # subprocesses and xdist workers inherit it
         tempfile.tempdir = None  # re-read on next use
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What start-up and collection made (dlt, sqlglot, pydantic, the test modules) lives for
+    the whole run: frozen, so no collection walks it again (the product's console script does
+    the same after its start-up, `commands.common.started`); see `pytest_configure` too."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(autouse=True)
@@ -64,6 +81,82 @@ def _loader_polls_often() -> Iterator[None]:
     Load.__init__ = init  # type: ignore[method-assign]
     yield
     Load.__init__ = original  # type: ignore[method-assign]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_set_up_a_load() -> Iterator[None]:
+    """Two things dlt does again and again within one `pipeline.run` / `.load`, done once a
+    call in this suite (what is loaded is the same):
+    - A load into a DuckDB file opens the database four or more times (state sync, package
+      start, each job, package end), and each open builds DuckDB's whole catalog of
+      functions again (15-20 ms of CPU) and each last close checkpoints. The first
+      connection dlt opens to a file is kept open until the call returns, so dlt's later
+      opens reuse the open database; the call's last close checkpoints as before.
+    - `Destination.capabilities()` resolves the destination's whole configuration on every
+      call (5-8 times a run). Within one call, where nothing changes the configuration,
+      the first answer for a destination and naming is reused (a copy of it each time)."""
+    import copy
+
+    from dlt.common.destination.reference import Destination
+    from dlt.destinations.impl.duckdb.configuration import DuckDbConnectionPool
+    from dlt.pipeline.pipeline import Pipeline
+
+    lock = threading.RLock()
+    kept: dict[tuple[str, bool], Any] = {}
+    depth = [0]
+    caps_of: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+    borrow, run, load = DuckDbConnectionPool.borrow_conn, Pipeline.run, Pipeline.load
+    capabilities = Destination.capabilities
+
+    def once_capabilities(self: Destination, config: Any = None, naming: Any = None) -> Any:
+        if config is not None or not depth[0]:
+            return capabilities(self, config, naming)
+        key = (id(self), id(naming))
+        with lock:
+            found = caps_of.get(key)
+        if found is None:
+            found = (self, naming, capabilities(self, config, naming))  # ids stay taken
+            with lock:
+                caps_of[key] = found
+        return copy.copy(found[2])
+
+    def kept_borrow(self: DuckDbConnectionPool, *args: Any, **kwargs: Any) -> Any:
+        key = (self.credentials._conn_str(), self.credentials.read_only)
+        with lock:
+            held_here = depth[0] and key[0] != ":memory:" and not self.always_open_connection
+            if held_here and self._conn is None and self._conn_owner and key in kept:
+                self._conn = kept[key].cursor()  # the pool closes it as its own
+        conn = borrow(self, *args, **kwargs)
+        with lock:
+            if held_here and key not in kept and self._conn is not None and self._conn_owner:
+                kept[key] = self._conn  # this call closes it at its end, not the pool
+                self._conn_owner = False
+        return conn
+
+    def held(method: Any) -> Any:
+        def call(self: Pipeline, *args: Any, **kwargs: Any) -> Any:
+            with lock:
+                depth[0] += 1
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                with lock:
+                    depth[0] -= 1
+                    if not depth[0]:
+                        for conn in kept.values():
+                            conn.close()
+                        kept.clear()
+                        caps_of.clear()
+
+        return call
+
+    DuckDbConnectionPool.borrow_conn = kept_borrow  # type: ignore[method-assign]
+    Destination.capabilities = once_capabilities  # type: ignore[method-assign]
+    Pipeline.run, Pipeline.load = held(run), held(load)  # type: ignore[method-assign]
+    yield
+    DuckDbConnectionPool.borrow_conn = borrow  # type: ignore[method-assign]
+    Destination.capabilities = capabilities  # type: ignore[method-assign]
+    Pipeline.run, Pipeline.load = run, load  # type: ignore[method-assign]
 
 
 #: the modules that call dlt's `is_secret_hint` by a name of their own (`from ... import`)
