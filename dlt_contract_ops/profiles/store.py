@@ -13,7 +13,8 @@ or fails a block checksum) is set aside, never deleted: renamed `<name>.broken-<
 (with its `.wal`), and a fresh store takes its place, so the next sweep profiles every table
 afresh. Each set-aside is logged as a WARNING naming both paths and kept in `notes`.
 
-Concurrent sweeps: every open of the file holds `statefile.locked` (DuckDB lets one process
+Each open attaches the file to the process's in-memory DuckDB (`profiles.attach`) and
+detaches it at the end. Concurrent sweeps: every open of the file holds `statefile.locked` (DuckDB lets one process
 write at a time), and each sweep's new loads go in ONE transaction, so a crash never leaves a
 load with only some of its columns. The statements are constants with bound parameters: this
 file is ours, so they are not routed through the destination renderer.
@@ -23,11 +24,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from dlt_contract_ops.errors import StateFileError
+from dlt_contract_ops.profiles.attach import attached
 from dlt_contract_ops.profiles.broken import is_broken, set_aside
 from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
 from dlt_contract_ops.statefile import locked
@@ -153,13 +156,14 @@ class ProfileStore:
 
         from dlt_contract_ops.destinations.duckdb import quiet_progress_bar
 
-        try:
-            con = duckdb.connect(str(self.path))
-        except duckdb.Error as exc:
-            if is_broken(exc):
-                raise
-            raise StateFileError(f"cannot open the profile store `{self.path}`: {exc}") from exc
-        try:
+        with ExitStack() as opened:
+            try:
+                con = opened.enter_context(attached(self.path))
+            except duckdb.Error as exc:
+                if is_broken(exc):
+                    raise
+                raise StateFileError(
+                    f"cannot open the profile store `{self.path}`: {exc}") from exc
             quiet_progress_bar(con)
             for statement in _SCHEMA:
                 con.execute(statement)
@@ -175,8 +179,6 @@ class ProfileStore:
                     "from the destination on the next sweep)."
                 )
             return work(con)
-        finally:
-            con.close()
 
     def _set_aside(self, exc: BaseException) -> None:
         note = set_aside(self.path, exc)
