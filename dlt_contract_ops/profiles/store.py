@@ -16,8 +16,9 @@ afresh. Each set-aside is logged as a WARNING naming both paths and kept in `not
 Each open attaches the file to the process's in-memory DuckDB (`profiles.attach`) and
 detaches it at the end. Concurrent sweeps: every open of the file holds `statefile.locked`
 (DuckDB lets one process write at a time), and each sweep's new loads go in ONE transaction,
-so a crash never leaves a load with only some of its columns. The statements are constants with bound parameters: this
-file is ours, so they are not routed through the destination renderer.
+so a crash never leaves a load with only some of its columns. The statements are constants
+with bound parameters: this file is ours, so they are not routed through the destination
+renderer.
 """
 
 from __future__ import annotations
