@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import gc
+import importlib.abc
+import importlib.util
 import os
 import signal
 import socket
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -29,6 +32,40 @@ PROFILES_MIN_ROWS = "CONTRACT_OPS__REMOVAL__PROFILES_MIN_ROWS"
 #: the young generation's threshold of the cycle collector in the suite's processes (Python's
 #: default: 700 allocations)
 GC_YOUNG_THRESHOLD = 50_000
+
+
+#: optional modules that libraries try to import again and again while this suite runs, each
+#: a failed search of every `sys.path` entry and of pytest's import hooks: DuckDB's Python
+#: client tries `pandas` twice for every bound parameter (5% of the suite's CPU), dlt looks
+#: for Colab, Streamlit and the ADBC driver whenever it builds its config providers or
+#: PostgreSQL capabilities. Not `airflow`: a test asks `importlib.util.find_spec` about it,
+#: which returns None for a module not found, but raises what a finder raises
+_ABSENT = ("pandas", "polars", "google.colab", "streamlit", "adbc_driver_postgresql",
+           "adbc_driver_manager")
+
+
+class _KnownAbsent(importlib.abc.MetaPathFinder):
+    """Answers at once for the `_ABSENT` modules that are not installed, as a full search
+    would: ModuleNotFoundError. Nothing is put in `sys.modules` (pyarrow reads
+    `sys.modules["pandas"]` directly), and a module that is installed is searched as usual."""
+
+    def __init__(self) -> None:
+        self.names = frozenset(name for name in _ABSENT if not _installed(name))
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name in self.names or name.partition(".")[0] in self.names:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return
+
+
+def _installed(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
+
+
+sys.meta_path.insert(0, _KnownAbsent())
 
 
 def pytest_configure(config: pytest.Config) -> None:
