@@ -333,3 +333,27 @@ def data_files(bucket: Path | str, table: str = "orders", fs: Any = None) -> lis
                       if p.is_file())
     name = str(bucket).removeprefix("s3://")
     return sorted(f"s3://{p}" for p in fs.ls(f"{name}/{DATASET}/{table}", detail=False))
+
+
+def steady_in_s3(project: Project, server: Any, url: str, batches: list[dict[str, Any]], *,
+                 file_format: str = "parquet", backdated: bool = True) -> None:
+    """`steady` for a bucket on the loopback S3 server (`url`, its `s3://` URL, configured as
+    the project's bucket): the loads built, or copied, in a local folder as `steady` does,
+    then uploaded as they are (data files, `_dlt_loads` records, state and schema), one
+    request a file. dlt's pipeline folder is this test's, as after those loads; the
+    pipeline's later loads go to the bucket. For tests about what happens after the loads
+    (sweeps, their requests), not the loads' own writes to S3."""
+    import os
+
+    local = project.root / "_s3_staging"
+    key = "DESTINATION__FILESYSTEM__BUCKET_URL"
+    os.environ[key] = local.as_uri()  # the loads go to the local folder, not the bucket
+    try:
+        steady(project, local, batches, file_format=file_format, backdated=backdated)
+    finally:
+        del os.environ[key]
+    client, name = server.client(), url.removeprefix("s3://")
+    for path in sorted(p for p in local.rglob("*") if p.is_file()):
+        client.put_object(Bucket=name, Key=path.relative_to(local).as_posix(),
+                          Body=path.read_bytes())
+    shutil.rmtree(local)

@@ -42,7 +42,7 @@ def test_credentials_that_do_not_reach_the_bucket(project: Project, s3_server: S
                                                   s3_bucket: str, tmp_path: Path) -> None:
     """A second pipeline's bucket refuses its key: one error naming that bucket, exit 1; the
     local lake's source is checked as usual."""
-    lake.setup(project, tmp_path / "local", "parquet")
+    lake.setup(project, tmp_path / "local", "parquet", shared_by=__name__)
     project.source("remote", "telemetry_src:telemetry", pipeline_name="remote_lake",
                    destination="filesystem", dataset_name="lake")
     project.config(f'[remote_lake.destination.filesystem]\nbucket_url = "{s3_bucket}"\n')
@@ -85,11 +85,12 @@ def test_a_repeat_sweep_in_an_s3_bucket_reads_only_the_new_loads_files(
             return sweeps.open_files(s3_bucket, "iceberg", fs=fs, properties=properties)
         return sweeps.data_files(s3_bucket, fs=fs)
 
-    sweeps.load(project, *[{**b, **opened} for b in sweeps.STEADY], file_format=written)
-    if iceberg:
+    if iceberg:  # its metadata names the bucket's paths: loaded and backdated there
+        sweeps.load(project, *[{**b, **opened} for b in sweeps.STEADY], file_format=written)
         sweeps.backdate_open(s3_bucket, "iceberg", fs=fs, properties=properties)
-    else:
-        sweeps.backdate(s3_bucket.removeprefix("s3://"), fs=fs)
+    else:  # loaded and backdated locally (or copied), then uploaded
+        sweeps.steady_in_s3(project, s3_server, s3_bucket, sweeps.STEADY,
+                            file_format=file_format)
     first, read = sweeps.observed(project)
     assert first == {}
     steady = files()
@@ -120,7 +121,8 @@ def test_a_sweep_answers_file_sizes_from_its_listing(
     each (34 a JSONL file before)."""
     project.secrets(s3_server.secrets())
     sweeps.setup(project, s3_bucket)
-    sweeps.load(project, *sweeps.STEADY[:3], file_format=file_format)
+    sweeps.steady_in_s3(project, s3_server, s3_bucket, sweeps.STEADY[:3],
+                        file_format=file_format, backdated=False)
     heads, gets = (s3_server.requests(m, s3_bucket) for m in ("HEAD", "GET"))
 
     code, doc, stderr = sweeps.sweep(project)
