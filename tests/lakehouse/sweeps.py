@@ -105,12 +105,14 @@ def steady(project: Project, bucket: Path, batches: list[dict[str, Any]], *,
 
 
 def shared(project: Project, bucket: Path, pipeline: str, key: Any,
-           build: Callable[[], None]) -> None:
+           build: Callable[[], None], *, files: tuple[str, ...] = ()) -> None:
     """`build()`: loads by `pipeline` into the fresh local bucket, built once per test run
     under `key` (JSON: everything `build` does) and copied, bucket and dlt's pipeline folder,
     into this test's. The copy is what the real loads left: the same files, load ids and
     pipeline state; the pipeline's later loads go on from it. Local `file://` buckets whose
-    files name no absolute path only (not Iceberg)."""
+    files name no absolute path only (not Iceberg), or every test's at the same path
+    (`same_path_bucket`: part of `key`, Iceberg's metadata names it). `files`: the project's
+    own files the loads leave too (an Iceberg catalog), copied as they are."""
     assert not bucket.exists(), "not a fresh bucket"
     assert not pipeline_dir(pipeline).exists(), "not a fresh pipeline"
     digest = hashlib.sha256(json.dumps([pipeline, key], sort_keys=True).encode()).hexdigest()
@@ -118,14 +120,30 @@ def shared(project: Project, bucket: Path, pipeline: str, key: Any,
     with FileLock(str(saved) + ".lock"):
         if saved.exists():
             _restore(saved, project, bucket, pipeline)
+            for name in files:
+                shutil.copyfile(saved / "project" / name, project.root / name)
             return
         build()
         staging = saved.with_name(saved.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(bucket, staging / "bucket")
         shutil.copytree(pipeline_dir(pipeline), staging / "pipeline")
+        (staging / "project").mkdir()
+        for name in files:
+            shutil.copyfile(project.root / name, staging / "project" / name)
         (staging / "paths.json").write_text(json.dumps(_paths(project, bucket)))
         staging.rename(saved)
+
+
+def same_path_bucket(folder: Path) -> Path:
+    """The local bucket every test of a module builds its Iceberg loads in (`folder`: a
+    module's own temporary folder), emptied: metadata the loads write names absolute paths,
+    so a shared copy (`shared`, with this path in its key) must be restored at the path it
+    was built at. The tests that use it run one at a time (a module's tests stay on one
+    worker)."""
+    bucket = folder / "bucket"
+    shutil.rmtree(bucket, ignore_errors=True)
+    return bucket
 
 
 def _paths(project: Project, bucket: Path) -> list[str]:

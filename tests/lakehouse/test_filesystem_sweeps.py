@@ -11,14 +11,30 @@ from tests.lakehouse import sweeps
 from tests.projects import Project
 
 
+@pytest.fixture(scope="module")
+def iceberg_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("iceberg-home")
+
+
 @pytest.fixture
-def shop(project: Project, tmp_path: Path) -> Project:
-    sweeps.setup(project, tmp_path / "bucket")
+def bucket(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """The test's local bucket; an Iceberg test's is the module's one path (its loads are
+    shared there: `sweeps.same_path_bucket`)."""
+    params = getattr(request.node, "callspec", None)
+    if params is not None and params.params.get("table_format") == "iceberg":
+        return sweeps.same_path_bucket(request.getfixturevalue("iceberg_home"))
+    return tmp_path / "bucket"
+
+
+@pytest.fixture
+def shop(project: Project, bucket: Path) -> Project:
+    sweeps.setup(project, bucket)
     return project
 
 
-def test_removal_and_distribution_on_parquet_files(shop: Project) -> None:
-    sweeps.load(shop, *sweeps.STEADY, sweeps.DRIFTED)
+def test_removal_and_distribution_on_parquet_files(shop: Project, tmp_path: Path) -> None:
+    sweeps.steady(shop, tmp_path / "bucket", sweeps.STEADY)  # loaded, then backdated
+    sweeps.load(shop, sweeps.DRIFTED)
     code, doc, stderr = sweeps.sweep(shop)
     assert code == 0, stderr
     found = sweeps.findings(doc)
@@ -101,17 +117,20 @@ def test_a_merge_on_a_delta_table_is_profiled_afresh(
     ("delta", "merge"), ("delta", "optimize"),
 ])
 def test_a_repeat_sweep_of_an_open_table_reads_only_the_new_loads_files(
-    shop: Project, tmp_path: Path, stores: list[Path], monkeypatch: pytest.MonkeyPatch,
+    shop: Project, bucket: Path, stores: list[Path], monkeypatch: pytest.MonkeyPatch,
     table_format: str, change: str,
 ) -> None:
     """Delta and Iceberg tables: a repeat sweep after an append reads the files whose load id
     range (the table's own statistics) can hold the new load; after a replace or merge that
     moved rows of earlier loads, the whole current version. Findings equal a fresh sweep."""
-    bucket = tmp_path / "bucket"
     opened = {"table_format": table_format}
-    if table_format == "iceberg":  # its metadata names absolute paths: loaded here
-        sweeps.load(shop, *[{**b, **opened} for b in sweeps.STEADY])
-        sweeps.backdate_open(bucket, table_format)
+    if table_format == "iceberg":  # its metadata names absolute paths: shared at one path
+        def build() -> None:
+            sweeps.load(shop, *[{**b, **opened} for b in sweeps.STEADY])
+            sweeps.backdate_open(bucket, table_format)
+
+        sweeps.shared(shop, bucket, sweeps.PIPELINE,
+                      [sweeps.SOURCE, sweeps.STEADY, table_format, str(bucket)], build)
     else:  # loaded, then backdated
         sweeps.steady(shop, bucket, [{**b, **opened} for b in sweeps.STEADY])
     first, read = sweeps.observed(shop)
