@@ -74,14 +74,26 @@ def setup(project: Project, bucket: Path | str) -> None:
                    load_timestamp_column="loaded_at")
 
 
-def load(project: Project, *batches: dict[str, Any], file_format: str = "parquet") -> None:
-    """Run the pipeline once per batch (keyword arguments of `shop`): one load each."""
+def load(project: Project, *batches: dict[str, Any], file_format: str = "parquet",
+         backdated: float | None = None) -> None:
+    """Run the pipeline once per batch (keyword arguments of `shop`): one load each.
+    `backdated` (hours): each load made with the id `backdate` would move it to, the n-th
+    of N (N - n) * `backdated` hours ago (dlt's new load id is that time), rather than
+    rewritten afterwards: for the first loads of a pipeline."""
     project.python(f"""
-        import json, dlt
+        import json, time, dlt
+        from unittest import mock
         from shop_lake_src import shop
         p = dlt.pipeline({PIPELINE!r}, destination="filesystem", dataset_name={DATASET!r})
-        for kw in json.loads({json.dumps(json.dumps(list(batches)))}):
-            p.run(shop(**kw), loader_file_format={file_format!r})
+        batches = json.loads({json.dumps(json.dumps(list(batches)))})
+        hours, now = {backdated!r}, time.time()
+        for n, kw in enumerate(batches):
+            if hours is None:
+                p.run(shop(**kw), loader_file_format={file_format!r})
+                continue
+            stamp = f"{{now - (len(batches) - n) * hours * 3600:.6f}}"
+            with mock.patch("dlt.extract.storage.create_load_id", return_value=stamp):
+                p.run(shop(**kw), loader_file_format={file_format!r})
         """)
 
 
