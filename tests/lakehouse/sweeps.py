@@ -295,33 +295,19 @@ def backdate(bucket: Path | str, hours: float = 20, fs: Any = None) -> dict[str,
     return moved
 
 
-def backdate_open(bucket: Path | str, table_format: str, hours: float = 20, *,
-                  fs: Any = None, properties: dict[str, str] | None = None) -> dict[str, str]:
-    """`backdate` for an open table: its rows written again through the table's own library,
-    one commit per load (Delta: `write_deltalake`; Iceberg: pyiceberg on a catalog that
-    registers the table, as dlt's default in-memory one does), the first replacing the
-    table's current version. A remote bucket (Iceberg only): its `s3://` URL, `fs` on it and
-    pyiceberg's `properties` for it."""
-    moved = _moved_ids(_folder(bucket), hours, fs)
-    if table_format == "delta":
-        from deltalake import DeltaTable, write_deltalake
+def backdate_open(bucket: Path, table_format: str, hours: float = 20) -> dict[str, str]:
+    """`backdate` for a Delta table in a local bucket: its rows written again through
+    `write_deltalake`, one commit per load, the first replacing the table's current version.
+    (An Iceberg table is loaded with backdated load ids instead: `load(..., backdated=)`.)"""
+    assert table_format == "delta", table_format
+    from deltalake import DeltaTable, write_deltalake
 
-        location = str(Path(bucket) / DATASET / "orders")
-        rows = DeltaTable(location).to_pyarrow_table()
-        for n, (old, new) in enumerate(moved.items()):
-            write_deltalake(location, _restamped(rows, old, new),
-                            mode="append" if n else "overwrite")
-        return moved
-    from pyiceberg.catalog.sql import SqlCatalog
-
-    url = bucket.as_uri() if isinstance(bucket, Path) else bucket
-    catalog = SqlCatalog("default", uri="sqlite:///:memory:", warehouse=url,
-                         **(properties or {}))
-    catalog.create_namespace(DATASET)
-    table = catalog.register_table((DATASET, "orders"), _metadata_file(bucket, fs))
-    rows = table.scan().to_arrow()
+    moved = _moved_ids(_folder(bucket), hours)
+    location = str(Path(bucket) / DATASET / "orders")
+    rows = DeltaTable(location).to_pyarrow_table()
     for n, (old, new) in enumerate(moved.items()):
-        (table.append if n else table.overwrite)(_restamped(rows, old, new))
+        write_deltalake(location, _restamped(rows, old, new),
+                        mode="append" if n else "overwrite")
     return moved
 
 

@@ -78,7 +78,8 @@ def test_a_rewritten_table_is_profiled_afresh(
     change: str,
 ) -> None:
     bucket = tmp_path / "bucket"
-    sweeps.steady(shop, bucket, [*sweeps.STEADY, {"batch": 6}])  # loaded, then backdated
+    sweeps.steady(shop, bucket, sweeps.STEADY)  # loaded, then backdated
+    sweeps.load(shop, {"batch": 6})
     sweeps.observed(shop)
     before = sweeps.data_files(bucket)
     if change == "replace":  # dlt deletes the table's files and writes the new load's
@@ -100,8 +101,9 @@ def test_a_merge_on_a_delta_table_is_profiled_afresh(
     """A Delta table is read whole through its current version (its files are not named by
     load); a merge that moves rows of earlier loads to the new one is still noticed."""
     delta = {"table_format": "delta", "disposition": "merge"}
-    sweeps.steady(shop, tmp_path / "bucket", [{**b, **delta} for b in sweeps.STEADY],
-                  backdated=False)
+    # the steady Delta loads the repeat-sweep tests share (appends, loaded, then backdated)
+    sweeps.steady(shop, tmp_path / "bucket",
+                  [{**b, "table_format": "delta"} for b in sweeps.STEADY])
     first, _ = sweeps.observed(shop)
     # half of the last steady batch again, drifted: upserted rows move to the new load
     sweeps.load(shop, {**sweeps.DRIFTED, **delta, "n": 50, "first": -1000})
@@ -125,12 +127,11 @@ def test_a_repeat_sweep_of_an_open_table_reads_only_the_new_loads_files(
     moved rows of earlier loads, the whole current version. Findings equal a fresh sweep."""
     opened = {"table_format": table_format}
     if table_format == "iceberg":  # its metadata names absolute paths: shared at one path
-        def build() -> None:
-            sweeps.load(shop, *[{**b, **opened} for b in sweeps.STEADY])
-            sweeps.backdate_open(bucket, table_format)
+        def build() -> None:  # loaded with backdated load ids
+            sweeps.load(shop, *[{**b, **opened} for b in sweeps.STEADY], backdated=20)
 
         sweeps.shared(shop, bucket, sweeps.PIPELINE,
-                      [sweeps.SOURCE, sweeps.STEADY, table_format, str(bucket)], build)
+                      [sweeps.SOURCE, sweeps.STEADY, table_format, str(bucket), 20], build)
     else:  # loaded, then backdated
         sweeps.steady(shop, bucket, [{**b, **opened} for b in sweeps.STEADY])
     first, read = sweeps.observed(shop)
