@@ -67,10 +67,11 @@ def test_a_repeat_sweep_in_an_s3_bucket_reads_only_the_new_loads_files(
     project: Project, s3_server: S3Server, s3_bucket: str, stores: list[Path],
     monkeypatch: pytest.MonkeyPatch, file_format: str,
 ) -> None:
-    """The shop's loads in the loopback bucket, backdated there: a repeat sweep after one
-    more load profiles its file alone (a JSONL file of it lacks `note`, NULL in every row;
-    an Iceberg table's file is picked by its manifest bounds), and finds what a fresh sweep
-    of the bucket finds."""
+    """The shop's backdated loads in the loopback bucket (Parquet and JSONL files built
+    locally and uploaded, an Iceberg table loaded there with backdated load ids): a repeat
+    sweep after one more real load into the bucket profiles its file alone (a JSONL file of
+    it lacks `note`, NULL in every row; an Iceberg table's file is picked by its manifest
+    bounds), and finds what a fresh sweep of the bucket finds."""
     project.secrets(s3_server.secrets())
     sweeps.setup(project, s3_bucket)
     fs = s3_server.filesystem()
