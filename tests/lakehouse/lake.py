@@ -100,8 +100,9 @@ def setup(project: Project, bucket: Path | str, file_format: str, dataset: str =
     bucket URL whose credentials the caller configures), the source, both loads; with
     `table_format` (`delta`, `iceberg`) the tables are open tables of that format.
 
-    `shared_by` (a test module's name): the loads into a local folder, not Iceberg, built
-    once per test run for that module's tests and copied (`sweeps.shared`). Per module: the
+    `shared_by` (a test module's name): the loads into a local folder built once per test
+    run for that module's tests and copied (`sweeps.shared`); Iceberg's in a bucket at one
+    path (`sweeps.same_path_bucket`), with its catalog. Per module: the
     dark load is stamped when it is built, and removal's `first_seen` is that time; a
     module's tests run together, minutes apart at most."""
     project.module("telemetry_src", f"TABLE_FORMAT = {table_format!r}\n" + SOURCE)
@@ -129,6 +130,10 @@ def setup(project: Project, bucket: Path | str, file_format: str, dataset: str =
 
     if shared_by and isinstance(bucket, Path) and table_format != "iceberg":
         sweeps.shared(project, bucket, PIPELINE, [shared_by, SOURCE, header + LOADER], load)
+    elif shared_by and isinstance(bucket, Path):  # Iceberg: at one path, with its catalog
+        sweeps.shared(project, bucket, PIPELINE,
+                      [shared_by, SOURCE, header + LOADER, str(bucket)], load,
+                      files=("iceberg_catalog.db",))
     else:
         load()
 

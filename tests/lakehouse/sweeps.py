@@ -74,14 +74,26 @@ def setup(project: Project, bucket: Path | str) -> None:
                    load_timestamp_column="loaded_at")
 
 
-def load(project: Project, *batches: dict[str, Any], file_format: str = "parquet") -> None:
-    """Run the pipeline once per batch (keyword arguments of `shop`): one load each."""
+def load(project: Project, *batches: dict[str, Any], file_format: str = "parquet",
+         backdated: float | None = None) -> None:
+    """Run the pipeline once per batch (keyword arguments of `shop`): one load each.
+    `backdated` (hours): each load made with the id `backdate` would move it to, the n-th
+    of N (N - n) * `backdated` hours ago (dlt's new load id is that time), rather than
+    rewritten afterwards: for the first loads of a pipeline."""
     project.python(f"""
-        import json, dlt
+        import json, time, dlt
+        from unittest import mock
         from shop_lake_src import shop
         p = dlt.pipeline({PIPELINE!r}, destination="filesystem", dataset_name={DATASET!r})
-        for kw in json.loads({json.dumps(json.dumps(list(batches)))}):
-            p.run(shop(**kw), loader_file_format={file_format!r})
+        batches = json.loads({json.dumps(json.dumps(list(batches)))})
+        hours, now = {backdated!r}, time.time()
+        for n, kw in enumerate(batches):
+            if hours is None:
+                p.run(shop(**kw), loader_file_format={file_format!r})
+                continue
+            stamp = f"{{now - (len(batches) - n) * hours * 3600:.6f}}"
+            with mock.patch("dlt.extract.storage.create_load_id", return_value=stamp):
+                p.run(shop(**kw), loader_file_format={file_format!r})
         """)
 
 
@@ -105,12 +117,14 @@ def steady(project: Project, bucket: Path, batches: list[dict[str, Any]], *,
 
 
 def shared(project: Project, bucket: Path, pipeline: str, key: Any,
-           build: Callable[[], None]) -> None:
+           build: Callable[[], None], *, files: tuple[str, ...] = ()) -> None:
     """`build()`: loads by `pipeline` into the fresh local bucket, built once per test run
     under `key` (JSON: everything `build` does) and copied, bucket and dlt's pipeline folder,
     into this test's. The copy is what the real loads left: the same files, load ids and
     pipeline state; the pipeline's later loads go on from it. Local `file://` buckets whose
-    files name no absolute path only (not Iceberg)."""
+    files name no absolute path only (not Iceberg), or every test's at the same path
+    (`same_path_bucket`: part of `key`, Iceberg's metadata names it). `files`: the project's
+    own files the loads leave too (an Iceberg catalog), copied as they are."""
     assert not bucket.exists(), "not a fresh bucket"
     assert not pipeline_dir(pipeline).exists(), "not a fresh pipeline"
     digest = hashlib.sha256(json.dumps([pipeline, key], sort_keys=True).encode()).hexdigest()
@@ -118,14 +132,30 @@ def shared(project: Project, bucket: Path, pipeline: str, key: Any,
     with FileLock(str(saved) + ".lock"):
         if saved.exists():
             _restore(saved, project, bucket, pipeline)
+            for name in files:
+                shutil.copyfile(saved / "project" / name, project.root / name)
             return
         build()
         staging = saved.with_name(saved.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
         shutil.copytree(bucket, staging / "bucket")
         shutil.copytree(pipeline_dir(pipeline), staging / "pipeline")
+        (staging / "project").mkdir()
+        for name in files:
+            shutil.copyfile(project.root / name, staging / "project" / name)
         (staging / "paths.json").write_text(json.dumps(_paths(project, bucket)))
         staging.rename(saved)
+
+
+def same_path_bucket(folder: Path) -> Path:
+    """The local bucket every test of a module builds its Iceberg loads in (`folder`: a
+    module's own temporary folder), emptied: metadata the loads write names absolute paths,
+    so a shared copy (`shared`, with this path in its key) must be restored at the path it
+    was built at. The tests that use it run one at a time (a module's tests stay on one
+    worker)."""
+    bucket = folder / "bucket"
+    shutil.rmtree(bucket, ignore_errors=True)
+    return bucket
 
 
 def _paths(project: Project, bucket: Path) -> list[str]:
@@ -265,33 +295,19 @@ def backdate(bucket: Path | str, hours: float = 20, fs: Any = None) -> dict[str,
     return moved
 
 
-def backdate_open(bucket: Path | str, table_format: str, hours: float = 20, *,
-                  fs: Any = None, properties: dict[str, str] | None = None) -> dict[str, str]:
-    """`backdate` for an open table: its rows written again through the table's own library,
-    one commit per load (Delta: `write_deltalake`; Iceberg: pyiceberg on a catalog that
-    registers the table, as dlt's default in-memory one does), the first replacing the
-    table's current version. A remote bucket (Iceberg only): its `s3://` URL, `fs` on it and
-    pyiceberg's `properties` for it."""
-    moved = _moved_ids(_folder(bucket), hours, fs)
-    if table_format == "delta":
-        from deltalake import DeltaTable, write_deltalake
+def backdate_open(bucket: Path, table_format: str, hours: float = 20) -> dict[str, str]:
+    """`backdate` for a Delta table in a local bucket: its rows written again through
+    `write_deltalake`, one commit per load, the first replacing the table's current version.
+    (An Iceberg table is loaded with backdated load ids instead: `load(..., backdated=)`.)"""
+    assert table_format == "delta", table_format
+    from deltalake import DeltaTable, write_deltalake
 
-        location = str(Path(bucket) / DATASET / "orders")
-        rows = DeltaTable(location).to_pyarrow_table()
-        for n, (old, new) in enumerate(moved.items()):
-            write_deltalake(location, _restamped(rows, old, new),
-                            mode="append" if n else "overwrite")
-        return moved
-    from pyiceberg.catalog.sql import SqlCatalog
-
-    url = bucket.as_uri() if isinstance(bucket, Path) else bucket
-    catalog = SqlCatalog("default", uri="sqlite:///:memory:", warehouse=url,
-                         **(properties or {}))
-    catalog.create_namespace(DATASET)
-    table = catalog.register_table((DATASET, "orders"), _metadata_file(bucket, fs))
-    rows = table.scan().to_arrow()
+    moved = _moved_ids(_folder(bucket), hours)
+    location = str(Path(bucket) / DATASET / "orders")
+    rows = DeltaTable(location).to_pyarrow_table()
     for n, (old, new) in enumerate(moved.items()):
-        (table.append if n else table.overwrite)(_restamped(rows, old, new))
+        write_deltalake(location, _restamped(rows, old, new),
+                        mode="append" if n else "overwrite")
     return moved
 
 
@@ -333,3 +349,27 @@ def data_files(bucket: Path | str, table: str = "orders", fs: Any = None) -> lis
                       if p.is_file())
     name = str(bucket).removeprefix("s3://")
     return sorted(f"s3://{p}" for p in fs.ls(f"{name}/{DATASET}/{table}", detail=False))
+
+
+def steady_in_s3(project: Project, server: Any, url: str, batches: list[dict[str, Any]], *,
+                 file_format: str = "parquet", backdated: bool = True) -> None:
+    """`steady` for a bucket on the loopback S3 server (`url`, its `s3://` URL, configured as
+    the project's bucket): the loads built, or copied, in a local folder as `steady` does,
+    then uploaded as they are (data files, `_dlt_loads` records, state and schema), one
+    request a file. dlt's pipeline folder is this test's, as after those loads; the
+    pipeline's later loads go to the bucket. For tests about what happens after the loads
+    (sweeps, their requests), not the loads' own writes to S3."""
+    import os
+
+    local = project.root / "_s3_staging"
+    key = "DESTINATION__FILESYSTEM__BUCKET_URL"
+    os.environ[key] = local.as_uri()  # the loads go to the local folder, not the bucket
+    try:
+        steady(project, local, batches, file_format=file_format, backdated=backdated)
+    finally:
+        del os.environ[key]
+    client, name = server.client(), url.removeprefix("s3://")
+    for path in sorted(p for p in local.rglob("*") if p.is_file()):
+        client.put_object(Bucket=name, Key=path.relative_to(local).as_posix(),
+                          Body=path.read_bytes())
+    shutil.rmtree(local)

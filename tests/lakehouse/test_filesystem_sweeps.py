@@ -11,14 +11,30 @@ from tests.lakehouse import sweeps
 from tests.projects import Project
 
 
+@pytest.fixture(scope="module")
+def iceberg_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("iceberg-home")
+
+
 @pytest.fixture
-def shop(project: Project, tmp_path: Path) -> Project:
-    sweeps.setup(project, tmp_path / "bucket")
+def bucket(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """The test's local bucket; an Iceberg test's is the module's one path (its loads are
+    shared there: `sweeps.same_path_bucket`)."""
+    params = getattr(request.node, "callspec", None)
+    if params is not None and params.params.get("table_format") == "iceberg":
+        return sweeps.same_path_bucket(request.getfixturevalue("iceberg_home"))
+    return tmp_path / "bucket"
+
+
+@pytest.fixture
+def shop(project: Project, bucket: Path) -> Project:
+    sweeps.setup(project, bucket)
     return project
 
 
-def test_removal_and_distribution_on_parquet_files(shop: Project) -> None:
-    sweeps.load(shop, *sweeps.STEADY, sweeps.DRIFTED)
+def test_removal_and_distribution_on_parquet_files(shop: Project, tmp_path: Path) -> None:
+    sweeps.steady(shop, tmp_path / "bucket", sweeps.STEADY)  # loaded, then backdated
+    sweeps.load(shop, sweeps.DRIFTED)
     code, doc, stderr = sweeps.sweep(shop)
     assert code == 0, stderr
     found = sweeps.findings(doc)
@@ -62,7 +78,8 @@ def test_a_rewritten_table_is_profiled_afresh(
     change: str,
 ) -> None:
     bucket = tmp_path / "bucket"
-    sweeps.steady(shop, bucket, [*sweeps.STEADY, {"batch": 6}])  # loaded, then backdated
+    sweeps.steady(shop, bucket, sweeps.STEADY)  # loaded, then backdated
+    sweeps.load(shop, {"batch": 6})
     sweeps.observed(shop)
     before = sweeps.data_files(bucket)
     if change == "replace":  # dlt deletes the table's files and writes the new load's
@@ -84,8 +101,9 @@ def test_a_merge_on_a_delta_table_is_profiled_afresh(
     """A Delta table is read whole through its current version (its files are not named by
     load); a merge that moves rows of earlier loads to the new one is still noticed."""
     delta = {"table_format": "delta", "disposition": "merge"}
-    sweeps.steady(shop, tmp_path / "bucket", [{**b, **delta} for b in sweeps.STEADY],
-                  backdated=False)
+    # the steady Delta loads the repeat-sweep tests share (appends, loaded, then backdated)
+    sweeps.steady(shop, tmp_path / "bucket",
+                  [{**b, "table_format": "delta"} for b in sweeps.STEADY])
     first, _ = sweeps.observed(shop)
     # half of the last steady batch again, drifted: upserted rows move to the new load
     sweeps.load(shop, {**sweeps.DRIFTED, **delta, "n": 50, "first": -1000})
@@ -101,17 +119,19 @@ def test_a_merge_on_a_delta_table_is_profiled_afresh(
     ("delta", "merge"), ("delta", "optimize"),
 ])
 def test_a_repeat_sweep_of_an_open_table_reads_only_the_new_loads_files(
-    shop: Project, tmp_path: Path, stores: list[Path], monkeypatch: pytest.MonkeyPatch,
+    shop: Project, bucket: Path, stores: list[Path], monkeypatch: pytest.MonkeyPatch,
     table_format: str, change: str,
 ) -> None:
     """Delta and Iceberg tables: a repeat sweep after an append reads the files whose load id
     range (the table's own statistics) can hold the new load; after a replace or merge that
     moved rows of earlier loads, the whole current version. Findings equal a fresh sweep."""
-    bucket = tmp_path / "bucket"
     opened = {"table_format": table_format}
-    if table_format == "iceberg":  # its metadata names absolute paths: loaded here
-        sweeps.load(shop, *[{**b, **opened} for b in sweeps.STEADY])
-        sweeps.backdate_open(bucket, table_format)
+    if table_format == "iceberg":  # its metadata names absolute paths: shared at one path
+        def build() -> None:  # loaded with backdated load ids
+            sweeps.load(shop, *[{**b, **opened} for b in sweeps.STEADY], backdated=20)
+
+        sweeps.shared(shop, bucket, sweeps.PIPELINE,
+                      [sweeps.SOURCE, sweeps.STEADY, table_format, str(bucket), 20], build)
     else:  # loaded, then backdated
         sweeps.steady(shop, bucket, [{**b, **opened} for b in sweeps.STEADY])
     first, read = sweeps.observed(shop)

@@ -13,16 +13,22 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.lakehouse import lake
+from tests.lakehouse import lake, sweeps
 from tests.projects import Project
 
 TABLE_FORMATS = ["delta", "iceberg"]
 
 
+@pytest.fixture(scope="module")
+def iceberg_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("iceberg-home")
+
+
 @pytest.fixture(params=TABLE_FORMATS)
-def open_lake(request: pytest.FixtureRequest, project: Project, tmp_path: Path
-              ) -> tuple[Project, Path, str]:
-    bucket = tmp_path / "bucket"
+def open_lake(request: pytest.FixtureRequest, project: Project, tmp_path: Path,
+              iceberg_home: Path) -> tuple[Project, Path, str]:
+    bucket = (sweeps.same_path_bucket(iceberg_home) if request.param == "iceberg"
+              else tmp_path / "bucket")
     lake.setup(project, bucket, "parquet", table_format=request.param, shared_by=__name__)
     return project, bucket, request.param
 
@@ -159,12 +165,12 @@ exit_process(command)
     assert proc.stdout == "done\n"
 
 
-def test_a_broken_iceberg_table_is_one_error_naming_it(project: Project, tmp_path: Path
+def test_a_broken_iceberg_table_is_one_error_naming_it(project: Project, iceberg_home: Path
                                                        ) -> None:
     """The newest metadata file is truncated: one error names the table and its folder, and
     the other table is checked."""
-    bucket = tmp_path / "bucket"
-    lake.setup(project, bucket, "parquet", table_format="iceberg")
+    bucket = sweeps.same_path_bucket(iceberg_home)
+    lake.setup(project, bucket, "parquet", table_format="iceberg", shared_by=__name__)
     newest = sorted((bucket / "lake" / "events" / "metadata").glob("*.metadata.json"))[-1]
     newest.write_text("{")
 

@@ -42,7 +42,7 @@ def test_credentials_that_do_not_reach_the_bucket(project: Project, s3_server: S
                                                   s3_bucket: str, tmp_path: Path) -> None:
     """A second pipeline's bucket refuses its key: one error naming that bucket, exit 1; the
     local lake's source is checked as usual."""
-    lake.setup(project, tmp_path / "local", "parquet")
+    lake.setup(project, tmp_path / "local", "parquet", shared_by=__name__)
     project.source("remote", "telemetry_src:telemetry", pipeline_name="remote_lake",
                    destination="filesystem", dataset_name="lake")
     project.config(f'[remote_lake.destination.filesystem]\nbucket_url = "{s3_bucket}"\n')
@@ -67,10 +67,11 @@ def test_a_repeat_sweep_in_an_s3_bucket_reads_only_the_new_loads_files(
     project: Project, s3_server: S3Server, s3_bucket: str, stores: list[Path],
     monkeypatch: pytest.MonkeyPatch, file_format: str,
 ) -> None:
-    """The shop's loads in the loopback bucket, backdated there: a repeat sweep after one
-    more load profiles its file alone (a JSONL file of it lacks `note`, NULL in every row;
-    an Iceberg table's file is picked by its manifest bounds), and finds what a fresh sweep
-    of the bucket finds."""
+    """The shop's backdated loads in the loopback bucket (Parquet and JSONL files built
+    locally and uploaded, an Iceberg table loaded there with backdated load ids): a repeat
+    sweep after one more real load into the bucket profiles its file alone (a JSONL file of
+    it lacks `note`, NULL in every row; an Iceberg table's file is picked by its manifest
+    bounds), and finds what a fresh sweep of the bucket finds."""
     project.secrets(s3_server.secrets())
     sweeps.setup(project, s3_bucket)
     fs = s3_server.filesystem()
@@ -85,11 +86,12 @@ def test_a_repeat_sweep_in_an_s3_bucket_reads_only_the_new_loads_files(
             return sweeps.open_files(s3_bucket, "iceberg", fs=fs, properties=properties)
         return sweeps.data_files(s3_bucket, fs=fs)
 
-    sweeps.load(project, *[{**b, **opened} for b in sweeps.STEADY], file_format=written)
-    if iceberg:
-        sweeps.backdate_open(s3_bucket, "iceberg", fs=fs, properties=properties)
-    else:
-        sweeps.backdate(s3_bucket.removeprefix("s3://"), fs=fs)
+    if iceberg:  # its metadata names the bucket's paths: loaded there, already backdated
+        sweeps.load(project, *[{**b, **opened} for b in sweeps.STEADY], file_format=written,
+                    backdated=20)
+    else:  # loaded and backdated locally (or copied), then uploaded
+        sweeps.steady_in_s3(project, s3_server, s3_bucket, sweeps.STEADY,
+                            file_format=file_format)
     first, read = sweeps.observed(project)
     assert first == {}
     steady = files()
@@ -120,7 +122,8 @@ def test_a_sweep_answers_file_sizes_from_its_listing(
     each (34 a JSONL file before)."""
     project.secrets(s3_server.secrets())
     sweeps.setup(project, s3_bucket)
-    sweeps.load(project, *sweeps.STEADY[:3], file_format=file_format)
+    # the repeat-sweep test's loads (shared): six files
+    sweeps.steady_in_s3(project, s3_server, s3_bucket, sweeps.STEADY, file_format=file_format)
     heads, gets = (s3_server.requests(m, s3_bucket) for m in ("HEAD", "GET"))
 
     code, doc, stderr = sweeps.sweep(project)
