@@ -3,6 +3,7 @@ dataset of its own (so tests run in parallel), and readers of what landed."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -78,18 +79,25 @@ def _pipelines_dir() -> Path:
 def baseline(target: Target, key: str, build: Callable[[Any], object],
              name: str = "orders_gate") -> Any:
     """`target.pipeline(name)` after `build(pipeline)` (real gated runs into a fresh pipeline
-    and destination). On DuckDB `build` runs once per test run under `key` (which names what
-    it loads): later tests get a copy of what it left, the database file and dlt's pipelines
-    folder (the same rows, load ids, stored schemas and pipeline state), with the state's
-    local paths pointed at this test's folder. `key` must change whenever `build` does."""
-    database = target.folder / "warehouse.duckdb"
-    if target.kind != "duckdb" or not BASELINES:
+    and destination). `build` runs once per test run under `key` (which names what it loads)
+    and destination kind: later tests get a copy of what it left, dlt's pipelines folder (the
+    same load ids, stored schemas and pipeline state, its local paths pointed at this test's
+    folder) and the destination's data: on DuckDB the database file, on PostgreSQL the tables
+    copied from schemas kept for the run into the test's own dataset (the dataset's name in
+    dlt's state, local and stored, as a build into it would have it; `_postgres_copy`).
+    `key` must change whenever `build` does."""
+    if not BASELINES:
         pipeline = target.pipeline(name)
         build(pipeline)
         return pipeline
-    assert not database.exists(), "a baseline goes into a fresh destination"
     assert not _pipelines_dir().exists(), "a baseline goes into a fresh pipelines folder"
-    saved = BASELINES[0] / f"gate-{name}-{key}"
+    if target.kind == "duckdb":
+        database = target.folder / "warehouse.duckdb"
+        assert not database.exists(), "a baseline goes into a fresh destination"
+        saved = BASELINES[0] / f"gate-{name}-{key}"
+    else:
+        # `pg-` + a file `postgres-schemas`: `tests/conftest.py` drops the kept schemas
+        saved = BASELINES[0] / f"pg-gate-{name}-{key}"
     with FileLock(str(saved) + ".lock"):
         if not saved.exists():
             pipeline = target.pipeline(name)
@@ -97,20 +105,82 @@ def baseline(target: Target, key: str, build: Callable[[Any], object],
             partial = saved.with_name(saved.name + ".partial")
             shutil.rmtree(partial, ignore_errors=True)
             partial.mkdir()
-            shutil.copyfile(database, partial / database.name)
+            if target.kind == "duckdb":
+                shutil.copyfile(database, partial / database.name)
+            else:
+                _postgres_keep(target, partial, f"{name}-{key}")
             shutil.copytree(_pipelines_dir(), partial / "pipelines")
             (partial / "folder").write_text(str(target.folder))
             partial.rename(saved)
             return pipeline
-    shutil.copyfile(saved / database.name, database)
+        if target.kind == "duckdb":
+            shutil.copyfile(saved / database.name, database)
+        else:
+            _postgres_copy(target, saved)
     shutil.copytree(saved / "pipelines", _pipelines_dir())
     state_file = _pipelines_dir() / name / "state.json"
     state = json.loads(state_file.read_text())
     local = json.dumps(state["_local"]).replace((saved / "folder").read_text(),
                                                 str(target.folder))
     state["_local"] = json.loads(local)
-    state_file.write_text(json.dumps(state))
+    if target.kind == "duckdb":
+        state_file.write_text(json.dumps(state))
+    else:  # dlt's typed JSON: the version hash is of the values it encodes
+        from dlt.common.versioned_state import json_decode_state, json_encode_state
+
+        state = json_decode_state(json.dumps(state))
+        _in_dataset(state, target.dataset)
+        state_file.write_text(json_encode_state(state))
     return target.pipeline(name)
+
+
+def _in_dataset(state: Any, dataset: str) -> None:
+    """A pipeline state as a build into `dataset` has it: its name, and the version hash of
+    the content (the same version; `_local`'s record of the extracted hash follows)."""
+    from dlt.pipeline.state_sync import generate_pipeline_state_version_hash
+
+    old = state["_version_hash"]
+    state["dataset_name"] = dataset
+    state["_version_hash"] = generate_pipeline_state_version_hash(state)
+    local = state.get("_local", {})
+    if local.get("_last_extracted_hash") == old:
+        local["_last_extracted_hash"] = state["_version_hash"]
+
+
+def _postgres_keep(target: Target, partial: Path, what: str) -> None:
+    """The build's dataset (and dlt's staging dataset) copied into schemas kept for the run."""
+    from tests.postgres_baselines import SCHEMAS, _copy
+
+    tag = hashlib.sha256(f"{BASELINES[0]}\0{what}".encode()).hexdigest()[:16]
+    name = f"co_kept_gate_{tag}"
+    kept = _copy(DSN, [(target.dataset, name), (f"{target.dataset}_staging", f"{name}_staging")])
+    (partial / SCHEMAS).write_text("\n".join(kept))
+    (partial / "dsn").write_text(DSN)
+
+
+def _postgres_copy(target: Target, saved: Path) -> None:
+    """The kept schemas copied into the test's dataset (and its staging dataset), the state
+    rows dlt stored rewritten for the dataset (`_in_dataset`), as a build into it stores them."""
+    import psycopg2
+    from dlt.common.versioned_state import compress_state, decompress_state
+    from psycopg2.sql import SQL, Identifier
+
+    from tests.postgres_baselines import SCHEMAS, _copy
+
+    kept = (saved / SCHEMAS).read_text().split()
+    _copy(DSN, [(kept[0], target.dataset), *[(s, f"{target.dataset}_staging") for s in kept[1:]]])
+    table = Identifier(target.dataset, "_dlt_pipeline_state")
+    con = psycopg2.connect(DSN)
+    try:
+        with con, con.cursor() as cur:
+            cur.execute(SQL("SELECT _dlt_id, state FROM {}").format(table))
+            for row_id, stored in cur.fetchall():
+                state = decompress_state(stored)
+                _in_dataset(state, target.dataset)
+                cur.execute(SQL("UPDATE {} SET state = %s, version_hash = %s WHERE _dlt_id = %s")
+                            .format(table), (compress_state(state), state["_version_hash"], row_id))
+    finally:
+        con.close()
 
 
 def baseline_orders(target: Target) -> Any:
