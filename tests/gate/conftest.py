@@ -8,7 +8,7 @@ import json
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,10 +270,11 @@ def q(pipeline: Any, table: str) -> str:
 
 def trusted(pipeline: Any) -> tuple[int, int]:
     """(rows, total cents) of the trusted orders table."""
-    [(rows, cents)] = query(
-        pipeline, f"SELECT COUNT(*), COALESCE(SUM(amount_cents), 0) FROM {q(pipeline, 'orders')}"
-    )
+    [(rows, cents)] = query(pipeline, _TRUSTED.format(q(pipeline, "orders")))
     return int(rows), int(cents)
+
+
+_TRUSTED = "SELECT COUNT(*), COALESCE(SUM(amount_cents), 0) FROM {}"
 
 
 def slice_of(pipeline: Any, day: str = "2026-03-18") -> tuple[int, int]:
@@ -290,14 +291,25 @@ def slice_of(pipeline: Any, day: str = "2026-03-18") -> tuple[int, int]:
 def marks(pipeline: Any) -> tuple[int, int, str]:
     """What a load leaves in the destination besides rows: the `_dlt_loads` rows, the stored
     schema versions and the newest one's hash."""
-    [(loads,)], [(versions,)], [(newest,)] = queries(
-        pipeline,
+    [(loads,)], [(versions,)], [(newest,)] = queries(pipeline, *_marks_sql(pipeline))
+    return int(loads), int(versions), str(newest)
+
+
+def _marks_sql(pipeline: Any) -> tuple[str, str, str]:
+    return (
         f"SELECT COUNT(*) FROM {q(pipeline, '_dlt_loads')}",
         f"SELECT COUNT(*) FROM {q(pipeline, '_dlt_version')}",
         f"SELECT version_hash FROM {q(pipeline, '_dlt_version')} "
         "ORDER BY inserted_at DESC, version DESC LIMIT 1",
     )
-    return int(loads), int(versions), str(newest)
+
+
+def landed(pipeline: Any, more: Sequence[str] = ()) -> tuple[Any, ...]:
+    """`trusted(pipeline)`, `marks(pipeline)` and the rows of each of `more`, read over one
+    connection: (trusted, marks, *rows of more)."""
+    [(rows, cents)], [(loads,)], [(versions,)], [(newest,)], *rest = queries(
+        pipeline, _TRUSTED.format(q(pipeline, "orders")), *_marks_sql(pipeline), *more)
+    return ((int(rows), int(cents)), (int(loads), int(versions), str(newest)), *rest)
 
 
 def stored_version(pipeline: Any) -> int:
