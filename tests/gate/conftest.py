@@ -323,3 +323,57 @@ def columns_of(pipeline: Any, table: str = "orders") -> list[str]:
     with _connection(pipeline) as cursor:
         cursor.execute(f"SELECT * FROM {q(pipeline, table)} WHERE 1 = 0")
         return [d[0] for d in cursor.description]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _capabilities_once_an_extract() -> Iterator[None]:
+    """`Destination.capabilities()` resolves the destination's whole configuration on every
+    call, and dlt's extract and normalize ask for it again and again (about ten times a
+    gated batch, and the gate extracts and normalizes outside `pipeline.run`, where
+    `tests/conftest.py` already keeps the first answer, `_one_set_up_a_load`). The same here
+    within one `Pipeline.extract` / `.normalize` call, where nothing changes the
+    configuration: the first answer for a destination and naming is reused (a copy of it
+    each time); what is extracted and normalized is the same."""
+    import copy
+    import threading
+
+    from dlt.common.destination.reference import Destination
+    from dlt.pipeline.pipeline import Pipeline
+
+    lock = threading.RLock()
+    depth = [0]
+    caps_of: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+    capabilities, extract, normalize = (
+        Destination.capabilities, Pipeline.extract, Pipeline.normalize)
+
+    def once_capabilities(self: Destination, config: Any = None, naming: Any = None) -> Any:
+        if config is not None or not depth[0]:
+            return capabilities(self, config, naming)
+        key = (id(self), id(naming))
+        with lock:
+            found = caps_of.get(key)
+        if found is None:
+            found = (self, naming, capabilities(self, config, naming))  # ids stay taken
+            with lock:
+                caps_of[key] = found
+        return copy.copy(found[2])
+
+    def held(method: Any) -> Any:
+        def call(self: Pipeline, *args: Any, **kwargs: Any) -> Any:
+            with lock:
+                depth[0] += 1
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                with lock:
+                    depth[0] -= 1
+                    if not depth[0]:
+                        caps_of.clear()
+
+        return call
+
+    Destination.capabilities = once_capabilities  # type: ignore[method-assign]
+    Pipeline.extract, Pipeline.normalize = held(extract), held(normalize)  # type: ignore[method-assign]
+    yield
+    Destination.capabilities = capabilities  # type: ignore[method-assign]
+    Pipeline.extract, Pipeline.normalize = extract, normalize  # type: ignore[method-assign]
