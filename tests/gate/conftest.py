@@ -3,11 +3,13 @@ dataset of its own (so tests run in parallel), and readers of what landed."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,18 +80,25 @@ def _pipelines_dir() -> Path:
 def baseline(target: Target, key: str, build: Callable[[Any], object],
              name: str = "orders_gate") -> Any:
     """`target.pipeline(name)` after `build(pipeline)` (real gated runs into a fresh pipeline
-    and destination). On DuckDB `build` runs once per test run under `key` (which names what
-    it loads): later tests get a copy of what it left, the database file and dlt's pipelines
-    folder (the same rows, load ids, stored schemas and pipeline state), with the state's
-    local paths pointed at this test's folder. `key` must change whenever `build` does."""
-    database = target.folder / "warehouse.duckdb"
-    if target.kind != "duckdb" or not BASELINES:
+    and destination). `build` runs once per test run under `key` (which names what it loads)
+    and destination kind: later tests get a copy of what it left, dlt's pipelines folder (the
+    same load ids, stored schemas and pipeline state, its local paths pointed at this test's
+    folder) and the destination's data: on DuckDB the database file, on PostgreSQL the tables
+    copied from schemas kept for the run into the test's own dataset (the dataset's name in
+    dlt's state, local and stored, as a build into it would have it; `_postgres_copy`).
+    `key` must change whenever `build` does."""
+    if not BASELINES:
         pipeline = target.pipeline(name)
         build(pipeline)
         return pipeline
-    assert not database.exists(), "a baseline goes into a fresh destination"
     assert not _pipelines_dir().exists(), "a baseline goes into a fresh pipelines folder"
-    saved = BASELINES[0] / f"gate-{name}-{key}"
+    if target.kind == "duckdb":
+        database = target.folder / "warehouse.duckdb"
+        assert not database.exists(), "a baseline goes into a fresh destination"
+        saved = BASELINES[0] / f"gate-{name}-{key}"
+    else:
+        # `pg-` + a file `postgres-schemas`: `tests/conftest.py` drops the kept schemas
+        saved = BASELINES[0] / f"pg-gate-{name}-{key}"
     with FileLock(str(saved) + ".lock"):
         if not saved.exists():
             pipeline = target.pipeline(name)
@@ -97,20 +106,82 @@ def baseline(target: Target, key: str, build: Callable[[Any], object],
             partial = saved.with_name(saved.name + ".partial")
             shutil.rmtree(partial, ignore_errors=True)
             partial.mkdir()
-            shutil.copyfile(database, partial / database.name)
+            if target.kind == "duckdb":
+                shutil.copyfile(database, partial / database.name)
+            else:
+                _postgres_keep(target, partial, f"{name}-{key}")
             shutil.copytree(_pipelines_dir(), partial / "pipelines")
             (partial / "folder").write_text(str(target.folder))
             partial.rename(saved)
             return pipeline
-    shutil.copyfile(saved / database.name, database)
+        if target.kind == "duckdb":
+            shutil.copyfile(saved / database.name, database)
+        else:
+            _postgres_copy(target, saved)
     shutil.copytree(saved / "pipelines", _pipelines_dir())
     state_file = _pipelines_dir() / name / "state.json"
     state = json.loads(state_file.read_text())
     local = json.dumps(state["_local"]).replace((saved / "folder").read_text(),
                                                 str(target.folder))
     state["_local"] = json.loads(local)
-    state_file.write_text(json.dumps(state))
+    if target.kind == "duckdb":
+        state_file.write_text(json.dumps(state))
+    else:  # dlt's typed JSON: the version hash is of the values it encodes
+        from dlt.common.versioned_state import json_decode_state, json_encode_state
+
+        state = json_decode_state(json.dumps(state))
+        _in_dataset(state, target.dataset)
+        state_file.write_text(json_encode_state(state))
     return target.pipeline(name)
+
+
+def _in_dataset(state: Any, dataset: str) -> None:
+    """A pipeline state as a build into `dataset` has it: its name, and the version hash of
+    the content (the same version; `_local`'s record of the extracted hash follows)."""
+    from dlt.pipeline.state_sync import generate_pipeline_state_version_hash
+
+    old = state["_version_hash"]
+    state["dataset_name"] = dataset
+    state["_version_hash"] = generate_pipeline_state_version_hash(state)
+    local = state.get("_local", {})
+    if local.get("_last_extracted_hash") == old:
+        local["_last_extracted_hash"] = state["_version_hash"]
+
+
+def _postgres_keep(target: Target, partial: Path, what: str) -> None:
+    """The build's dataset (and dlt's staging dataset) copied into schemas kept for the run."""
+    from tests.postgres_baselines import SCHEMAS, _copy
+
+    tag = hashlib.sha256(f"{BASELINES[0]}\0{what}".encode()).hexdigest()[:16]
+    name = f"co_kept_gate_{tag}"
+    kept = _copy(DSN, [(target.dataset, name), (f"{target.dataset}_staging", f"{name}_staging")])
+    (partial / SCHEMAS).write_text("\n".join(kept))
+    (partial / "dsn").write_text(DSN)
+
+
+def _postgres_copy(target: Target, saved: Path) -> None:
+    """The kept schemas copied into the test's dataset (and its staging dataset), the state
+    rows dlt stored rewritten for the dataset (`_in_dataset`), as a build into it stores them."""
+    import psycopg2
+    from dlt.common.versioned_state import compress_state, decompress_state
+    from psycopg2.sql import SQL, Identifier
+
+    from tests.postgres_baselines import SCHEMAS, _copy
+
+    kept = (saved / SCHEMAS).read_text().split()
+    _copy(DSN, [(kept[0], target.dataset), *[(s, f"{target.dataset}_staging") for s in kept[1:]]])
+    table = Identifier(target.dataset, "_dlt_pipeline_state")
+    con = psycopg2.connect(DSN)
+    try:
+        with con, con.cursor() as cur:
+            cur.execute(SQL("SELECT _dlt_id, state FROM {}").format(table))
+            for row_id, stored in cur.fetchall():
+                state = decompress_state(stored)
+                _in_dataset(state, target.dataset)
+                cur.execute(SQL("UPDATE {} SET state = %s, version_hash = %s WHERE _dlt_id = %s")
+                            .format(table), (compress_state(state), state["_version_hash"], row_id))
+    finally:
+        con.close()
 
 
 def baseline_orders(target: Target) -> Any:
@@ -132,20 +203,47 @@ def query(pipeline: Any, sql: str) -> list[tuple[Any, ...]]:
 
 
 def queries(pipeline: Any, *sqls: str) -> list[list[tuple[Any, ...]]]:
-    """The rows of each of `sqls`, over one connection (each opens the database anew: about
-    12 ms of CPU for a DuckDB file, and as much again for dlt to resolve the client's config;
-    a few per check add up over the suite)."""
+    """The rows of each of `sqls`, over one connection to the destination dlt loaded (each
+    DuckDB open costs about 12 ms of CPU, and a connection through dlt's `sql_client` as much
+    again to resolve the client's config; a few per check add up over the suite)."""
+    with _connection(pipeline) as cursor:
+        out = []
+        for sql in sqls:
+            cursor.execute(sql)
+            out.append([tuple(r) for r in cursor.fetchall()])
+        return out
+
+
+@contextmanager
+def _connection(pipeline: Any) -> Iterator[Any]:
+    """A cursor on the pipeline's destination, opened without dlt: the DuckDB file dlt loads,
+    or PostgreSQL at its DSN (one autocommit connection a process, kept: it holds no locks
+    between statements, and sees each load as soon as dlt commits it)."""
     database = _duckdb_file(pipeline)
-    if database is not None:  # the same file dlt loaded, without resolving dlt's config anew
+    if database is not None:
         import duckdb
 
         con = duckdb.connect(database)
         try:
-            return [[tuple(r) for r in con.execute(sql).fetchall()] for sql in sqls]
+            yield con
         finally:
             con.close()
-    with pipeline.sql_client() as client:
-        return [[tuple(r) for r in client.execute_sql(sql) or []] for sql in sqls]
+        return
+    dsn = pipeline.destination.config_params.get("credentials")
+    assert dsn == DSN, dsn
+    key = (os.getpid(), dsn)
+    con = _PG.get(key)
+    if con is None or con.closed:
+        import psycopg2
+
+        con = _PG[key] = psycopg2.connect(dsn)
+        con.autocommit = True
+    with con.cursor() as cursor:
+        yield cursor
+
+
+#: `_connection`'s PostgreSQL connections: (process id, DSN) -> the connection
+_PG: dict[tuple[int, str], Any] = {}
 
 
 def _duckdb_file(pipeline: Any) -> str | None:
@@ -172,10 +270,11 @@ def q(pipeline: Any, table: str) -> str:
 
 def trusted(pipeline: Any) -> tuple[int, int]:
     """(rows, total cents) of the trusted orders table."""
-    [(rows, cents)] = query(
-        pipeline, f"SELECT COUNT(*), COALESCE(SUM(amount_cents), 0) FROM {q(pipeline, 'orders')}"
-    )
+    [(rows, cents)] = query(pipeline, _TRUSTED.format(q(pipeline, "orders")))
     return int(rows), int(cents)
+
+
+_TRUSTED = "SELECT COUNT(*), COALESCE(SUM(amount_cents), 0) FROM {}"
 
 
 def slice_of(pipeline: Any, day: str = "2026-03-18") -> tuple[int, int]:
@@ -192,14 +291,25 @@ def slice_of(pipeline: Any, day: str = "2026-03-18") -> tuple[int, int]:
 def marks(pipeline: Any) -> tuple[int, int, str]:
     """What a load leaves in the destination besides rows: the `_dlt_loads` rows, the stored
     schema versions and the newest one's hash."""
-    [(loads,)], [(versions,)], [(newest,)] = queries(
-        pipeline,
+    [(loads,)], [(versions,)], [(newest,)] = queries(pipeline, *_marks_sql(pipeline))
+    return int(loads), int(versions), str(newest)
+
+
+def _marks_sql(pipeline: Any) -> tuple[str, str, str]:
+    return (
         f"SELECT COUNT(*) FROM {q(pipeline, '_dlt_loads')}",
         f"SELECT COUNT(*) FROM {q(pipeline, '_dlt_version')}",
         f"SELECT version_hash FROM {q(pipeline, '_dlt_version')} "
         "ORDER BY inserted_at DESC, version DESC LIMIT 1",
     )
-    return int(loads), int(versions), str(newest)
+
+
+def landed(pipeline: Any, more: Sequence[str] = ()) -> tuple[Any, ...]:
+    """`trusted(pipeline)`, `marks(pipeline)` and the rows of each of `more`, read over one
+    connection: (trusted, marks, *rows of more)."""
+    [(rows, cents)], [(loads,)], [(versions,)], [(newest,)], *rest = queries(
+        pipeline, _TRUSTED.format(q(pipeline, "orders")), *_marks_sql(pipeline), *more)
+    return ((int(rows), int(cents)), (int(loads), int(versions), str(newest)), *rest)
 
 
 def stored_version(pipeline: Any) -> int:
@@ -210,7 +320,60 @@ def stored_version(pipeline: Any) -> int:
 
 def columns_of(pipeline: Any, table: str = "orders") -> list[str]:
     """The destination table's column names, as the destination reports them."""
-    with pipeline.sql_client() as client, client.execute_query(
-        f"SELECT * FROM {client.make_qualified_table_name(table)} WHERE 1 = 0"
-    ) as cursor:
+    with _connection(pipeline) as cursor:
+        cursor.execute(f"SELECT * FROM {q(pipeline, table)} WHERE 1 = 0")
         return [d[0] for d in cursor.description]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _capabilities_once_an_extract() -> Iterator[None]:
+    """`Destination.capabilities()` resolves the destination's whole configuration on every
+    call, and dlt's extract and normalize ask for it again and again (about ten times a
+    gated batch, and the gate extracts and normalizes outside `pipeline.run`, where
+    `tests/conftest.py` already keeps the first answer, `_one_set_up_a_load`). The same here
+    within one `Pipeline.extract` / `.normalize` call, where nothing changes the
+    configuration: the first answer for a destination and naming is reused (a copy of it
+    each time); what is extracted and normalized is the same."""
+    import copy
+    import threading
+
+    from dlt.common.destination.reference import Destination
+    from dlt.pipeline.pipeline import Pipeline
+
+    lock = threading.RLock()
+    depth = [0]
+    caps_of: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+    capabilities, extract, normalize = (
+        Destination.capabilities, Pipeline.extract, Pipeline.normalize)
+
+    def once_capabilities(self: Destination, config: Any = None, naming: Any = None) -> Any:
+        if config is not None or not depth[0]:
+            return capabilities(self, config, naming)
+        key = (id(self), id(naming))
+        with lock:
+            found = caps_of.get(key)
+        if found is None:
+            found = (self, naming, capabilities(self, config, naming))  # ids stay taken
+            with lock:
+                caps_of[key] = found
+        return copy.copy(found[2])
+
+    def held(method: Any) -> Any:
+        def call(self: Pipeline, *args: Any, **kwargs: Any) -> Any:
+            with lock:
+                depth[0] += 1
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                with lock:
+                    depth[0] -= 1
+                    if not depth[0]:
+                        caps_of.clear()
+
+        return call
+
+    Destination.capabilities = once_capabilities  # type: ignore[method-assign]
+    Pipeline.extract, Pipeline.normalize = held(extract), held(normalize)  # type: ignore[method-assign]
+    yield
+    Destination.capabilities = capabilities  # type: ignore[method-assign]
+    Pipeline.extract, Pipeline.normalize = extract, normalize  # type: ignore[method-assign]

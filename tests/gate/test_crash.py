@@ -19,7 +19,7 @@ from dlt_contract_ops import GateRejected, gated_run
 from dlt_contract_ops.core.ingest import GatePolicy
 from dlt_contract_ops.errors import ContractOpsError, GateBusyError
 from dlt_contract_ops.ingest.staging import gate_root
-from tests.gate.conftest import Target, _target, baseline_orders, marks, query, trusted
+from tests.gate.conftest import Target, _target, baseline_orders, landed, marks, trusted
 from tests.gate.crash_child import forked
 from tests.gate.seed import D19, SHAPES, orders
 from tests.gate.test_alerts import hook  # noqa: F401  # the webhook receiver fixture
@@ -39,10 +39,6 @@ def _crash(target: Target, point: str, sig: str) -> tuple[int, str]:
     if sig == "INT":
         assert stderr.rstrip().endswith("KeyboardInterrupt"), stderr[-3000:]
     return code, stderr
-
-
-def _pending(target: Target) -> bool:
-    return bool(target.pipeline().has_pending_data)
 
 
 POINTS = [
@@ -76,19 +72,22 @@ def _stopped_then_plain_run(target: Target, point: str, sig: str) -> None:
     pipeline = baseline_orders(target)
     loads, versions, _ = marks(pipeline)
     _crash(target, point, sig)
-    assert not _pending(target)
-    # the user's next ordinary run, in a fresh process's view of the pipeline
+    # a fresh process's view of the pipeline: nothing pending, and the user's next ordinary run
     after = target.pipeline()
+    assert not after.has_pending_data
     after.run(orders(GOOD))
-    assert trusted(after) == (4, 18500 + 1000)
-    assert marks(after)[0] == loads + 1
-    assert "currency" not in [c for (c,) in query(
-        after, "SELECT column_name FROM information_schema.columns "
-        f"WHERE table_name = 'orders' AND table_schema = '{target.dataset}'")]
-    assert marks(after)[1] == versions + 1  # the good batch's schema, not the rejected one's
+    # what landed, read over one connection (`landed`)
+    rows_cents, (after_loads, after_versions, _), columns = landed(after, [(
+        "SELECT column_name FROM information_schema.columns "
+        f"WHERE table_name = 'orders' AND table_schema = '{target.dataset}'")])
+    assert rows_cents == (4, 18500 + 1000)
+    assert after_loads == loads + 1
+    assert "currency" not in [c for (c,) in columns]
+    assert after_versions == versions + 1  # the good batch's schema, not the rejected one's
     # what a killed gate left is only its own staging folder, which the next gate clears
     gated_run(after, orders(({**GOOD[0], "order_id": "o-5"},)))
-    assert (trusted(after), marks(after)[0]) == ((4, 18500 + 1000), loads + 2)  # same slice
+    rows_cents, (after_loads, _, _) = landed(after)
+    assert (rows_cents, after_loads) == ((4, 18500 + 1000), loads + 2)  # same slice
     assert not [p for p in gate_root(after).iterdir() if p.is_dir()]
 
 

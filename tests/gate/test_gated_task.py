@@ -3,18 +3,21 @@ it: an admitted batch returns its summary, a rejected one fails with the gate's 
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
-from tests.gate.conftest import Target, marks, slice_of, trusted
+from tests.gate.conftest import Target, baseline, marks, slice_of, trusted
 from tests.gate.seed import BASELINE, REASONS, REFUSED, SHAPES
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "orchestrators" / "gated_task.py"
+EXAMPLE_KEY = hashlib.sha256(EXAMPLE.read_bytes()).hexdigest()[:12]
 
 
 @pytest.fixture(scope="module")
@@ -49,8 +52,12 @@ def test_the_task_fails_with_the_reason(
 ) -> None:
     kwargs = {"destination": duckdb_target.destination(), "dataset_name": duckdb_target.dataset,
               "pipeline_name": "orders_gate"}
-    example.gated_orders_task(BASELINE, **kwargs)
-    pipeline = duckdb_target.pipeline()
+
+    def build(_: Any) -> None:
+        example.gated_orders_task(BASELINE, **kwargs)
+
+    # the task's first run, built once per run and copied (`baseline`; keyed by the example)
+    pipeline = baseline(duckdb_target, f"task-{EXAMPLE_KEY}", build)
     before = marks(pipeline)
     with pytest.raises(example.BatchRejected) as caught:
         example.gated_orders_task(SHAPES[shape], **kwargs)
