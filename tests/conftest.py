@@ -122,8 +122,9 @@ def _loader_polls_often() -> Iterator[None]:
 
 @pytest.fixture(autouse=True, scope="session")
 def _one_set_up_a_load() -> Iterator[None]:
-    """Two things dlt does again and again within one `pipeline.run` / `.load`, done once a
-    call in this suite (what is loaded is the same):
+    """Two things dlt does again and again within one `pipeline.run` / `.extract` /
+    `.normalize` / `.load` (the ingest gate calls the steps one by one), done once a call
+    in this suite (what is loaded is the same):
     - A load into a DuckDB file opens the database four or more times (state sync, package
       start, each job, package end), and each open builds DuckDB's whole catalog of
       functions again (15-20 ms of CPU) and each last close checkpoints. The first
@@ -142,7 +143,8 @@ def _one_set_up_a_load() -> Iterator[None]:
     kept: dict[tuple[str, bool], Any] = {}
     depth = [0]
     caps_of: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
-    borrow, run, load = DuckDbConnectionPool.borrow_conn, Pipeline.run, Pipeline.load
+    borrow = DuckDbConnectionPool.borrow_conn
+    steps = {name: getattr(Pipeline, name) for name in ("run", "extract", "normalize", "load")}
     capabilities = Destination.capabilities
 
     def once_capabilities(self: Destination, config: Any = None, naming: Any = None) -> Any:
@@ -189,11 +191,13 @@ def _one_set_up_a_load() -> Iterator[None]:
 
     DuckDbConnectionPool.borrow_conn = kept_borrow  # type: ignore[method-assign]
     Destination.capabilities = once_capabilities  # type: ignore[method-assign]
-    Pipeline.run, Pipeline.load = held(run), held(load)  # type: ignore[method-assign]
+    for name, step in steps.items():
+        setattr(Pipeline, name, held(step))
     yield
     DuckDbConnectionPool.borrow_conn = borrow  # type: ignore[method-assign]
     Destination.capabilities = capabilities  # type: ignore[method-assign]
-    Pipeline.run, Pipeline.load = run, load  # type: ignore[method-assign]
+    for name, step in steps.items():
+        setattr(Pipeline, name, step)
 
 
 #: the modules that call dlt's `is_secret_hint` by a name of their own (`from ... import`)
