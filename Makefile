@@ -20,9 +20,10 @@ unexport PYTHONDONTWRITEBYTECODE
 
 install: $(STAMP)
 
+# an existing venv is kept (whatever made it): only its packages are brought up to date
 $(STAMP): pyproject.toml
-	@echo "making $(VENV) from $$(command -v $(PYTHON)) ($$($(PYTHON) -V))"
-	$(PYTHON) -m venv $(VENV)
+	@test -x $(PY) || { echo "making $(VENV) from $$(command -v $(PYTHON)) ($$($(PYTHON) -V))" \
+		&& $(PYTHON) -m venv $(VENV); }
 	$(PY) -m pip install -q -U pip
 	$(PY) -m pip install -q -e '.[dev]'
 	$(PY) -m compileall -q dlt_contract_ops bench
