@@ -64,22 +64,32 @@ def shared_postgres_loads(
     saved = BASELINES[0] / f"pg-{key}"
     with FileLock(str(saved) + ".lock"):
         if saved.exists():
-            kept = (saved / SCHEMAS).read_text().split()
-            _copy(dsn, [(kept[0], dataset), *[(s, f"{dataset}_staging") for s in kept[1:]]])
+            copy_kept(dsn, saved, dataset)
             shutil.copytree(saved / "pipeline", pipeline_dir(pipeline))
             point_state(project, pipeline, dataset_name=dataset)
             return
         run(steps)
         run_tag = hashlib.sha256(str(BASELINES[0]).encode()).hexdigest()[:8]
-        name = f"co_kept_{run_tag}_{key}"
         staging = saved.with_name(saved.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir()
-        kept = _copy(dsn, [(dataset, name), (f"{dataset}_staging", f"{name}_staging")])
-        (staging / SCHEMAS).write_text("\n".join(kept))
-        (staging / "dsn").write_text(dsn)
+        keep(dsn, dataset, f"co_kept_{run_tag}_{key}", staging)
         shutil.copytree(pipeline_dir(pipeline), staging / "pipeline")
         staging.rename(saved)
+
+
+def keep(dsn: str, dataset: str, name: str, folder: Path) -> None:
+    """`dataset` (and dlt's staging dataset) copied into schemas `name` kept for the run,
+    named in `folder` for `copy_kept` and `drop_kept`."""
+    kept = _copy(dsn, [(dataset, name), (f"{dataset}_staging", f"{name}_staging")])
+    (folder / SCHEMAS).write_text("\n".join(kept))
+    (folder / "dsn").write_text(dsn)
+
+
+def copy_kept(dsn: str, saved: Path, dataset: str) -> None:
+    """The schemas kept in `saved` (`keep`) copied into `dataset` and its staging dataset."""
+    kept = (saved / SCHEMAS).read_text().split()
+    _copy(dsn, [(kept[0], dataset), *[(s, f"{dataset}_staging") for s in kept[1:]]])
 
 
 def drop_kept(folder: Path) -> None:

@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from sqlglot import exp
+
 _lock = threading.Lock()
 #: the in-memory database's connection and the process that made it
 _host: tuple[int, Any] | None = None
@@ -62,10 +64,6 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(before=_before_fork, after_in_child=_in_child)
 
 
-def _literal(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
-
-
 @contextmanager
 def attached(path: Path) -> Iterator[Any]:
     """A connection whose default database is the DuckDB file `path` (created when absent),
@@ -77,7 +75,7 @@ def attached(path: Path) -> Iterator[Any]:
         con = _host_cursor()
         alias = f"store_{next(_aliases)}"
         try:
-            con.execute(f"ATTACH {_literal(path)} AS {alias}")
+            con.execute(f"ATTACH {exp.Literal.string(str(path)).sql('duckdb')} AS {alias}")
         except BaseException:
             con.close()
             raise

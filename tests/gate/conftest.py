@@ -150,13 +150,10 @@ def _in_dataset(state: Any, dataset: str) -> None:
 
 def _postgres_keep(target: Target, partial: Path, what: str) -> None:
     """The build's dataset (and dlt's staging dataset) copied into schemas kept for the run."""
-    from tests.postgres_baselines import SCHEMAS, _copy
+    from tests.postgres_baselines import keep
 
     tag = hashlib.sha256(f"{BASELINES[0]}\0{what}".encode()).hexdigest()[:16]
-    name = f"co_kept_gate_{tag}"
-    kept = _copy(DSN, [(target.dataset, name), (f"{target.dataset}_staging", f"{name}_staging")])
-    (partial / SCHEMAS).write_text("\n".join(kept))
-    (partial / "dsn").write_text(DSN)
+    keep(DSN, target.dataset, f"co_kept_gate_{tag}", partial)
 
 
 def _postgres_copy(target: Target, saved: Path) -> None:
@@ -166,10 +163,9 @@ def _postgres_copy(target: Target, saved: Path) -> None:
     from dlt.common.versioned_state import compress_state, decompress_state
     from psycopg2.sql import SQL, Identifier
 
-    from tests.postgres_baselines import SCHEMAS, _copy
+    from tests.postgres_baselines import copy_kept
 
-    kept = (saved / SCHEMAS).read_text().split()
-    _copy(DSN, [(kept[0], target.dataset), *[(s, f"{target.dataset}_staging") for s in kept[1:]]])
+    copy_kept(DSN, saved, target.dataset)
     table = Identifier(target.dataset, "_dlt_pipeline_state")
     con = psycopg2.connect(DSN)
     try:
