@@ -262,17 +262,16 @@ def _restamped(table: Any, old: str, new: str) -> Any:
                            pa.array([new] * part.num_rows, part.schema.field(column).type))
 
 
-def backdate(bucket: Path | str, hours: float = 20, fs: Any = None) -> dict[str, str]:
+def backdate(bucket: Path, hours: float = 20) -> dict[str, str]:
     """Every load so far moved back, the n-th of N to (N - n) * `hours` ago, as dlt would have
     written it then: its Parquet or JSONL files renamed and their `_dlt_load_id` rewritten,
-    its `_dlt_loads` record too. `bucket`: a local folder, or a bucket's path on `fs` (an
-    fsspec filesystem). Old id -> new id."""
+    its `_dlt_loads` record too. `bucket`: a local folder. Old id -> new id."""
     import gzip
 
     import fsspec
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-    fs = fs or fsspec.filesystem("file")
+    fs = fsspec.filesystem("file")
     root = f"{bucket}/{DATASET}"
     moved = _moved_ids(root, hours, fs)
     for path in sorted(fs.ls(f"{root}/orders", detail=False)):
