@@ -132,7 +132,8 @@ def _one_set_up_a_load() -> Iterator[None]:
       opens reuse the open database; the call's last close checkpoints as before.
     - `Destination.capabilities()` resolves the destination's whole configuration on every
       call (5-8 times a run). Within one call, where nothing changes the configuration,
-      the first answer for a destination and naming is reused (a copy of it each time)."""
+      the first answer for a destination and naming convention is reused (a copy of it
+      each time)."""
     import copy
 
     from dlt.common.destination.reference import Destination
@@ -142,7 +143,7 @@ def _one_set_up_a_load() -> Iterator[None]:
     lock = threading.RLock()
     kept: dict[tuple[str, bool], Any] = {}
     depth = [0]
-    caps_of: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+    caps_of: dict[tuple[int, Any], tuple[Any, Any]] = {}
     borrow = DuckDbConnectionPool.borrow_conn
     steps = {name: getattr(Pipeline, name) for name in ("run", "extract", "normalize", "load")}
     capabilities = Destination.capabilities
@@ -150,14 +151,17 @@ def _one_set_up_a_load() -> Iterator[None]:
     def once_capabilities(self: Destination, config: Any = None, naming: Any = None) -> Any:
         if config is not None or not depth[0]:
             return capabilities(self, config, naming)
-        key = (id(self), id(naming))
+        # dlt makes a new naming object with each schema it reloads: what the answer
+        # depends on is the convention and its length bound
+        convention = None if naming is None else (type(naming), naming.max_length)
+        key = (id(self), convention)
         with lock:
             found = caps_of.get(key)
         if found is None:
-            found = (self, naming, capabilities(self, config, naming))  # ids stay taken
+            found = (self, capabilities(self, config, naming))  # the id stays taken
             with lock:
                 caps_of[key] = found
-        return copy.copy(found[2])
+        return copy.copy(found[1])
 
     def kept_borrow(self: DuckDbConnectionPool, *args: Any, **kwargs: Any) -> Any:
         key = (self.credentials._conn_str(), self.credentials.read_only)

@@ -42,17 +42,6 @@ def _absolute(path: str) -> str:
         return absolute
 
 
-def _project_modules(root: Path) -> list[str]:
-    """Names in `sys.modules` whose file lies in `root` (the user's source modules)."""
-    prefix = str(root.resolve()) + os.sep
-    found = []
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None)
-        if path and _absolute(path).startswith(prefix):
-            found.append(name)
-    return found
-
-
 def _top_level_names(root: Path) -> set[str]:
     """Modules and packages a script in `root` would import from `root` itself."""
     names = set()
@@ -72,16 +61,15 @@ _KEEP = (str(Path(__file__).resolve().parents[1]) + os.sep, sys.prefix + os.sep,
 def _evict(root: Path) -> None:
     """Forget the modules a fresh interpreter in `root` would import from its files: those
     loaded from `root`, and a user module of the same top-level name loaded from another
-    project (an earlier test's); never this repository's or an installed package's."""
+    project (an earlier test's); never this repository's or an installed package's. One
+    pass over `sys.modules` (thousands of names, twice a call)."""
     tops = _top_level_names(root)
+    prefix = str(root.resolve()) + os.sep
     for name, module in list(sys.modules.items()):
-        if name.split(".")[0] not in tops:
-            continue
-        path = getattr(module, "__file__", None) or ""
-        if not _absolute(path).startswith(_KEEP):
+        path = getattr(module, "__file__", None)
+        other_copy = name.partition(".")[0] in tops and not _absolute(path or "").startswith(_KEEP)
+        if other_copy or (path and _absolute(path).startswith(prefix)):
             del sys.modules[name]
-    for name in _project_modules(root):
-        sys.modules.pop(name, None)
 
 
 @contextlib.contextmanager

@@ -126,6 +126,19 @@ def model_modules(built: BuiltSource) -> set[str]:
     return names
 
 
+#: `os.path.abspath` of the absolute module paths seen (a relative one depends on the cwd)
+_ABSOLUTE: dict[str, str] = {}
+
+
+def _absolute(path: str) -> str:
+    absolute = _ABSOLUTE.get(path)
+    if absolute is None:
+        absolute = os.path.abspath(path)
+        if os.path.isabs(path):
+            _ABSOLUTE[path] = absolute
+    return absolute
+
+
 def loaded_modules(
     project_dir: str, module_name: str, user_modules: Collection[str] = ()
 ) -> list[tuple[str, Any, str]]:
@@ -142,7 +155,9 @@ def loaded_modules(
         path = getattr(module, "__file__", None)
         if not isinstance(path, str):
             continue
-        path = os.path.abspath(path)
+        path = _absolute(path)
+        if not (path.startswith(root) or mod_name in user_modules or mod_name == module_name):
+            continue  # most of thousands: neither inside nor named
         in_site = "site-packages" in path.split(os.sep)
         inside = (
             path.startswith(root) and not any(path.startswith(r) for r in excluded) and not in_site

@@ -47,14 +47,17 @@ def _docstrings(tree: ast.Module) -> set[int]:
     return out
 
 
+#: each module's nodes and docstring ids, walked once for all the checks below
+NODES = {name: (list(ast.walk(tree)), _docstrings(tree)) for name, tree in MODULES.items()}
+
+
 def _where(predicate: object) -> list[str]:
     """The modules with a node for which `predicate(node, tree)` holds."""
     hits = []
-    for name, tree in MODULES.items():
-        docs = _docstrings(tree)
+    for name, (nodes, docs) in NODES.items():
         if any(
             predicate(node, docs)  # type: ignore[operator]  # a callable, typed loosely here
-            for node in ast.walk(tree)
+            for node in nodes
         ):
             hits.append(name)
     return hits
