@@ -13,6 +13,7 @@ import socket
 import threading
 import time
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -292,9 +293,13 @@ class S3Server:
     def requests(self, method: str, bucket: str) -> int:
         """How many `method` requests (`HEAD`, `GET`, ...) on `bucket`'s objects the server
         answered so far."""
-        marker = f'"{method} /{bucket.removeprefix("s3://")}/'
+        return sum(self.requests_by_object(method, bucket).values())
+
+    def requests_by_object(self, method: str, bucket: str) -> Counter[str]:
+        """`method` requests on `bucket`'s objects so far, by object key (query left off)."""
+        marker = re.compile(rf'"{method} /{re.escape(bucket.removeprefix("s3://"))}/([^ ?]*)')
         plain = re.sub(r"\x1b\[[0-9;]*m", "", self.log.read_text())  # werkzeug's colours
-        return sum(marker in line for line in plain.splitlines())
+        return Counter(m.group(1) for m in map(marker.search, plain.splitlines()) if m)
 
     def client(self) -> Any:
         import boto3

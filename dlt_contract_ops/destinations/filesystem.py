@@ -40,6 +40,7 @@ from dlt_contract_ops.destinations.lake_files import (
     read_columns,
 )
 from dlt_contract_ops.destinations.lake_loads import by_load
+from dlt_contract_ops.destinations.lake_reads import SweepReads, release, sweep_reads
 from dlt_contract_ops.destinations.lake_tables import open_table_scan, read_open_table
 from dlt_contract_ops.destinations.naming import capabilities, data_location
 from dlt_contract_ops.destinations.protocol import QueryKind
@@ -104,6 +105,8 @@ class LakeSqlClient:
         if self.native_connection is not None:
             self.native_connection.close()
             self.native_connection = None
+        if isinstance(self.filesystem, SweepReads):
+            release(self.filesystem)
 
     def execute_sql(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         rows: list[tuple[Any, ...]] = self.native_connection.execute(sql, list(params)).fetchall()
@@ -145,7 +148,10 @@ class FilesystemAdapter(SqlClientAdapter):
         config = job_client.config
         remote = None
         if not config.is_local_filesystem:  # listed, footers read and scanned through it
-            remote = job_client.fs_client = read_only_client(config)
+            # listed through dlt's client; files opened through `sweep_reads` (each small
+            # file fetched once a sweep, however often the queries open it)
+            job_client.fs_client = read_only_client(config)
+            remote = sweep_reads(job_client.fs_client)
         location = data_location(config) or str(job_client.dataset_path)
         return cls(LakeSqlClient(job_client.dataset_name, remote), job_client=job_client,
                    location=location, timeouts=timeouts)
@@ -199,7 +205,8 @@ class FilesystemAdapter(SqlClientAdapter):
         connection = self._client.native_connection
         if table.format in ("delta", "iceberg"):
             return read_open_table(connection, table, self._job_client)
-        found = read_columns(connection, table, self._job_client.fs_client)
+        fs = self._client.filesystem or self._job_client.fs_client  # a bucket's: `sweep_reads`
+        found = read_columns(connection, table, fs)
         if not found.readable or not found.columns:
             return found, False
         try:

@@ -61,6 +61,30 @@ def telemetry(start=0, n=20, dark=False):
 PIPELINE = "telemetry_pipe"
 
 
+def wide_source(field: str) -> str:
+    """A source module `wide_src` whose one resource `wide` declares `id` and the long
+    `field` (a name dlt may shorten to the destination's limit), three rows."""
+    return f"""
+import dlt
+from pydantic import BaseModel
+
+
+class Wide(BaseModel):
+    id: int
+    {field}: str
+
+
+@dlt.resource(columns=Wide)
+def wide():
+    yield [{{"id": i, "{field}": "x"}} for i in range(3)]
+
+
+@dlt.source(name="wide_src")
+def wide_src():
+    return wide
+"""
+
+
 def setup(
     project: Project,
     backend: Backend,

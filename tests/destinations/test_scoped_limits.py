@@ -20,25 +20,7 @@ pytestmark = pytest.mark.mariadb
 #: 64 characters: MariaDB keeps it whole, a 63-character limit would shorten it
 LONG = "a_field_name_of_exactly_sixty_four_characters_for_mariadb_limit_"
 
-SOURCE = f"""
-import dlt
-from pydantic import BaseModel
-
-
-class Wide(BaseModel):
-    id: int
-    {LONG}: str
-
-
-@dlt.resource(columns=Wide)
-def wide():
-    yield [{{"id": i, "{LONG}": "x"}} for i in range(3)]
-
-
-@dlt.source(name="wide_src")
-def wide_src():
-    return wide
-"""
+SOURCE = scenario.wide_source(LONG)
 
 
 @pytest.fixture(params=["scoped", "global"])

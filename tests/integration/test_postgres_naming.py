@@ -11,6 +11,7 @@ from dlt_contract_ops import reconcile_source
 from dlt_contract_ops.settings import project_context
 from dlt_contract_ops.sources.discovery import build_source
 from tests.conftest import require_server
+from tests.destinations import scenario
 from tests.projects import Project
 
 pytestmark = pytest.mark.postgres
@@ -18,25 +19,7 @@ pytestmark = pytest.mark.postgres
 DSN = "postgresql://postgres:x@127.0.0.1:5432/test"
 LONG = "a_really_long_field_name_that_goes_on_and_on_beyond_sixty_three_characters"
 
-SOURCE = f"""
-import dlt
-from pydantic import BaseModel
-
-
-class Wide(BaseModel):
-    id: int
-    {LONG}: str
-
-
-@dlt.resource(columns=Wide)
-def wide():
-    yield [{{"id": i, "{LONG}": "x"}} for i in range(3)]
-
-
-@dlt.source(name="wide_src")
-def wide_src():
-    return wide
-"""
+SOURCE = scenario.wide_source(LONG)
 
 
 @pytest.fixture

@@ -132,3 +132,27 @@ def test_a_sweep_answers_file_sizes_from_its_listing(
     assert {r["error"] for r in doc["results"]} == {None}
     assert s3_server.requests("GET", s3_bucket) > gets  # the files were read
     assert s3_server.requests("HEAD", s3_bucket) == heads
+
+
+@pytest.mark.parametrize("file_format", ["jsonl", "parquet"])
+def test_a_sweep_fetches_each_small_file_once(
+    project: Project, s3_server: S3Server, s3_bucket: str, file_format: str,
+) -> None:
+    """A sweep opens each data file many times (its footer, the view, every query); the
+    first open fetches it and the others read that copy: one GET a file a sweep (14 a
+    Parquet file before), and the next sweep fetches it again (a copy lives for one sweep)."""
+    project.secrets(s3_server.secrets())
+    sweeps.setup(project, s3_bucket)
+    sweeps.steady_in_s3(project, s3_server, s3_bucket, sweeps.STEADY, file_format=file_format)
+    prefix = s3_bucket + "/"
+    data = [f.removeprefix(prefix) for f in sweeps.data_files(s3_bucket, fs=s3_server.filesystem())]
+    assert len(data) == 6
+    for sweep_number in (1, 2):
+        before = s3_server.requests_by_object("GET", s3_bucket)
+
+        code, doc, stderr = sweeps.sweep(project)
+
+        assert code == 0, stderr
+        assert {r["error"] for r in doc["results"]} == {None}
+        gets = s3_server.requests_by_object("GET", s3_bucket) - before
+        assert {key: gets[key] for key in data} == dict.fromkeys(data, 1), sweep_number

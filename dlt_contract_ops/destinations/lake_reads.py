@@ -1,0 +1,67 @@
+"""A sweep's reads of a remote bucket: each small file fetched once, not once a look.
+
+A sweep opens every data file of a table many times: its footer for the columns, the views,
+then each query (coverage, profile, distribution, samples). Through a plain fsspec client
+each open is a GET of its own, and DuckDB reads a remote Python filesystem one request at a
+time: 14 GETs for one small Parquet file in one sweep on S3 (seen on a loopback server).
+fsspec's `simplecache` keeps a file it fetched in a local folder for the client's lifetime,
+so every later open of it reads the local copy: one GET a file a sweep. A dlt load writes
+its own files and never changes them in place (the listing cache relies on that too).
+
+Only small files are copied, and only up to a total: a file over `PER_FILE` bytes, or one
+that would take the folder past `BUDGET`, is read from the bucket as before (a sweep reads
+the footers of large files, not their whole contents). The folder is removed when the sweep's
+client closes (or, failing that, when it is collected or the process exits).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from typing import Any
+
+from fsspec.implementations.cached import (  # type: ignore[import-untyped]  # no stubs
+    SimpleCacheFileSystem,
+)
+
+__all__ = ["BUDGET", "PER_FILE", "SweepReads", "release", "sweep_reads"]
+
+#: the largest file copied whole (dlt's load files are mostly far smaller)
+PER_FILE = 16 << 20
+#: the most a sweep copies to local disk in all
+BUDGET = 512 << 20
+
+
+class SweepReads(SimpleCacheFileSystem):  # type: ignore[misc]  # fsspec is untyped
+    """`simplecache` over `fs`, bounded by `PER_FILE` and `BUDGET`; its `protocol` is the
+    bucket's (`sweep_reads` makes the class), so DuckDB routes `s3://...` paths to it. An
+    attribute fsspec's caching classes do not know is looked up on `fs`: the state here lives
+    in the instance, and `release` is a function."""
+
+    def __init__(self, *, per_file: int = PER_FILE, budget: int = BUDGET, **kwargs: Any) -> None:
+        self._folder = tempfile.TemporaryDirectory(prefix="dlt-contract-ops-reads-")
+        super().__init__(cache_storage=self._folder.name, **kwargs)
+        self._per_file, self._budget, self._copied = per_file, budget, 0
+        self._released = False
+
+    def _open(self, path: str, mode: str = "rb", **kwargs: Any) -> Any:
+        if self._released:  # the sweep's client closed: a reopened one reads the bucket
+            return self.fs._open(path, mode, **kwargs)
+        if mode == "rb" and not self._check_file(self._strip_protocol(path)):
+            size = self.fs.size(path)  # from the table folder's listing
+            if size is None or size > self._per_file or self._copied + size > self._budget:
+                return self.fs._open(path, mode, **kwargs)
+            self._copied += size
+        return super()._open(path, mode, **kwargs)
+
+
+def release(reads: SweepReads) -> None:
+    """Remove the local copies (idempotent); later opens read the bucket."""
+    reads._released = True
+    reads._folder.cleanup()
+
+
+def sweep_reads(remote: Any, *, per_file: int = PER_FILE, budget: int = BUDGET) -> SweepReads:
+    """`remote` (a dlt fsspec client) behind a fresh `SweepReads` of its protocol."""
+    cls = type("SweepReads", (SweepReads,), {"protocol": remote.protocol})
+    reads: SweepReads = cls(fs=remote, per_file=per_file, budget=budget, skip_instance_cache=True)
+    return reads
