@@ -11,11 +11,16 @@ its own files and never changes them in place (the listing cache relies on that 
 Only small files are copied, and only up to a total: a file over `PER_FILE` bytes, or one
 that would take the folder past `BUDGET`, is read from the bucket as before (a sweep reads
 the footers of large files, not their whole contents). The folder is removed when the sweep's
-client closes (or, failing that, when it is collected or the process exits).
+client closes (or, failing that, when it is collected or the process exits). A copy is
+fetched under a temporary name and renamed when whole; a folder that is full or unwritable
+stops the copying, and the files are read from the bucket as before.
 """
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 import tempfile
 from typing import Any
 
@@ -24,6 +29,8 @@ from fsspec.implementations.cached import (  # type: ignore[import-untyped]  # n
 )
 
 __all__ = ["BUDGET", "PER_FILE", "SweepReads", "release", "sweep_reads"]
+
+log = logging.getLogger("dlt_contract_ops")
 
 #: the largest file copied whole (dlt's load files are mostly far smaller)
 PER_FILE = 16 << 20
@@ -50,8 +57,27 @@ class SweepReads(SimpleCacheFileSystem):  # type: ignore[misc]  # fsspec is unty
             size = self.fs.size(path)  # from the table folder's listing
             if size is None or size > self._per_file or self._copied + size > self._budget:
                 return self.fs._open(path, mode, **kwargs)
+            try:
+                self._get_cached_file_before_open(self._strip_protocol(path))
+            except OSError as exc:  # the local folder is full or unwritable: copy no more
+                log.debug("reading %s from the bucket, not a copy: %s", path, exc)
+                self._budget = self._copied
+                return self.fs._open(path, mode, **kwargs)
             self._copied += size
         return super()._open(path, mode, **kwargs)
+
+    def _get_cached_file_before_open(self, path: str, **kwargs: Any) -> None:
+        """Fetch `path` under a temporary name, then rename it: a copy that failed half way
+        is never taken for the file (a truncated JSONL file would read as fewer rows)."""
+        fn = os.path.join(self.storage[-1], self._mapper(path))
+        part = f"{fn}.part"
+        try:
+            self.fs.get_file(path, part)
+            os.replace(part, fn)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.remove(part)
+            raise
 
 
 def release(reads: SweepReads) -> None:

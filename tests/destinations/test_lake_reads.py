@@ -4,6 +4,7 @@ from the bucket each time; after `release` the copies are gone and opens still r
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -46,3 +47,23 @@ def test_small_files_are_copied_once_within_the_budget(tmp_path: Path) -> None:
     release(reads)  # idempotent
     assert not os.path.exists(folder)
     assert read("a") == b"changed"  # read from the bucket after the sweep
+
+
+class _FullDisk(LocalFileSystem):  # type: ignore[misc]  # fsspec is untyped
+    """The local filesystem, whose copies stop half way as on a full disk."""
+
+    def get_file(self, rpath: str, lpath: str, **kwargs: object) -> None:
+        with open(rpath, "rb") as src, open(lpath, "wb") as dst:
+            dst.write(src.read(5))
+        raise OSError(errno.ENOSPC, "No space left on device", lpath)
+
+
+def test_a_copy_that_fails_half_way_is_never_read(tmp_path: Path) -> None:
+    (tmp_path / "rows.jsonl").write_bytes(b'{"id": 1}\n{"id": 2}\n')
+    reads = sweep_reads(_FullDisk(skip_instance_cache=True))
+
+    for _ in range(2):  # the failed copy's file is gone: the next open does not take it
+        with reads.open(str(tmp_path / "rows.jsonl"), "rb") as fh:
+            assert fh.read() == b'{"id": 1}\n{"id": 2}\n'  # read from the bucket
+        assert _copies(reads) == 0
+    release(reads)
