@@ -19,6 +19,7 @@ stops the copying, and the files are read from the bucket as before.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import tempfile
@@ -59,9 +60,10 @@ class SweepReads(SimpleCacheFileSystem):  # type: ignore[misc]  # fsspec is unty
                 return self.fs._open(path, mode, **kwargs)
             try:
                 self._get_cached_file_before_open(self._strip_protocol(path))
-            except OSError as exc:  # the local folder is full or unwritable: copy no more
+            except OSError as exc:  # this file is read from the bucket, as without a copy
                 log.debug("reading %s from the bucket, not a copy: %s", path, exc)
-                self._budget = self._copied
+                if _local(exc, self.storage[-1]):  # the folder is full or unwritable
+                    self._budget = self._copied  # copy no more
                 return self.fs._open(path, mode, **kwargs)
             self._copied += size
         return super()._open(path, mode, **kwargs)
@@ -78,6 +80,13 @@ class SweepReads(SimpleCacheFileSystem):  # type: ignore[misc]  # fsspec is unty
             with contextlib.suppress(OSError):
                 os.remove(part)
             raise
+
+
+def _local(exc: OSError, folder: str) -> bool:
+    """Whether `exc` is the local folder's (full, read-only, not ours to write), not the
+    bucket's (a refused or missing object, a dropped connection)."""
+    return exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS) or str(
+        exc.filename or "").startswith(folder)
 
 
 def release(reads: SweepReads) -> None:

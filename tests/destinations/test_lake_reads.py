@@ -67,3 +67,28 @@ def test_a_copy_that_fails_half_way_is_never_read(tmp_path: Path) -> None:
             assert fh.read() == b'{"id": 1}\n{"id": 2}\n'  # read from the bucket
         assert _copies(reads) == 0
     release(reads)
+
+
+class _Flaky(LocalFileSystem):  # type: ignore[misc]  # fsspec is untyped
+    """The local filesystem, whose first copy fails as a dropped connection does."""
+
+    failures = 1
+
+    def get_file(self, rpath: str, lpath: str, **kwargs: object) -> None:
+        if _Flaky.failures:
+            _Flaky.failures -= 1
+            raise ConnectionResetError(errno.ECONNRESET, "Connection reset by peer")
+        super().get_file(rpath, lpath, **kwargs)
+
+
+def test_a_copy_the_bucket_failed_stops_no_later_copy(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        (tmp_path / name).write_bytes(name.encode() * 10)
+    reads = sweep_reads(_Flaky(skip_instance_cache=True))
+
+    seen = []
+    for name in ("a", "b"):
+        with reads.open(str(tmp_path / name), "rb") as fh:
+            seen.append((fh.read(), _copies(reads)))
+    assert seen == [(b"a" * 10, 0), (b"b" * 10, 1)]  # `a` from the bucket, `b` copied
+    release(reads)
