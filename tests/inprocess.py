@@ -28,19 +28,6 @@ import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-#: `os.path.abspath` of each module file seen (thousands of modules, looked at twice a call)
-_ABSOLUTE: dict[str, str] = {}
-
-
-def _absolute(path: str) -> str:
-    try:
-        return _ABSOLUTE[path]
-    except KeyError:
-        if not os.path.isabs(path):  # relative to the cwd of the moment: never remembered
-            return os.path.abspath(path)
-        absolute = _ABSOLUTE[path] = os.path.abspath(path)
-        return absolute
-
 
 def _top_level_names(root: Path) -> set[str]:
     """Modules and packages a script in `root` would import from `root` itself."""
@@ -63,12 +50,15 @@ def _evict(root: Path) -> None:
     loaded from `root`, and a user module of the same top-level name loaded from another
     project (an earlier test's); never this repository's or an installed package's. One
     pass over `sys.modules` (thousands of names, twice a call)."""
+    from dlt_contract_ops.sources.fingerprints import absolute_path
+
     tops = _top_level_names(root)
     prefix = str(root.resolve()) + os.sep
     for name, module in list(sys.modules.items()):
         path = getattr(module, "__file__", None)
-        other_copy = name.partition(".")[0] in tops and not _absolute(path or "").startswith(_KEEP)
-        if other_copy or (path and _absolute(path).startswith(prefix)):
+        other_copy = (name.partition(".")[0] in tops
+                      and not absolute_path(path or "").startswith(_KEEP))
+        if other_copy or (path and absolute_path(path).startswith(prefix)):
             del sys.modules[name]
 
 

@@ -54,12 +54,13 @@ class SweepReads(SimpleCacheFileSystem):  # type: ignore[misc]  # fsspec is unty
     def _open(self, path: str, mode: str = "rb", **kwargs: Any) -> Any:
         if self._released:  # the sweep's client closed: a reopened one reads the bucket
             return self.fs._open(path, mode, **kwargs)
-        if mode == "rb" and not self._check_file(self._strip_protocol(path)):
+        stripped = self._strip_protocol(path)
+        if mode == "rb" and not self._check_file(stripped):
             size = self.fs.size(path)  # from the table folder's listing
             if size is None or size > self._per_file or self._copied + size > self._budget:
                 return self.fs._open(path, mode, **kwargs)
             try:
-                self._get_cached_file_before_open(self._strip_protocol(path))
+                self._get_cached_file_before_open(stripped)
             except OSError as exc:  # this file is read from the bucket, as without a copy
                 log.debug("reading %s from the bucket, not a copy: %s", path, exc)
                 if _local(exc, self.storage[-1]):  # the folder is full or unwritable

@@ -130,7 +130,9 @@ def model_modules(built: BuiltSource) -> set[str]:
 _ABSOLUTE: dict[str, str] = {}
 
 
-def _absolute(path: str) -> str:
+def absolute_path(path: str) -> str:
+    """`os.path.abspath(path)`, remembered for an absolute `path` (a module's file: thousands
+    of them looked at per build)."""
     absolute = _ABSOLUTE.get(path)
     if absolute is None:
         absolute = os.path.abspath(path)
@@ -155,7 +157,7 @@ def loaded_modules(
         path = getattr(module, "__file__", None)
         if not isinstance(path, str):
             continue
-        path = _absolute(path)
+        path = absolute_path(path)
         if not (path.startswith(root) or mod_name in user_modules or mod_name == module_name):
             continue  # most of thousands: neither inside nor named
         in_site = "site-packages" in path.split(os.sep)
