@@ -108,6 +108,10 @@ class SourceConfigMissingError(SourceImportError, ConfigError):
     set, so a usage error (exit 2), never an alert."""
 
 
+class RunsOnImportError(SourceImportError):
+    """A module `init` imported tried to run a pipeline at import: refused (`sources.scan`)."""
+
+
 class SourceBuildTimeoutError(SourceImportError):
     """Importing or building the source did not return within `source_build_timeout`."""
 

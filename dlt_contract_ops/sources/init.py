@@ -3,9 +3,8 @@ pipeline) and declare each one not declared yet in `.dlt/config.toml`."""
 
 from __future__ import annotations
 
-import ast
 import inspect
-import os
+import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -13,13 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from dlt_contract_ops.errors import ConfigError, ContractOpsError
 from dlt_contract_ops.sources.onboarding import (
-    RUNNING_CALLS,
-    SKIPPED_DIRS,
     LocalPipeline,
     _target,
     local_pipelines,
     matching_pipelines,
 )
+from dlt_contract_ops.sources.scan import ProjectModule, project_modules, runs_refused
 
 if TYPE_CHECKING:
     from dlt_contract_ops.sources.discovery import BuiltSource
@@ -64,85 +62,31 @@ class InitReport:
         return tuple(s for s in self.sources if s.declared_in is None)
 
 
-def _is_main_guard(node: ast.stmt) -> bool:
-    test = node.test if isinstance(node, ast.If) else None
-    return (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == "__name__"
-    )
-
-
-def runs_on_import(code: str) -> str | None:
-    """The call that runs a pipeline when `code` is imported (outside functions, classes
-    and `if __name__ == "__main__":`), e.g. `pipeline.run`; None when there is none.
-
-    >>> runs_on_import("import dlt\\ndlt.pipeline('p').run([1])"), runs_on_import("x = 1")
-    ('run', None)
-    """
-    tree = ast.parse(code)
-    for stmt in tree.body:
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) or (
-            _is_main_guard(stmt)
-        ):
-            continue
-        for node in ast.walk(stmt):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Attribute)
-                and node.func.attr in RUNNING_CALLS
-            ):
-                return node.func.attr
-    return None
-
-
-def project_modules(project_dir: str) -> tuple[list[str], list[str]]:
-    """(module names, notes) of the project's Python files that mention dlt; a file that
-    would run a pipeline when imported is left out with a note."""
-    modules: list[str] = []
-    notes: list[str] = []
-    for folder, dirs, files in os.walk(project_dir):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS)
-        rel = Path(folder).relative_to(project_dir)
-        for file in sorted(f for f in files if f.endswith(".py")):
-            parts = [*rel.parts, file[:-3]]
-            if parts[-1] == "__init__":
-                parts = parts[:-1]
-            if not parts or not all(p.isidentifier() for p in parts):
-                continue
-            path = Path(folder, file)
-            code = path.read_text(encoding="utf-8", errors="replace")
-            if "dlt" not in code:
-                continue
-            shown = path.relative_to(project_dir).as_posix()
-            try:
-                call = runs_on_import(code)
-            except SyntaxError as exc:
-                notes.append(f"`{shown}`: not valid Python ({exc.msg}, line {exc.lineno}): skipped")
-                continue
-            if call:
-                notes.append(
-                    f"`{shown}` calls `.{call}(...)` when imported: skipped (move "
-                    'that under `if __name__ == "__main__":` to have it scanned)'
-                )
-                continue
-            modules.append(".".join(parts))
-    return modules, notes
-
-
-def _candidates(modules: list[str], project_dir: str) -> tuple[list[tuple[str, Any]], list[str]]:
+def _candidates(
+    modules: list[ProjectModule], project_dir: str
+) -> tuple[list[tuple[str, Any]], list[str]]:
     """(ref, object) of every dlt source factory, source and resource the modules define,
-    each object once (under the module that defines it), factories first."""
+    each object once (under the module that defines it), factories first. Each module is
+    imported with pipeline runs refused (`runs_refused`)."""
     from dlt.extract import DltResource, DltSource
     from dlt.extract.reference import SourceFactory
 
+    from dlt_contract_ops.errors import RunsOnImportError
     from dlt_contract_ops.sources.discovery import _import_module  # reconcile's own import rules
 
     by_id: dict[int, tuple[str, Any]] = {}
     notes = []
-    for module_name in modules:
+    for found in modules:
+        module_name = found.name
         try:
-            module = _import_module(module_name, project_dir)
+            with runs_refused():
+                module = _import_module(module_name, project_dir)
+        except RunsOnImportError as exc:
+            notes.append(
+                f"`{found.shown}` runs a pipeline when imported ({exc}): refused, and the file "
+                'skipped (move that under `if __name__ == "__main__":` to have it scanned)'
+            )
+            continue
         except (Exception, SystemExit) as exc:
             notes.append(f"cannot import `{module_name}`: {type(exc).__name__}: {exc}")
             continue
@@ -175,7 +119,16 @@ def _required_args(obj: Any) -> list[str]:
 def scan_project(project_dir: str) -> tuple[list[tuple[str, BuiltSource]], list[str]]:
     """(ref, built source) of every dlt source and standalone resource under `project_dir`
     with at least one Pydantic model, and notes on what was skipped. Runs inside the
-    project's context (a source's own configuration resolves as in reconcile)."""
+    project's context (a source's own configuration resolves as in reconcile). Only the
+    files that define a source are imported (`sources.scan`), and no bytecode is written
+    next to them."""
+    from unittest.mock import patch
+
+    with patch.object(sys, "dont_write_bytecode", True):
+        return _scan(project_dir)
+
+
+def _scan(project_dir: str) -> tuple[list[tuple[str, BuiltSource]], list[str]]:
     from dlt.extract import DltResource
     from dlt.extract.reference import SourceFactory
 

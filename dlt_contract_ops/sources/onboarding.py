@@ -19,14 +19,6 @@ if TYPE_CHECKING:
     from dlt_contract_ops.settings.project import SourceSettings
     from dlt_contract_ops.sources.discovery import BuiltSource
 
-#: folders `init` never looks into: environments, build output, caches, tests
-SKIPPED_DIRS = frozenset({
-    "__pycache__", "venv", "env", "site-packages", "node_modules", "build", "dist", "tests",
-    "test",
-})
-#: calls that run a pipeline: a module making one at import time is not imported by `init`
-RUNNING_CALLS = frozenset({"run", "extract", "normalize"})
-
 
 # -- local pipelines ------------------------------------------------------------------------
 @dataclass(frozen=True)

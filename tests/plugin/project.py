@@ -94,14 +94,26 @@ def ghost():
     return ghosts
 '''
 
-#: a script that runs its pipeline at import time: `init` must not import it
+#: a module that defines a resource and runs its pipeline at import time: `init` must not
+#: import it
 RUN_ON_IMPORT = f'''
 from pathlib import Path
 
 import dlt
+from pydantic import BaseModel
+
+
+class Row(BaseModel):
+    id: int
+
+
+@dlt.resource(columns=Row, table_name="t")
+def rows():
+    yield {{"id": 1}}
+
 
 Path(__file__).resolve().parent.parent.joinpath("{MARKER}").write_text("imported")
-dlt.pipeline("never_pipeline", destination="duckdb").run([{{"id": 1}}], table_name="t")
+dlt.pipeline("never_pipeline", destination="duckdb").run(rows())
 '''
 
 LOAD = f"""

@@ -141,7 +141,7 @@ def test_refuses_a_file_it_cannot_extend(loaded: Loaded) -> None:
     ],
 )
 def test_runs_on_import(code: str, call: str | None) -> None:
-    from dlt_contract_ops.sources.init import runs_on_import
+    from dlt_contract_ops.sources.scan import runs_on_import
 
     assert runs_on_import(code) == call
 
