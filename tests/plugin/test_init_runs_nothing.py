@@ -4,6 +4,7 @@ when imported has the run refused. `--dry-run` leaves the project folder as it w
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import duckdb
@@ -36,6 +37,7 @@ def shop():
 #: updates the warehouse, as running it by hand would
 HELPER = '''
 """Patch the warehouse by hand (after a bad `dlt` load)."""
+import sys
 from pathlib import Path
 
 import duckdb
@@ -89,8 +91,11 @@ def _amounts(root: Path) -> list[float]:
 
 
 @pytest.fixture
-def mixed(project: Project) -> Project:
-    """A project with a modelled source, a helper script and a source that runs itself."""
+def mixed(project: Project, monkeypatch: pytest.MonkeyPatch) -> Project:
+    """A project with a modelled source, a helper script and a source that runs itself;
+    Python writes bytecode caches here and in a child process, whatever the shell says."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
     project.module("pipelines.shop", SHOP)
     project.module("scripts.fix_orders", HELPER)
     project.module("pipelines.crm", RUNS_ITSELF)
