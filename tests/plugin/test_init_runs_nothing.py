@@ -169,3 +169,35 @@ def test_defines_sources(code: str, defines: bool) -> None:
     from dlt_contract_ops.sources.scan import defines_sources
 
     assert defines_sources(code) is defines
+
+
+#: a source module that makes its pipeline at module level, as scripts often do, in dev mode
+#: (dlt then wipes the pipeline's local state when it is made)
+MADE_AT_IMPORT = SHOP + '''
+
+pipeline = dlt.pipeline("shop_pipeline", destination="duckdb", dataset_name="shop_data",
+                        dev_mode=DEV)
+
+if __name__ == "__main__":
+    pipeline.run(shop())
+'''
+
+
+def test_a_pipeline_made_at_import_leaves_the_local_state_alone(
+    project: Project, tmp_path: Path
+) -> None:
+    project.module("pipelines.shop", MADE_AT_IMPORT.replace("DEV", "False"))
+    project.config("[runtime]\ndlthub_telemetry = false\n")
+    project.python("import runpy\nrunpy.run_module('pipelines.shop', run_name='__main__')")
+    project.module("pipelines.shop", MADE_AT_IMPORT.replace("DEV", "True"))
+    state = tmp_path / "_dlt_data" / "pipelines" / "shop_pipeline"
+    before = _files(state)
+    assert "state.json" in before
+    assert any(k.startswith("schemas/") for k in before)
+
+    proc = project.cli("init")
+    assert proc.returncode == 0, proc.stderr
+    assert _files(state) == before
+    # the module was imported (making a pipeline is no run) and its pipeline matched
+    config = (project.root / ".dlt" / "config.toml").read_text()
+    assert 'ref = "pipelines.shop:shop"\npipeline_name = "shop_pipeline"' in config
