@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from dlt_contract_ops.errors import NOT_KEPT
 from dlt_contract_ops.ingest.report import GateReport
 
-
 if TYPE_CHECKING:
     from dlt_contract_ops.sinks.delivery import DeliveryReport
 

@@ -83,6 +83,10 @@ def _rows(items: list[Any]) -> Iterator[Any]:
             yield item
 
 
+#: as dlt writes JSON lines: no spaces
+_COMPACT = (",", ":")
+
+
 def _json_line(row: Any) -> bytes:
     """`row` as one line of JSON that keeps every value: integers of any size exactly (dlt's
     encoder refuses one over 64 bits), a float JSON cannot hold (NaN, infinity) and anything
@@ -92,9 +96,11 @@ def _json_line(row: Any) -> bytes:
     from dlt.common.json import custom_encode
 
     try:
-        text = json.dumps(row, default=custom_encode, allow_nan=False, ensure_ascii=False)
+        text = json.dumps(row, default=custom_encode, allow_nan=False, ensure_ascii=False,
+                          separators=_COMPACT)
     except (TypeError, ValueError):
-        text = json.dumps(_as_text(row), allow_nan=False, ensure_ascii=False)
+        text = json.dumps(_as_text(row), allow_nan=False, ensure_ascii=False,
+                          separators=_COMPACT)
     return (text + "\n").encode("utf-8", "backslashreplace")
 
 
