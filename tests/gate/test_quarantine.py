@@ -19,6 +19,13 @@ from tests.gate.seed import MERGE, SLICE, Order
 from tests.gate.test_alerts import hook  # noqa: F401  # the webhook receiver fixture
 from tests.servers import Receiver
 
+
+def _orders(rows: Any, name: str = "orders") -> Any:
+    """The seed's resource under any name, into the trusted `orders` table."""
+    return dlt.resource(rows, name=name, table_name="orders", columns=Order,
+                        write_disposition=MERGE, merge_key="order_date")
+
+
 #: what a source may send that no JSON encoder writes as is: dlt's extract cannot write the
 #: 70-bit integer either, so the batch is rejected ("the extract failed")
 ODD = {
@@ -55,7 +62,9 @@ def test_values_json_cannot_hold_are_kept_and_the_batch_rejected(
 
 
 #: a resource named in a script whose letters take 9 bytes each in a file name: the raw rows'
-#: file (`raw/<percent-encoded name>.jsonl`) is longer than a file name may be
+#: file (`raw/<percent-encoded name>.jsonl`) is longer than a file name may be (ENAMETOOLONG),
+#: after the folder and `raw/` were made. (Should raw file names be shortened one day, this
+#: test needs another real failure half way.)
 LONG = "注文" * 16
 
 
@@ -82,7 +91,19 @@ def test_a_quarantine_that_fails_half_way_still_rejects_and_leaves_nothing(
     assert not pipeline.has_pending_data
 
 
-def _orders(rows: list[dict[str, Any]], name: str = "orders") -> Any:
-    """The seed's resource under any name, into the trusted `orders` table."""
-    return dlt.resource(rows, name=name, table_name="orders", columns=Order,
-                        write_disposition=MERGE, merge_key="order_date")
+def test_a_rejected_arrow_batch_is_kept_as_its_rows(
+    duckdb_target: Target, tmp_path: Path
+) -> None:
+    """An Arrow table is one item to the gate's tap; `raw/` holds its rows."""
+    import pyarrow as pa
+
+    pipeline = baseline_orders(duckdb_target)
+    rows = [{**r, "currency": "EUR"} for r in SLICE]
+    with pytest.raises(GateRejected) as caught:
+        gated_run(pipeline, _orders(pa.Table.from_pylist(rows)), quarantine_dir=tmp_path / "q",
+                  policy=GatePolicy(allow_nullable_additions=False))
+    folder = Path(str(caught.value.report.quarantine))
+    sent = [json.loads(line) for line in (folder / "raw" / "orders.jsonl").read_text(
+        encoding="utf-8").splitlines()]
+    assert sent == [{**r, "order_date": r["order_date"].isoformat()} for r in rows]
+    assert trusted(pipeline) == (3, 18500)
