@@ -77,8 +77,8 @@ def _rows(items: list[Any]) -> Iterator[Any]:
     for item in items:
         if hasattr(item, "to_pylist"):  # pyarrow Table, RecordBatch
             yield from item.to_pylist()
-        elif hasattr(item, "to_dict") and hasattr(item, "columns"):  # pandas DataFrame
-            yield from item.to_dict(orient="records")
+        elif type(item).__module__.startswith("pandas") and hasattr(item, "to_dict"):
+            yield from item.to_dict(orient="records")  # a DataFrame
         else:
             yield item
 
