@@ -69,17 +69,36 @@ class WaiverError(ConfigError):
     """A contract waiver file is malformed."""
 
 
+#: how a rejection's note begins when its quarantine could not be written
+NOT_KEPT = "the rejected batch was NOT kept"
+
+
 class GateRejected(ContractOpsError):
-    """The ingest gate rejected a batch; `.report` says which columns and where it is kept."""
+    """The ingest gate rejected a batch; `.report` says which columns and where it is kept,
+    or why it could not be kept."""
 
     def __init__(self, report: object) -> None:
         where = getattr(report, "quarantine", None)
+        not_kept = [n for n in getattr(report, "notes", ()) if n.startswith(NOT_KEPT)]
+        why = f" {not_kept[0][0].upper()}{not_kept[0][1:]}." if not_kept else (
+            " The batch was NOT kept: see the report's notes.")
         super().__init__(
             f"Batch rejected by the contract gate: {getattr(report, 'reason', report)}."
-            + (f" The batch is kept in `{where}` (with diff.json)." if where else
-               " The batch was NOT kept: see the report's notes.")
+            + (f" The batch is kept in `{where}` (with diff.json)." if where else why)
         )
         self.report = report
+
+
+class QuarantineError(ContractOpsError):
+    """A rejected batch's quarantine folder could not be written; nothing of it was left.
+    The gate still rejects the batch and says this in its report and alert."""
+
+    def __init__(self, folder: object, what: str, cause: BaseException) -> None:
+        reason = getattr(cause, "strerror", None) or f"{type(cause).__name__}: {cause}"
+        super().__init__(f"{what} could not be written to the quarantine `{folder}` ({reason})")
+        self.folder = folder
+        self.what = what
+        self.cause = cause
 
 
 class GateBusyError(ContractOpsError):

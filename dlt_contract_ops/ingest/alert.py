@@ -9,10 +9,8 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from dlt_contract_ops.errors import NOT_KEPT
 from dlt_contract_ops.ingest.report import GateReport
-
-#: the note a rejection carries when its quarantine could not be written
-NOT_KEPT = "the rejected batch was NOT kept"
 
 if TYPE_CHECKING:
     from dlt_contract_ops.sinks.delivery import DeliveryReport

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from dlt_contract_ops.core.ingest import ColumnShape, GatePolicy, Shape, compare
-from dlt_contract_ops.errors import ContractOpsError, GateRejected
-from dlt_contract_ops.ingest.alert import NOT_KEPT
+from dlt_contract_ops.errors import NOT_KEPT, ContractOpsError, GateRejected, QuarantineError
 from dlt_contract_ops.ingest.observe import Tap, observe
 from dlt_contract_ops.ingest.quarantine import default_quarantine, quarantine
 from dlt_contract_ops.ingest.report import Difference, GateReport, reason_of
@@ -53,11 +52,16 @@ _TARGET_KWARGS = frozenset({"destination", "staging", "dataset_name", "credentia
 
 
 def _expected(
-    resources: list[Any], naming: Any, source_name: str, contracts_dir: Path | None
+    resources: list[Any], naming: Any, source_name: str, contracts_dir: Path | None,
+    observed: Shape,
 ) -> tuple[Shape, list[str], set[str]]:
     """The contract per table: the resource's model, else its latest snapshot. Returns the
-    shape, notes, and the resources that have no contract (not gated)."""
-    from dlt_contract_ops.core.naming import expected_table
+    shape, notes, and the resources that have no contract (not gated).
+
+    A model's child tables (`items: list[Item]` with `skip_nested_types`: `orders__items`)
+    are the reconciler's (`core.naming.nested_tables`); one the batch sent no rows to (every
+    list empty) is not compared: its required columns are not missing, there are no rows."""
+    from dlt_contract_ops.core.naming import expected_table, nested_tables
 
     shape: dict[str, dict[str, ColumnShape]] = {}
     notes: list[str] = []
@@ -67,9 +71,11 @@ def _expected(
         model = resource._hints.get("original_columns") if resource._hints else None
         if isinstance(model, type) and hasattr(model, "model_fields"):
             exp = expected_table(resource.name, table, model, naming)
-            cols = shape.setdefault(table, {})
-            for c in exp.columns:
-                cols.setdefault(c.name, ColumnShape(c.data_type, c.nullable))
+            children = [c for c in nested_tables(exp, model, naming) if c.table in observed]
+            for t in (exp, *children):
+                cols = shape.setdefault(t.table, {})
+                for c in t.columns:
+                    cols.setdefault(c.name, ColumnShape(c.data_type, c.nullable))
             continue
         contract = _snapshot(source_name, resource.name, contracts_dir)
         if contract is None:
@@ -230,7 +236,7 @@ def _decide(
     normalizers = schema.to_dict().get("normalizers")
     observed, produced = observe(staged, batch.taps, schema.name, normalizers)
     expected, notes, ungated = _expected(
-        batch.resources, schema.naming, source_name, contracts_dir
+        batch.resources, schema.naming, source_name, contracts_dir, observed
     )
     for name in ungated:
         for table in produced.get(name, ()):
@@ -255,7 +261,8 @@ def _keep(
     staged: Any, batch: _Staged, verdict: _Verdict, quarantine_dir: Path | None
 ) -> Path | None:
     """Quarantine a rejected batch. A quarantine that cannot be written does not admit the
-    batch: it stays rejected, and the report says why it was not kept."""
+    batch: it stays rejected, and the report (so the alert and `GateRejected`) says what was
+    not kept and why."""
     doc = {
         "pipeline": staged.pipeline_name,
         "reason": verdict.reason,
@@ -266,11 +273,12 @@ def _keep(
     folder = quarantine_dir or default_quarantine()
     try:
         return quarantine(staged, folder, doc, raw)
-    except OSError as exc:
-        verdict.notes.append(
-            f"{NOT_KEPT}: the quarantine `{folder}` cannot be written "
-            f"({exc.strerror or exc}); fix `quarantine_dir` and re-run the source to keep it"
-        )
+    except Exception as exc:  # whatever failed, the batch stays rejected and the alert goes
+        failed = exc if isinstance(exc, QuarantineError) else QuarantineError(
+            folder.absolute(), "the quarantine folder", exc)
+        fix = ("fix that (the folder, its space, its permissions) and re-run the source to "
+               "keep it" if isinstance(failed.cause, OSError) else "re-run the source to see it")
+        verdict.notes.append(f"{NOT_KEPT}: {failed}; {fix}")
         return None
 
 
