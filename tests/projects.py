@@ -71,12 +71,13 @@ class Project:
         return self._checked(run_python(textwrap.dedent(code), self.root), check)
 
     def python_process(
-        self, code: str, *, check: bool = True
+        self, code: str, *, check: bool = True, python: str = sys.executable
     ) -> subprocess.CompletedProcess[str]:
-        """Run `code` in a fresh interpreter with the project as cwd: for what only a process
-        shows (`os._exit`, a module hidden from `sys.modules`, signals)."""
+        """Run `code` in a fresh interpreter (`python`: another environment's, a venv's) with
+        the project as cwd: for what only a process shows (`os._exit`, a module hidden from
+        `sys.modules`, signals)."""
         proc = subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code)],
+            [python, "-c", textwrap.dedent(code)],
             cwd=self.root,
             capture_output=True,
             text=True,

@@ -179,12 +179,16 @@ def _installed_print(path: str, site_dir: str) -> str:
 
 
 def _library_roots() -> list[str]:
-    """Where code that is no user's lives even when installed editable: this package, dlt."""
+    """Where code that is no user's lives even when installed editable: this package, dlt,
+    Pydantic (every model's base). Their versions are in `static_key`, so a build need not
+    look for their distributions in site-packages (`_records`)."""
     import dlt
+    import pydantic
 
     package = os.path.dirname(os.path.abspath(__file__))  # this package, not importing its root
     return [
         os.path.join(os.path.dirname(os.path.abspath(str(dlt.__file__))), ""),
+        os.path.join(os.path.dirname(os.path.abspath(str(pydantic.__file__))), ""),
         os.path.join(package, ""),
     ]
 

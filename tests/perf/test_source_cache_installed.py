@@ -13,11 +13,13 @@ import subprocess
 import sys
 import sysconfig
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from dlt_contract_ops.engine.reconcile import run
 from tests.projects import Project
 
 CUSTOMER_V1 = """
@@ -177,33 +179,82 @@ def test_an_upgraded_models_package_is_read(
     assert _calls(crm) == 3
 
 
-def test_a_removed_models_package_is_an_import_error(
+def test_where_importing_the_models_fails_the_entry_is_not_read(
     crm: Project, venv: Path, wheels: dict[str, Path]
 ) -> None:
+    """The run reports the import error, as a run without the cache does: from another
+    interpreter (this one, without acme-models), then in the venv once it is uninstalled."""
     _pip(venv, "install", "--no-deps", "--no-index", str(wheels["1.0"]))
     _reconcile(crm, venv)
     assert _reconcile(crm, venv) == (0, [])
+    assert _calls(crm) == 1  # a hit: the runs below mean something
+
+    other = _reconcile(crm, sys.executable)
+    assert other == _uncached(crm, sys.executable)
+    assert _reconcile(crm, venv) == (0, [])  # the venv's entry still holds
     assert _calls(crm) == 1
 
     _pip(venv, "uninstall", "--yes", "acme-models")
-    failed = _reconcile(crm, venv)
-    assert failed == _uncached(crm, venv)
-    code, [error] = failed
-    assert code == 1
-    assert "No module named 'acme_models'" in error
+    removed = _reconcile(crm, venv)
+    assert removed == _uncached(crm, venv)
+    for code, errors in (other, removed):
+        assert code == 1
+        [error] = errors
+        assert "No module named 'acme_models'" in error
 
 
-def test_another_interpreter_does_not_read_the_entry(
+@pytest.fixture
+def in_this_process(venv: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The venv's site-packages on this process's path, as a scheduler running reconciles in
+    one long-lived process has its environment's; acme-models is forgotten afterwards."""
+    purelib = subprocess.run(
+        [str(venv), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()
+    monkeypatch.syspath_prepend(purelib)
+    yield
+    for name in ("acme_models", "crm_models"):
+        sys.modules.pop(name, None)
+
+
+def _found_here(project: Project) -> list[tuple[str, str, tuple[str, ...]]]:
+    """What a reconcile in this process finds."""
+    results = run(["crm"], dry_run=True, project_dir=project.root)
+    assert [r.error for r in results if r.error] == []
+    return sorted((r.detector, f.table, tuple(f.columns)) for r in results for f in r.findings)
+
+
+def test_a_package_upgraded_under_a_running_process_is_not_cached(
+    crm: Project, venv: Path, wheels: dict[str, Path], in_this_process: None
+) -> None:
+    """The process imported acme-models 1.0 in an earlier run; 2.0 is installed since. Its
+    build still reads 1.0 from memory (so does a run without the cache): what it found must
+    not be cached under 2.0's distribution, or a new process would be told 1.0's columns."""
+    _pip(venv, "install", "--no-deps", "--no-index", str(wheels["1.0"]))
+    assert _found_here(crm) == []
+    _pip(venv, "install", "--no-deps", "--no-index", str(wheels["2.0"]))
+    assert _found_here(crm) == []  # acme_models 1.0, imported by the run before
+    assert _calls(crm) == 2  # built: the entry was for 1.0
+
+    sys.modules.pop("acme_models")  # as a new process: 2.0 is imported
+    assert _found_here(crm) == [("missing", "customers", ("tier",))]
+    assert _calls(crm) == 3
+
+
+def test_a_process_that_imported_the_package_before_its_first_run_is_served(
     crm: Project, venv: Path, wheels: dict[str, Path]
 ) -> None:
-    """The entry was written by the venv's interpreter; this one has no acme-models."""
+    """A scheduler imports its models package at start, then runs reconciles: the package
+    was installed before the process began, so what the first run found is cached."""
     _pip(venv, "install", "--no-deps", "--no-index", str(wheels["1.0"]))
-    _reconcile(crm, venv)
-    assert _reconcile(crm, venv) == (0, [])
-    assert _calls(crm) == 1
+    crm.python_process(
+        """
+        import acme_models
+        from dlt_contract_ops.engine.reconcile import run
 
-    failed = _reconcile(crm, sys.executable)
-    assert failed == _uncached(crm, sys.executable)
-    code, [error] = failed
-    assert code == 1
-    assert "No module named 'acme_models'" in error
+        for _ in range(3):
+            assert [r.error for r in run(["crm"], dry_run=True) if r.error] == []
+        """,
+        python=str(venv),
+    )
+    assert _calls(crm) == 1
