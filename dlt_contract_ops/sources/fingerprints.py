@@ -226,7 +226,7 @@ def loaded_modules(
     a model in a folder on `PYTHONPATH` outside the project is the user's code as much as the
     project's is, and so is a models package pip installed into site-packages (`pip install
     acme-models`), stood for by its distribution's RECORD (`_installed_print`). Not the
-    standard library, dlt or this package, whose versions are in `static_key`."""
+    standard library, dlt, Pydantic or this package, whose versions are in `static_key`."""
     root = os.path.join(os.path.abspath(project_dir), "")
     installed = _excluded_roots()
     excluded = [r for r in installed if not root.startswith(r)]
@@ -238,20 +238,19 @@ def loaded_modules(
         if not isinstance(path, str):
             continue
         path = absolute_path(path)
-        if mod_name == module_name:
-            out.append((mod_name, module, path, False))
-            continue
         user = mod_name in user_modules
-        if not (user or path.startswith(root)):
+        if not (user or path.startswith(root) or mod_name == module_name):
             continue  # most of thousands: neither inside nor named
         site_dir = next((d for d in sites if path.startswith(d)), None)
-        if site_dir is not None:
+        if mod_name == module_name:  # its own file, even installed: the ref names it
+            out.append((mod_name, module, path, site_dir is not None))
+        elif site_dir is not None:
             # a package in a venv inside the project counts only when the build imported it
             if user and not any(path.startswith(r) for r in libraries):
                 out.append((mod_name, module, _installed_print(path, site_dir), True))
-            continue
-        inside = path.startswith(root) and not any(path.startswith(r) for r in excluded)
-        if inside or (user and not any(path.startswith(r) for r in (*installed, *libraries))):
+        elif (path.startswith(root) and not any(path.startswith(r) for r in excluded)) or (
+            user and not any(path.startswith(r) for r in (*installed, *libraries))
+        ):
             out.append((mod_name, module, path, False))
     return sorted(out, key=lambda m: m[2])
 
@@ -279,7 +278,9 @@ def module_prints(
     prints: dict[str, list[Any]] = {}  # one RECORD stands for many modules: hashed once
     doubtful: list[str] = []
     for name, module, path, installed in modules:
-        fp = prints.get(path) or prints.setdefault(path, fingerprint(path))
+        fp = prints.get(path)
+        if fp is None:
+            fp = prints[path] = fingerprint(path)
         if fp[2] >= started_ns - _CLOCK_SLACK_NS:
             doubtful.append(name)
         elif imported_this_run(name, module):
