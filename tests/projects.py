@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -69,12 +71,13 @@ class Project:
         return self._checked(run_python(textwrap.dedent(code), self.root), check)
 
     def python_process(
-        self, code: str, *, check: bool = True
+        self, code: str, *, check: bool = True, python: str = sys.executable
     ) -> subprocess.CompletedProcess[str]:
-        """Run `code` in a fresh interpreter with the project as cwd: for what only a process
-        shows (`os._exit`, a module hidden from `sys.modules`, signals)."""
+        """Run `code` in a fresh interpreter (`python`: another environment's, a venv's) with
+        the project as cwd: for what only a process shows (`os._exit`, a module hidden from
+        `sys.modules`, signals)."""
         proc = subprocess.run(
-            [sys.executable, "-c", textwrap.dedent(code)],
+            [python, "-c", textwrap.dedent(code)],
             cwd=self.root,
             capture_output=True,
             text=True,
@@ -96,12 +99,17 @@ class Project:
         group; exit code, stdout and stderr as the console script gives them)."""
         return run_cli(args, self.root)
 
-    def cli_process(self, *args: str) -> subprocess.CompletedProcess[str]:
+    def cli_process(
+        self, *args: str, python: str = sys.executable, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         """Run `dlt-contract-ops ARGS` as a user would, a real process in the project folder:
-        for what only a process shows (signals, the interpreter's exit, the entry point)."""
+        for what only a process shows (signals, the interpreter's exit, the entry point).
+        `python`: the interpreter (another environment's, a venv's); `env`: variables set on
+        top of this process's."""
         return subprocess.run(
-            [sys.executable, "-m", "dlt_contract_ops.cli", *args],
+            [python, "-m", "dlt_contract_ops.cli", *args],
             cwd=self.root,
             capture_output=True,
             text=True,
+            env={**os.environ, **env} if env else None,
         )

@@ -10,20 +10,25 @@ code does. This cache keeps them (tables, columns, naming, notes) in dlt's data 
 An entry is served only while its fingerprint holds:
 
 - every Python file the build loaded from the project (the source's module and the project
-  modules it imports), every module the build imported from elsewhere that is not installed
-  code (a models package on `PYTHONPATH` outside the project; not the standard library,
-  site-packages, dlt or this package), the modules that define the models and their bases,
-  and the ref's own module file wherever it is: path, size, `mtime_ns` and a SHA-256 of the
-  content;
-- this package's, dlt's, Pydantic's and Python's versions, the source name, its `ref` and
-  the project folder;
+  modules it imports), every module the build imported from elsewhere (a models package on
+  `PYTHONPATH` outside the project; not the standard library, dlt, Pydantic or this
+  package), the modules that define the models and their bases, and the ref's own module
+  file wherever it is: path, size, `mtime_ns` and a SHA-256 of the content. A module pip
+  installed into a site-packages folder (`pip install acme-models`) is stood for by its
+  distribution's `RECORD` (name and version in its folder's name, every installed file's
+  hash in it): an upgrade or an uninstall makes the entry stale; a module no distribution
+  lists by its own file;
+- this package's, dlt's, Pydantic's and Python's versions, the interpreter
+  (`sys.executable`, `sys.prefix`) and `sys.path` (so `PYTHONPATH` and the virtualenv), the
+  source name, its `ref` and the project folder;
 - the content of every TOML file dlt reads in the project context (a source function may
   read its configuration) and the environment variables that may shape the source
   (`fingerprints.shaping_env`: dlt's `SOURCES__`, `SCHEMA__`, `NORMALIZE__`, `DESTINATION__`
   and `<PIPELINE>__` sections, and the `DLT_*` paths; not a cron's `RUN_ID` or
   `JOB__STARTED_AT`).
 
-Anything else a source function reads (a data file, the network) is not seen: turn the cache
+Anything else a source function reads (a data file, the network) is not seen, nor a file
+edited by hand inside site-packages (its distribution's `RECORD` is unchanged): turn the cache
 off with `source_cache = false` in `[contract_ops]` for such a source. A corrupt or
 unreadable entry is ignored (debug log) and rebuilt; a cache that cannot be written never
 fails a run.
