@@ -220,12 +220,10 @@ class FilesystemAdapter(SqlClientAdapter):
             return found, False
         return found, True
 
-    def table_folder(self, name: str) -> str | None:
+    def table_folder(self, name: str) -> str:
         """Where `name`'s files were: its folder in the bucket, as a URL for a remote one,
-        which the missing detector names when a loaded table's folder is gone; None when the
-        folder is there but could not be read (`read_problems` has that error already)."""
-        if any(p.table == name and p.error for p in self.read_problems):
-            return None
+        which the missing detector names when a loaded table's folder is gone (a table whose
+        files could not be read is not gone: `read_problems` has its error)."""
         if self._job_client is None:
             return f"{self.location.rstrip('/')}/{name}"
         folder = str(self._job_client.get_table_dir(name)).rstrip("/")

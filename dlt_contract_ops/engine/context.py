@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -49,8 +49,9 @@ class SourceContext:
     dropped: frozenset[str] = frozenset()
     #: what the source's detectors compute once and share in a run (e.g. its load profiles)
     memo: dict[str, Any] = field(default_factory=dict)
-    #: files of the source's tables the adapter could not read (`read_problems`)
-    read_errors: list[str] = field(default_factory=list)
+    #: the source's tables the adapter could not read in full, each with what it could not
+    #: read (`read_problems`): an error for those tables, never a sign that they are gone
+    read_errors: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -178,6 +179,16 @@ class SourceContext:
             if live is not None:
                 yield expected, live
 
+    def read_error(self, tables: Collection[str] | None = None) -> str | None:
+        """One line of what the adapter could not read of `tables` (default: every table of
+        the source), naming each table and file; None when it read them all."""
+        errors = [e.rstrip(".") for t, es in self.read_errors.items()
+                  if tables is None or t in tables for e in es]
+        if not errors:
+            return None
+        count = sum(tables is None or t in tables for t in self.read_errors)
+        return f"{count} table(s) could not be read in full: {'; '.join(errors)}"
+
     def error_event(
         self, message: str, exc: BaseException | None, resource: str | None, detector: str
     ) -> ErrorEvent:
@@ -238,18 +249,20 @@ class SourceContext:
         )
 
 
-def read_problems(ctx: SourceContext, notes: list[str]) -> list[str]:
-    """The errors among the adapter's `read_problems` (an adapter over files declares them:
-    a file it could not read) for the source's tables, nested ones included; its notes about
-    them go to `notes`."""
-    problems = getattr(ctx.adapter, "read_problems", ())
-    if not problems:
-        return []
-    roots = {t.table for t in (*ctx.built.tables, *ctx.built.nested)}
-    errors: list[str] = []
+def read_problems(
+    problems: Sequence[Any], built: BuiltSource, notes: list[str]
+) -> dict[str, list[str]]:
+    """The errors among an adapter's `read_problems` (an adapter over files declares them: a
+    file it could not read) for the source's tables, nested ones included, by table; its
+    notes about them go to `notes`."""
+    roots = {t.table for t in (*built.tables, *built.nested)}
+    errors: dict[str, list[str]] = {}
     for p in problems:
         if p.table in roots or any(p.table.startswith(r + "__") for r in roots):
-            (errors if p.error else notes).append(p.message)
+            if p.error:
+                errors.setdefault(p.table, []).append(p.message)
+            else:
+                notes.append(p.message)
     return errors
 
 
@@ -271,6 +284,8 @@ class Sweep:
         self.project_dir = project_dir
         self.emitter = emitter
         self._live_cache: dict[tuple[str, str, str], dict[str, LiveTable]] = {}
+        #: what the adapter that read each dataset's columns could not read (`read_problems`)
+        self._read_problems: dict[tuple[str, str, str], tuple[Any, ...]] = {}
         self.adapters: list[DestinationAdapter] = []
         #: dlt's record of what each (dataset, schema) loaded, read at most once a run
         self._records: dict[tuple[str, str, str, str], frozenset[str] | None] = {}
@@ -298,8 +313,12 @@ class Sweep:
         key = (target.destination_type, str(getattr(adapter, "location", "")), adapter.dataset)
         if key not in self._live_cache:
             self._live_cache[key] = adapter.list_columns()
+            self._read_problems[key] = tuple(getattr(adapter, "read_problems", ()))
         live = self._live_cache[key]
-        if not live and built.tables:
+        read_notes: list[str] = []
+        # a table whose files could not be read is absent from `live` without being gone
+        unreadable = read_problems(self._read_problems[key], built, read_notes)
+        if not live and built.tables and not unreadable:
             where = f" at `{adapter.location}`" if getattr(adapter, "location", "") else ""
             raise DestinationError(
                 f"Dataset `{adapter.dataset}`{where} has no tables: it does not exist, or "
@@ -307,11 +326,11 @@ class Sweep:
                 f"`dataset_name` for source `{name}` (in `[sources.{name}.contract_ops]` or "
                 "the pipeline's state)."
             )
-        notes, dropped = self._absent_tables(name, target, built, adapter, live, key)
-        ctx = SourceContext(
-            settings, built, target, adapter, live, notes, self.now, frozenset(dropped)
-        )
-        ctx.read_errors = read_problems(ctx, notes)
+        notes, dropped = self._absent_tables(name, target, built, adapter, live, key,
+                                             unreadable=frozenset(unreadable))
+        ctx = SourceContext(settings, built, target, adapter, live, [*notes, *read_notes],
+                            self.now, frozenset(dropped))
+        ctx.read_errors = unreadable
         return ctx
 
     def _absent_tables(
@@ -322,6 +341,8 @@ class Sweep:
         adapter: DestinationAdapter,
         live: dict[str, LiveTable],
         key: tuple[str, str, str],
+        *,
+        unreadable: frozenset[str] = frozenset(),
     ) -> tuple[list[str], set[str]]:
         """The source's notes, and its modelled tables that were loaded and are gone now.
 
@@ -334,7 +355,8 @@ class Sweep:
         from dlt_contract_ops.sources.loaded import destination_tables, local_tables
 
         notes = list(built.notes)
-        absent = [t for t in built.tables if t.table not in live]
+        # an unreadable table is there (its read error says so), not absent
+        absent = [t for t in built.tables if t.table not in live and t.table not in unreadable]
         if not absent:
             return notes, set()
         record = local_tables(target.pipeline_name, built.schema_name)

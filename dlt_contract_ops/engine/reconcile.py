@@ -116,10 +116,9 @@ def _run_source(
     results = run_detectors(ctx, detectors, settings, sweep.emitter)
     if inspect is not None:
         inspect(ctx, results)
-    if ctx.read_errors:  # files the adapter could not read: once, on the first block
-        message = (f"{len(ctx.read_errors)} table(s) could not be read in full: "
-                   f"{'; '.join(e.rstrip('.') for e in ctx.read_errors)}. The other tables were "
-                   "checked.")
+    unread = ctx.read_error()
+    if unread is not None:  # files the adapter could not read: once, on the first block
+        message = f"{unread}. The other tables were checked."
         sweep.emitter.error(ctx.error_event(message, None, None, detectors[0]))
         first = results[0]
         results[0] = first.model_copy(update={
