@@ -128,6 +128,9 @@ class FilesystemAdapter(SqlClientAdapter):
     query_timeout_by: ClassVar[Literal["server", "client"]] = "client"
     #: DuckDB type names carry their size (`DECIMAL(38,9)`): read from the name
     metadata_size_columns: ClassVar[tuple[str, ...]] = ()
+    #: its tables are views `list_columns` makes on its own in-memory connection: every
+    #: instance lists the dataset (a sweep's second source on the dataset too)
+    lists_for_its_queries: ClassVar[bool] = True
 
     def __init__(self, sql_client: Any, *, job_client: Any = None, **kwargs: Any) -> None:
         kwargs.setdefault("casefold", str)  # DuckDB keeps names as dlt wrote them

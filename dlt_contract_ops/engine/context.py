@@ -2,7 +2,8 @@
 
 Each source is built once per run (one import, one call); live columns are read with one
 metadata query per (destination, dataset) and shared by every detector and every source that
-lands in that dataset.
+lands in that dataset (dlt's `filesystem` destination: one listing per source, whose queries
+read the views its own listing made).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import bisect
 import logging
 import time
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -21,6 +22,7 @@ from dlt_contract_ops.core.timeaxis import choose_time_axis
 from dlt_contract_ops.destinations.base import DestinationAdapter
 from dlt_contract_ops.destinations.connect import Target, open_adapter
 from dlt_contract_ops.detectors.queries import Rows, nested_rows
+from dlt_contract_ops.engine.read_problems import source_read_errors
 from dlt_contract_ops.engine.sweep_stats import SweepStats, observed, record
 from dlt_contract_ops.errors import DestinationError
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
@@ -50,7 +52,7 @@ class SourceContext:
     #: what the source's detectors compute once and share in a run (e.g. its load profiles)
     memo: dict[str, Any] = field(default_factory=dict)
     #: the source's tables the adapter could not read in full, each with what it could not
-    #: read (`read_problems`): an error for those tables, never a sign that they are gone
+    #: read (`engine.read_problems`): an error for those tables, never a sign they are gone
     read_errors: dict[str, list[str]] = field(default_factory=dict)
 
     @property
@@ -179,16 +181,6 @@ class SourceContext:
             if live is not None:
                 yield expected, live
 
-    def read_error(self, tables: Collection[str] | None = None) -> str | None:
-        """One line of what the adapter could not read of `tables` (default: every table of
-        the source), naming each table and file; None when it read them all."""
-        errors = [e.rstrip(".") for t, es in self.read_errors.items()
-                  if tables is None or t in tables for e in es]
-        if not errors:
-            return None
-        count = sum(tables is None or t in tables for t in self.read_errors)
-        return f"{count} table(s) could not be read in full: {'; '.join(errors)}"
-
     def error_event(
         self, message: str, exc: BaseException | None, resource: str | None, detector: str
     ) -> ErrorEvent:
@@ -249,23 +241,6 @@ class SourceContext:
         )
 
 
-def read_problems(
-    problems: Sequence[Any], built: BuiltSource, notes: list[str]
-) -> dict[str, list[str]]:
-    """The errors among an adapter's `read_problems` (an adapter over files declares them: a
-    file it could not read) for the source's tables, nested ones included, by table; its
-    notes about them go to `notes`."""
-    roots = {t.table for t in (*built.tables, *built.nested)}
-    errors: dict[str, list[str]] = {}
-    for p in problems:
-        if p.table in roots or any(p.table.startswith(r + "__") for r in roots):
-            if p.error:
-                errors.setdefault(p.table, []).append(p.message)
-            else:
-                notes.append(p.message)
-    return errors
-
-
 class Sweep:
     """One run over one or more sources: shared emitter, adapters and metadata cache."""
 
@@ -311,13 +286,15 @@ class Sweep:
         )
         self.adapters.append(adapter)
         key = (target.destination_type, str(getattr(adapter, "location", "")), adapter.dataset)
-        if key not in self._live_cache:
+        # an adapter whose queries read what its own listing made (views over files) lists
+        # for each source; the others once per dataset and run
+        if key not in self._live_cache or getattr(adapter, "lists_for_its_queries", False):
             self._live_cache[key] = adapter.list_columns()
             self._read_problems[key] = tuple(getattr(adapter, "read_problems", ()))
         live = self._live_cache[key]
         read_notes: list[str] = []
         # a table whose files could not be read is absent from `live` without being gone
-        unreadable = read_problems(self._read_problems[key], built, read_notes)
+        unreadable = source_read_errors(self._read_problems[key], built, read_notes)
         if not live and built.tables and not unreadable:
             where = f" at `{adapter.location}`" if getattr(adapter, "location", "") else ""
             raise DestinationError(

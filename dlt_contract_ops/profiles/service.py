@@ -58,10 +58,11 @@ def _check_readable(ctx: SourceContext, table: str | None) -> None:
     """DestinationError naming each table `profile` shows (`table`, else the source's root
     tables) that the adapter could not read in full, and the files: a history of the loads
     that could be read is not the table's."""
+    from dlt_contract_ops.engine.read_problems import read_error_line
     from dlt_contract_ops.errors import DestinationError
 
     shown = [table] if table is not None else [e.table for e in ctx.built.tables]
-    unread = ctx.read_error(shown)
+    unread = read_error_line(ctx.read_errors, shown)
     if unread is not None:
         raise DestinationError(
             f"source `{ctx.name}` cannot be profiled in full: {unread}. Nothing was profiled; "

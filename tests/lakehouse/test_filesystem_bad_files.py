@@ -139,7 +139,8 @@ p.run(events(), loader_file_format="parquet")
 
     assert code == 1, stderr
     errors = [r["error"] for r in doc["results"] if r["error"]]
-    assert len(errors) == 1 and str(newest) in errors[0], errors
+    assert len(errors) == 1, errors
+    assert str(newest) in errors[0], errors
     found = lake.by_kind(doc)
     assert ("missing", "events") not in found
     notes = [n for r in doc["results"] for n in r["notes"]]

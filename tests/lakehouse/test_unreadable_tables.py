@@ -114,7 +114,8 @@ def test_an_unreadable_table_is_an_error_not_a_missing_table(
         drift = [s["finding"] for s in sent if s["type"] == "schema_drift"]
         assert [(f["drift_type"], f["table"]) for f in drift] == [("additive", "readings")]
         [error] = [s["error"] for s in sent if s["type"] == "reconciler_error"]
-        assert "table `events`" in error["message"] and named in error["message"]
+        assert "table `events`" in error["message"]
+        assert named in error["message"]
     # the finding index holds this sweep's findings: the other table's only
     assert set(read_history(project.root).seen) == {found[("additive", "readings")]["id"]}
 
@@ -131,7 +132,8 @@ def test_profile_of_an_unreadable_table_is_an_error_naming_it(
         assert proc.stdout == ""
         [line] = proc.stderr.splitlines()[-1:]
         assert line.startswith("Error: "), proc.stderr
-        assert "table `events`" in line and named in line, line
+        assert "table `events`" in line, line
+        assert named in line, line
 
     # the other table is profiled as usual
     proc = project.cli("profile", "-s", "telemetry", "--table", "readings", "--format", "json")
@@ -157,4 +159,5 @@ def test_profile_of_a_table_with_a_truncated_parquet_file(project: Project,
         assert proc.returncode == 1, (args, proc.stdout, proc.stderr)
         assert proc.stdout == ""
         line = proc.stderr.splitlines()[-1]
-        assert "table `orders`" in line and str(files[1]) in line, line
+        assert "table `orders`" in line, line
+        assert str(files[1]) in line, line
