@@ -31,7 +31,8 @@ def _jsonl_lines(path: Path, edit: Callable[[bytes], bytes]) -> None:
 
 def _last_line_cut(folder: Path) -> str:
     newest = sorted(p for p in folder.iterdir() if p.is_file())[-1]
-    _jsonl_lines(newest, lambda t: t[: t.rstrip(b"\n").rfind(b"\n") + 1 + 9])  # `{"id": 10`
+    # the last line cut off after its first 9 characters, as a write that broke off
+    _jsonl_lines(newest, lambda t: t[: t.rstrip(b"\n").rfind(b"\n") + 1 + 9])
     return str(newest)
 
 
