@@ -128,6 +128,9 @@ class FilesystemAdapter(SqlClientAdapter):
     query_timeout_by: ClassVar[Literal["server", "client"]] = "client"
     #: DuckDB type names carry their size (`DECIMAL(38,9)`): read from the name
     metadata_size_columns: ClassVar[tuple[str, ...]] = ()
+    #: its tables are views `list_columns` makes on its own in-memory connection: every
+    #: instance lists the dataset (a sweep's second source on the dataset too)
+    lists_for_its_queries: ClassVar[bool] = True
 
     def __init__(self, sql_client: Any, *, job_client: Any = None, **kwargs: Any) -> None:
         kwargs.setdefault("casefold", str)  # DuckDB keeps names as dlt wrote them
@@ -220,12 +223,10 @@ class FilesystemAdapter(SqlClientAdapter):
             return found, False
         return found, True
 
-    def table_folder(self, name: str) -> str | None:
+    def table_folder(self, name: str) -> str:
         """Where `name`'s files were: its folder in the bucket, as a URL for a remote one,
-        which the missing detector names when a loaded table's folder is gone; None when the
-        folder is there but could not be read (`read_problems` has that error already)."""
-        if any(p.table == name and p.error for p in self.read_problems):
-            return None
+        which the missing detector names when a loaded table's folder is gone (a table whose
+        files could not be read is not gone: `read_problems` has its error)."""
         if self._job_client is None:
             return f"{self.location.rstrip('/')}/{name}"
         folder = str(self._job_client.get_table_dir(name)).rstrip("/")

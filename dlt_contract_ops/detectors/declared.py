@@ -26,6 +26,16 @@ def run_missing(run: DetectorRun) -> ReconcileResult:
         drift = detect_missing(expected, live)
         if drift is None:
             continue
+        if expected.table in ctx.read_errors:
+            # read without a file it could not read (the run's error names it): a column
+            # only that file holds cannot be told from one never loaded
+            notes.append(
+                f"table `{expected.table}`: declared column(s) "
+                f"{', '.join(f'`{c}`' for c in drift.columns)} not found in the files that "
+                "could be read: not reported as missing while a file of the table cannot be "
+                "read"
+            )
+            continue
         if expected.table in ctx.dropped:
             notes.append(
                 f"table `{expected.table}` of resource `{expected.resource}` no longer exists "

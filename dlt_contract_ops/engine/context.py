@@ -2,7 +2,8 @@
 
 Each source is built once per run (one import, one call); live columns are read with one
 metadata query per (destination, dataset) and shared by every detector and every source that
-lands in that dataset.
+lands in that dataset (dlt's `filesystem` destination: one listing per source, whose queries
+read the views its own listing made).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dlt_contract_ops.core.timeaxis import choose_time_axis
 from dlt_contract_ops.destinations.base import DestinationAdapter
 from dlt_contract_ops.destinations.connect import Target, open_adapter
 from dlt_contract_ops.detectors.queries import Rows, nested_rows
+from dlt_contract_ops.engine.read_problems import source_read_errors
 from dlt_contract_ops.engine.sweep_stats import SweepStats, observed, record
 from dlt_contract_ops.errors import DestinationError
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
@@ -49,8 +51,9 @@ class SourceContext:
     dropped: frozenset[str] = frozenset()
     #: what the source's detectors compute once and share in a run (e.g. its load profiles)
     memo: dict[str, Any] = field(default_factory=dict)
-    #: files of the source's tables the adapter could not read (`read_problems`)
-    read_errors: list[str] = field(default_factory=list)
+    #: the source's tables the adapter could not read in full, each with what it could not
+    #: read (`engine.read_problems`): an error for those tables, never a sign they are gone
+    read_errors: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -238,21 +241,6 @@ class SourceContext:
         )
 
 
-def read_problems(ctx: SourceContext, notes: list[str]) -> list[str]:
-    """The errors among the adapter's `read_problems` (an adapter over files declares them:
-    a file it could not read) for the source's tables, nested ones included; its notes about
-    them go to `notes`."""
-    problems = getattr(ctx.adapter, "read_problems", ())
-    if not problems:
-        return []
-    roots = {t.table for t in (*ctx.built.tables, *ctx.built.nested)}
-    errors: list[str] = []
-    for p in problems:
-        if p.table in roots or any(p.table.startswith(r + "__") for r in roots):
-            (errors if p.error else notes).append(p.message)
-    return errors
-
-
 class Sweep:
     """One run over one or more sources: shared emitter, adapters and metadata cache."""
 
@@ -271,6 +259,8 @@ class Sweep:
         self.project_dir = project_dir
         self.emitter = emitter
         self._live_cache: dict[tuple[str, str, str], dict[str, LiveTable]] = {}
+        #: what the adapter that read each dataset's columns could not read (`read_problems`)
+        self._read_problems: dict[tuple[str, str, str], tuple[Any, ...]] = {}
         self.adapters: list[DestinationAdapter] = []
         #: dlt's record of what each (dataset, schema) loaded, read at most once a run
         self._records: dict[tuple[str, str, str, str], frozenset[str] | None] = {}
@@ -296,10 +286,16 @@ class Sweep:
         )
         self.adapters.append(adapter)
         key = (target.destination_type, str(getattr(adapter, "location", "")), adapter.dataset)
-        if key not in self._live_cache:
+        # an adapter whose queries read what its own listing made (views over files) lists
+        # for each source; the others once per dataset and run
+        if key not in self._live_cache or getattr(adapter, "lists_for_its_queries", False):
             self._live_cache[key] = adapter.list_columns()
+            self._read_problems[key] = tuple(getattr(adapter, "read_problems", ()))
         live = self._live_cache[key]
-        if not live and built.tables:
+        read_notes: list[str] = []
+        # a table whose files could not be read is absent from `live` without being gone
+        unreadable = source_read_errors(self._read_problems[key], built, read_notes)
+        if not live and built.tables and not unreadable:
             where = f" at `{adapter.location}`" if getattr(adapter, "location", "") else ""
             raise DestinationError(
                 f"Dataset `{adapter.dataset}`{where} has no tables: it does not exist, or "
@@ -307,11 +303,11 @@ class Sweep:
                 f"`dataset_name` for source `{name}` (in `[sources.{name}.contract_ops]` or "
                 "the pipeline's state)."
             )
-        notes, dropped = self._absent_tables(name, target, built, adapter, live, key)
-        ctx = SourceContext(
-            settings, built, target, adapter, live, notes, self.now, frozenset(dropped)
-        )
-        ctx.read_errors = read_problems(ctx, notes)
+        notes, dropped = self._absent_tables(name, target, built, adapter, live, key,
+                                             unreadable=frozenset(unreadable))
+        ctx = SourceContext(settings, built, target, adapter, live, [*notes, *read_notes],
+                            self.now, frozenset(dropped))
+        ctx.read_errors = unreadable
         return ctx
 
     def _absent_tables(
@@ -322,6 +318,8 @@ class Sweep:
         adapter: DestinationAdapter,
         live: dict[str, LiveTable],
         key: tuple[str, str, str],
+        *,
+        unreadable: frozenset[str] = frozenset(),
     ) -> tuple[list[str], set[str]]:
         """The source's notes, and its modelled tables that were loaded and are gone now.
 
@@ -334,7 +332,8 @@ class Sweep:
         from dlt_contract_ops.sources.loaded import destination_tables, local_tables
 
         notes = list(built.notes)
-        absent = [t for t in built.tables if t.table not in live]
+        # an unreadable table is there (its read error says so), not absent
+        absent = [t for t in built.tables if t.table not in live and t.table not in unreadable]
         if not absent:
             return notes, set()
         record = local_tables(target.pipeline_name, built.schema_name)

@@ -24,6 +24,7 @@ from dlt_contract_ops.core.removal import (
 from dlt_contract_ops.detectors.registry import detector_names, reconcile_detectors, selected
 from dlt_contract_ops.engine.context import SourceContext, Sweep
 from dlt_contract_ops.engine.detector_runs import error_result, run_detectors
+from dlt_contract_ops.engine.read_problems import read_error_line
 from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.model.findings import ReconcileResult
 from dlt_contract_ops.settings.files import project_context
@@ -116,10 +117,9 @@ def _run_source(
     results = run_detectors(ctx, detectors, settings, sweep.emitter)
     if inspect is not None:
         inspect(ctx, results)
-    if ctx.read_errors:  # files the adapter could not read: once, on the first block
-        message = (f"{len(ctx.read_errors)} table(s) could not be read in full: "
-                   f"{'; '.join(e.rstrip('.') for e in ctx.read_errors)}. The other tables were "
-                   "checked.")
+    unread = read_error_line(ctx.read_errors)
+    if unread is not None:  # files the adapter could not read: once, on the first block
+        message = f"{unread}. The other tables were checked."
         sweep.emitter.error(ctx.error_event(message, None, None, detectors[0]))
         first = results[0]
         results[0] = first.model_copy(update={

@@ -21,8 +21,9 @@ def profile_history(
     table's per-load history: table -> rows of `profiles.sweep.history_rows`, oldest first.
 
     A `table` or `column` the source does not profile is a ConfigError naming the ones it
-    does (checked before any profile query); a table whose profile query failed raises a
-    DestinationError naming the table.
+    does (checked before any profile query); a table whose profile query failed, or whose
+    files could not all be read (a corrupt or truncated file, a damaged Delta log: the
+    history would leave loads out), raises a DestinationError naming the table (and file).
 
     >>> profile_history("events_src", table="events")  # doctest: +SKIP
     {'events': [{'load_id': '1718...', 'rows': 20, 'column': 'kind', 'null_rate': 0.0, ...}]}
@@ -38,6 +39,7 @@ def profile_history(
         sweep = Sweep(project, pdir, Emitter.from_names((), dry_run=True))
         try:
             ctx = sweep.context(source)
+            _check_readable(ctx, table)
             _check_names(ctx, table, column)
             tables = profile_source(ctx, ctx.settings)
         finally:
@@ -50,6 +52,21 @@ def profile_history(
             raise _failed(t.expected.table, t.error)
         out[t.expected.table] = history_rows(t.monitored, column)
     return out
+
+
+def _check_readable(ctx: SourceContext, table: str | None) -> None:
+    """DestinationError naming each table `profile` shows (`table`, else the source's root
+    tables) that the adapter could not read in full, and the files: a history of the loads
+    that could be read is not the table's."""
+    from dlt_contract_ops.engine.read_problems import read_error_line
+    from dlt_contract_ops.errors import DestinationError
+
+    shown = [table] if table is not None else [e.table for e in ctx.built.tables]
+    unread = read_error_line(ctx.read_errors, shown)
+    if unread is not None:
+        raise DestinationError(
+            f"source `{ctx.name}` cannot be profiled in full: {unread}. Nothing was profiled; "
+            "restore or remove the file(s), then run `profile` again.")
 
 
 def _check_names(ctx: SourceContext, table: str | None, column: str | None) -> None:

@@ -9,6 +9,7 @@ The first load is stamped three days back on `loaded_at`, the column removal win
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,20 +96,23 @@ p.run(batch(100, 10, now, True), loader_file_format=FORMAT)
 
 
 def setup(project: Project, bucket: Path | str, file_format: str, dataset: str = "lake",
-          table_format: str | None = None, *, shared_by: str | None = None) -> None:
+          table_format: str | None = None, *, shared_by: str | None = None,
+          sinks: Sequence[str] = ()) -> None:
     """The project: source module, `[destination.filesystem]` on `bucket` (a folder, or a
     bucket URL whose credentials the caller configures), the source, both loads; with
     `table_format` (`delta`, `iceberg`) the tables are open tables of that format.
 
     `shared_by` (a test module's name): the loads into a local folder built once per test
     run for that module's tests and copied (`sweeps.shared`); Iceberg's in a bucket at one
-    path (`sweeps.same_path_bucket`), with its catalog. Per module: the
+    path (`sweeps.same_path_bucket`), with its catalog. `sinks`: the `alert_sinks` (none:
+    nothing is alerted; their own settings are the caller's). Per module: the
     dark load is stamped when it is built, and removal's `first_seen` is that time; a
     module's tests run together, minutes apart at most."""
     project.module("telemetry_src", f"TABLE_FORMAT = {table_format!r}\n" + SOURCE)
     url = bucket.as_uri() if isinstance(bucket, Path) else bucket
     project.config(
-        "[runtime]\ndlthub_telemetry = false\n\n[contract_ops]\nalert_sinks = []\n\n"
+        "[runtime]\ndlthub_telemetry = false\n\n"
+        f"[contract_ops]\nalert_sinks = {json.dumps(list(sinks))}\n\n"
         f"[destination.filesystem]\nbucket_url = {json.dumps(url)}\n"
     )
     # dlt's pyiceberg path, its catalog in a local SQLite file; on a remote bucket dlt's

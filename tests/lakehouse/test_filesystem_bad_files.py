@@ -113,3 +113,39 @@ def test_a_vanished_table_folder(parquet_lake: tuple[Project, Path]) -> None:
     notes = [n for r in doc["results"] for n in r["notes"]]
     assert any("table `events`" in n and "no longer exists" in n for n in notes), notes
     assert found[("additive", "readings")]["columns"] == ["unit"]
+
+
+def test_a_column_only_an_unreadable_file_holds_is_not_reported_missing(
+    parquet_lake: tuple[Project, Path]
+) -> None:
+    """The producer starts sending the declared `score` in a third load, whose file is cut
+    short (an upload that broke off): the table is checked without it, and `score` is not
+    paged as missing, since only that file could say whether it is there; the error names
+    the file and a note says what was not checked."""
+    project, bucket = parquet_lake
+    project.python(f"""
+import dlt
+p = dlt.pipeline({lake.PIPELINE!r}, destination="filesystem", dataset_name="lake")
+@dlt.resource(name="events")
+def events():
+    yield from ({{"id": i, "kind": "push", "score": i}} for i in range(200, 203))
+p.run(events(), loader_file_format="parquet")
+""")
+    newest = lake.table_files(bucket, "events")[-1]
+    data = newest.read_bytes()
+    newest.write_bytes(data[: len(data) // 2])
+
+    code, doc, stderr = lake.reconcile_json(project, "-s", "telemetry", "--dry-run")
+
+    assert code == 1, stderr
+    errors = [r["error"] for r in doc["results"] if r["error"]]
+    assert len(errors) == 1, errors
+    assert str(newest) in errors[0], errors
+    found = lake.by_kind(doc)
+    assert ("missing", "events") not in found
+    notes = [n for r in doc["results"] for n in r["notes"]]
+    assert any("table `events`" in n and "`score`" in n and "not reported as missing" in n
+               for n in notes), notes
+    # read from its other files all the same
+    assert found[("additive", "events")]["columns"] == ["payload_size"]
+    assert found[("type", "events")]["column_types"] == {"rank": "VARCHAR"}

@@ -109,3 +109,21 @@ def test_dlt_pipeline_reconcile(loaded: tuple[Project, Path, str]) -> None:
     doc = json.loads(proc.stdout)
     assert {("additive", "events"), ("missing", "events"), ("type", "events")} <= set(
         lake.by_kind(doc))
+
+
+def test_two_sources_on_one_dataset(project: Project, tmp_path: Path) -> None:
+    """A second source on the same bucket and dataset in the same run is checked as the
+    first is: its queries read views of its own adapter, not the first source's."""
+    lake.setup(project, tmp_path / "bucket", "parquet", shared_by=__name__)
+    project.source("telemetry_too", "telemetry_src:telemetry", pipeline_name=lake.PIPELINE,
+                   destination="filesystem", dataset_name="lake",
+                   load_timestamp_column="loaded_at")
+
+    code, doc, stderr = lake.reconcile_json(
+        project, "-s", "telemetry", "-s", "telemetry_too", "--include-removal", "--dry-run")
+
+    assert code == 0, stderr
+    assert [r["error"] for r in doc["results"]] == [None] * len(doc["results"])
+    found = {(r["source"], f["drift_type"], f["table"])
+             for r in doc["results"] for f in r["findings"]}
+    assert found == {(s, *k) for s in ("telemetry", "telemetry_too") for k in lake.PLANTED}
