@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 import os
 import re
 import sys
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.errors import ConfigError, StateFileError
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.duration import parse_duration
 from dlt_contract_ops.statefile import locked, read_json, write_json, write_text
@@ -35,6 +36,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 ACKS_FILE = Path(".dlt") / "contract_ops_acks.toml"
+log = logging.getLogger("dlt_contract_ops")
 _ID = re.compile(r"[0-9a-f]{12}")
 
 
@@ -122,6 +124,9 @@ def read_acks(path: Path) -> tuple[list[Ack], list[str]]:
         return [], []
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"`{path}` is not valid TOML: {exc}.") from exc
+    except UnicodeDecodeError as exc:  # tomllib decodes the whole file before parsing
+        line = path.read_bytes().count(b"\n", 0, exc.start) + 1
+        raise ConfigError(f"`{path}` line {line} is not UTF-8 text: save it as UTF-8.") from exc
     entries = doc.get("acks", [])
     if not isinstance(entries, list):
         return [], [f"`{path}`: `acks` must be an array of tables (`[[acks]]`)."]
@@ -230,21 +235,30 @@ def remember(project_dir: str | os.PathLike[str], entries: Mapping[str, Mapping[
     sweep seeing the same drift) leaves the file alone: no lock, no rewrite."""
     path = index_path(project_dir)
     wanted = {k: dict(v) for k, v in entries.items()}
-    found = read_json(path).get("findings")
+    found = _read_index(path).get("findings")
     if isinstance(found, dict) and all(found.get(k) == v for k, v in wanted.items()):
         return
     with locked(path):
-        doc = read_json(path)
-        found = doc.get("findings")
+        found = _read_index(path).get("findings")
         known: dict[str, Any] = dict(found) if isinstance(found, dict) else {}
         known.update(wanted)
         write_json(path, {"format_version": 1, "findings": known})
 
 
 def known_findings(project_dir: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
-    doc = read_json(index_path(project_dir))
-    found = doc.get("findings")
+    found = _read_index(index_path(project_dir)).get("findings")
     return dict(found) if isinstance(found, dict) else {}
+
+
+def _read_index(path: Path) -> dict[str, Any]:
+    """The id index; empty, with a warning, when it cannot be read (a byte that is not
+    UTF-8, a file cut short). It only says what each id stands for and every sweep adds to
+    it, so the next sweep's write replaces a broken one: nothing is silenced or lost."""
+    try:
+        return read_json(path)
+    except StateFileError as exc:
+        log.warning("finding id index unreadable (%s): the next sweep writes it afresh", exc)
+        return {}
 
 
 class AckBook:
