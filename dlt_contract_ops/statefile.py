@@ -28,11 +28,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dlt_contract_ops.errors import StateFileError
+from dlt_contract_ops.errors import ContractOpsError, StateFileError
 
 __all__ = [
     "STALE_AFTER", "StateFileError", "locked", "owner_tag", "pid_alive", "read_json",
-    "read_lines", "remove_stale", "write_json", "write_text",
+    "read_lines", "read_utf8", "remove_stale", "write_json", "write_text",
 ]
 
 log = logging.getLogger("dlt_contract_ops")
@@ -64,16 +64,12 @@ def read_json(path: Path) -> dict[str, Any]:
     """The document at `path`; `{}` when the file does not exist; StateFileError when it is
     not a JSON object."""
     try:
-        data = path.read_bytes()
+        # a byte that is not UTF-8 must be a StateFileError too: callers that repair catch it
+        text = read_utf8(path, StateFileError)
     except FileNotFoundError:
         return {}
     except OSError as exc:
         raise StateFileError(f"cannot read `{path}`: {exc}") from exc
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:  # a ValueError: callers that repair must see it as ours
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise StateFileError(f"`{path}` line {line} is not UTF-8 text") from exc
     try:
         doc = json.loads(text)
     except ValueError as exc:
@@ -81,6 +77,17 @@ def read_json(path: Path) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise StateFileError(f"`{path}` does not hold a JSON object")
     return doc
+
+
+def read_utf8(path: Path, error: type[ContractOpsError], advice: str = "") -> str:
+    """The text of `path`; `error` naming the line of a byte that is not UTF-8, followed by
+    `advice` (OSError as `open` raises it)."""
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise error(f"`{path}` line {line} is not UTF-8 text{advice}") from exc
 
 
 def read_lines(path: Path) -> Iterator[tuple[int, str]]:

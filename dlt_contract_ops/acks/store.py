@@ -28,7 +28,7 @@ from typing import Any
 from dlt_contract_ops.errors import ConfigError, StateFileError
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.duration import parse_duration
-from dlt_contract_ops.statefile import locked, read_json, write_json, write_text
+from dlt_contract_ops.statefile import locked, read_json, read_utf8, write_json, write_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -118,15 +118,11 @@ def read_acks(path: Path) -> tuple[list[Ack], list[str]]:
     """The acknowledgements in `path` and the problems of the entries that are malformed
     (each naming the file and the entry). A missing file holds none."""
     try:
-        with path.open("rb") as fh:
-            doc = tomllib.load(fh)
+        doc = tomllib.loads(read_utf8(path, ConfigError, ": save it as UTF-8."))
     except FileNotFoundError:
         return [], []
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"`{path}` is not valid TOML: {exc}.") from exc
-    except UnicodeDecodeError as exc:  # tomllib decodes the whole file before parsing
-        line = path.read_bytes().count(b"\n", 0, exc.start) + 1
-        raise ConfigError(f"`{path}` line {line} is not UTF-8 text: save it as UTF-8.") from exc
     entries = doc.get("acks", [])
     if not isinstance(entries, list):
         return [], [f"`{path}`: `acks` must be an array of tables (`[[acks]]`)."]
