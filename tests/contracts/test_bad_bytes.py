@@ -6,15 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
-from tests.contracts.test_unknown_units import invoke, write_source
+from tests.contracts.air_project import in_project, invoke, write_source
 from tests.projects import Project
 
-
-@pytest.fixture(autouse=True)
-def _in_project(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(project.root)  # `--out` and `--against` default to ./contracts
+__all__ = ["in_project"]  # the fixture, used by every test here
 
 
 def _flip(path: Path) -> int:

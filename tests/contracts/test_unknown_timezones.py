@@ -4,7 +4,7 @@ compare it by its exact text, a change of that text is a `timezone.changed`, and
 lint` warns with a suggestion (`local`, or the IANA name meant), as for a unit outside the
 unit table (tests/contracts/test_unknown_units.py).
 
-The CLI in process (CliRunner) on a real project; models discovered from a real dlt source.
+The CLI in process on a real project (tests/contracts/air_project.py).
 """
 
 from __future__ import annotations
@@ -16,50 +16,17 @@ import pytest
 from dlt_contract_ops.contracts.diff import diff_resources
 from dlt_contract_ops.contracts.lint import lint_resources
 from dlt_contract_ops.contracts.timezones import same_timezone
+from tests.contracts.air_project import in_project, invoke
+from tests.contracts.air_project import write_source as write_any
 from tests.contracts.builders import col, member, res
-from tests.contracts.test_unknown_units import invoke
 from tests.projects import Project
 
-SOURCE = '''
-from datetime import datetime
-from typing import Annotated
-
-import dlt
-from pydantic import BaseModel
-
-from dlt_contract_ops import contracts as c
-
-
-@c.TableSemantics(keys=("flight",), owner="Ops")
-class Flight(BaseModel):
-    flight: str
-    departs: Annotated[datetime, c.Semantics(timezone="{zone}")]
-
-
-@dlt.resource(name="flights", columns=Flight)
-def flights():
-    yield {{"flight": "LH1", "departs": "2026-12-01T08:00:00"}}
-
-
-@dlt.source(name="air")
-def air():
-    return flights
-'''
+__all__ = ["in_project"]  # the fixture, used by every test here
 
 
 def write_source(project: Project, zone: str) -> None:
-    # a module name per zone: the CLI runs in this process, which imports a module once
-    module = "air_tz_" + "".join(ch if ch.isalnum() else "_" for ch in zone)
-    project.module(module, SOURCE.format(zone=zone))
-    (project.root / ".dlt" / "config.toml").write_text(
-        f'[sources.air.contract_ops]\nref = "{module}:air"\npipeline_name = "air_pipe"\n'
-        'destination = "duckdb"\ndataset_name = "air_data"\n'
-    )
+    write_any(project, zone, declares="timezone")
 
-
-@pytest.fixture(autouse=True)
-def _in_project(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(project.root)  # `--out` and `--against` default to ./contracts
 
 
 @pytest.mark.parametrize("zone", ["local_no_offset", "Europe/Berln"])
