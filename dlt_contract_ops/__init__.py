@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dlt_contract_ops.contracts.semantics import Semantics, TableSemantics
+    from dlt_contract_ops.core.ingest import GatePolicy
     from dlt_contract_ops.core.removal import (
         DEFAULT_BASELINE_THRESHOLD,
         DEFAULT_BASELINE_WINDOW,
@@ -44,6 +45,7 @@ __all__ = [
     "Duration",
     "ErrorEvent",
     "GateBusyError",
+    "GatePolicy",
     "GateRejected",
     "GateReport",
     "ReconcileResult",
@@ -70,6 +72,7 @@ _LAZY: dict[str, str] = {
     "DriftFinding": "dlt_contract_ops.model.findings",
     "ErrorEvent": "dlt_contract_ops.sinks.base",
     "GateBusyError": "dlt_contract_ops.errors",
+    "GatePolicy": "dlt_contract_ops.core.ingest",
     "GateRejected": "dlt_contract_ops.errors",
     "GateReport": "dlt_contract_ops.ingest.report",
     "gated_run": "dlt_contract_ops.ingest.run",

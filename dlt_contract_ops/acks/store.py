@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import logging
 import os
 import re
 import sys
@@ -24,10 +25,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.errors import ConfigError, StateFileError
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.duration import parse_duration
-from dlt_contract_ops.statefile import locked, read_json, write_json, write_text
+from dlt_contract_ops.statefile import locked, read_json, read_utf8, write_json, write_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,6 +36,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
 ACKS_FILE = Path(".dlt") / "contract_ops_acks.toml"
+log = logging.getLogger("dlt_contract_ops")
 _ID = re.compile(r"[0-9a-f]{12}")
 
 
@@ -116,8 +118,7 @@ def read_acks(path: Path) -> tuple[list[Ack], list[str]]:
     """The acknowledgements in `path` and the problems of the entries that are malformed
     (each naming the file and the entry). A missing file holds none."""
     try:
-        with path.open("rb") as fh:
-            doc = tomllib.load(fh)
+        doc = tomllib.loads(read_utf8(path, ConfigError, ": save it as UTF-8."))
     except FileNotFoundError:
         return [], []
     except tomllib.TOMLDecodeError as exc:
@@ -230,21 +231,30 @@ def remember(project_dir: str | os.PathLike[str], entries: Mapping[str, Mapping[
     sweep seeing the same drift) leaves the file alone: no lock, no rewrite."""
     path = index_path(project_dir)
     wanted = {k: dict(v) for k, v in entries.items()}
-    found = read_json(path).get("findings")
+    found = _read_index(path).get("findings")
     if isinstance(found, dict) and all(found.get(k) == v for k, v in wanted.items()):
         return
     with locked(path):
-        doc = read_json(path)
-        found = doc.get("findings")
+        found = _read_index(path).get("findings")
         known: dict[str, Any] = dict(found) if isinstance(found, dict) else {}
         known.update(wanted)
         write_json(path, {"format_version": 1, "findings": known})
 
 
 def known_findings(project_dir: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
-    doc = read_json(index_path(project_dir))
-    found = doc.get("findings")
+    found = _read_index(index_path(project_dir)).get("findings")
     return dict(found) if isinstance(found, dict) else {}
+
+
+def _read_index(path: Path) -> dict[str, Any]:
+    """The id index; empty, with a warning, when it cannot be read (a byte that is not
+    UTF-8, a file cut short). It only says what each id stands for and every sweep adds to
+    it, so the next sweep's write replaces a broken one: nothing is silenced or lost."""
+    try:
+        return read_json(path)
+    except StateFileError as exc:
+        log.warning("finding id index unreadable (%s): the next sweep writes it afresh", exc)
+        return {}
 
 
 class AckBook:

@@ -27,7 +27,6 @@ from dlt_contract_ops.contracts.model import (
     member_label,
 )
 from dlt_contract_ops.contracts.semantics import Semantics
-from dlt_contract_ops.contracts.timezones import TimezoneError, timezone_identity
 from dlt_contract_ops.errors import DeclarationError
 
 
@@ -84,13 +83,9 @@ class _Reader:
         return level.semantics.unit if level.semantics else None
 
     def timezone(self, level: _Level) -> str | None:
-        zone = level.semantics.timezone if level.semantics else None
-        if zone is not None:
-            try:
-                timezone_identity(zone)
-            except TimezoneError as exc:
-                raise DeclarationError(f"`{level.where}`: Semantics(timezone=...): {exc}") from exc
-        return zone
+        # as the unit: recorded as written, an IANA name or not (`local_no_offset` is still a
+        # promise about the column), compared by its text; `contract lint` says what to write
+        return level.semantics.timezone if level.semantics else None
 
     @staticmethod
     def constraints(level: _Level, *, max_length: bool) -> dict[str, Any]:

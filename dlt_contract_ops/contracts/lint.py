@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import enum
 import fnmatch
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from dlt_contract_ops.contracts.model import ColumnContract, ResourceContract, member_label
+from dlt_contract_ops.contracts.timezones import timezone_advice
 from dlt_contract_ops.contracts.units import unit_advice
 from dlt_contract_ops.errors import ConfigError, did_you_mean
 
@@ -47,6 +48,12 @@ class LintRule(enum.Enum):
     TIMEZONE_MISSING = (
         "lint.timezone_missing", "timestamp declares no time zone", "error",
         'declare it: `Annotated[datetime, Semantics(timezone="UTC")]`',
+    )
+    TIMEZONE_UNKNOWN = (
+        "lint.timezone_unknown", "time zone is not an IANA name, a fixed offset or `local`",
+        "warning",
+        "write an IANA name (`UTC`, `Europe/Berlin`), a fixed offset (`+05:30`) or `local` for "
+        "a wall-clock time in no promised zone; until then it is compared by its exact text",
     )
     CODES_MISSING = (
         "lint.codes_missing", "categorical column declares no code set", "error",
@@ -177,14 +184,25 @@ def _column_rules(col: ColumnContract, keys: frozenset[str]) -> Iterable[LintRul
         yield LintRule.CODES_MISSING
 
 
-def _unknown_units(col: ColumnContract) -> Iterable[tuple[str, str]]:
-    """(subject column, advice) for the column's unit and its members' units the table does not
-    know."""
-    for name, unit in ((col.name, col.unit),
-                       *((member_label(col.name, m.name), m.unit) for m in col.members)):
-        advice = unit_advice(unit) if unit is not None else None
+def _unknown(
+    col: ColumnContract, field: Literal["unit", "timezone"], advise: Callable[[str], str | None],
+) -> Iterable[tuple[str, str]]:
+    """(subject column, advice) for the column's `field` and its members' that `advise` has
+    advice for (a unit the table does not know, a zone that is not one)."""
+    for name, declared in ((col.name, col), *((member_label(col.name, m.name), m)
+                                              for m in col.members)):
+        value = getattr(declared, field)
+        advice = advise(value) if value is not None else None
         if advice is not None:
             yield name, advice
+
+
+#: the declarations kept as written when unknown, each with its rule and its advice
+_KEPT_AS_TEXT: tuple[tuple[LintRule, Literal["unit", "timezone"],
+                           Callable[[str], str | None]], ...] = (
+    (LintRule.UNIT_UNKNOWN, "unit", unit_advice),
+    (LintRule.TIMEZONE_UNKNOWN, "timezone", timezone_advice),
+)
 
 
 def lint_resources(
@@ -212,9 +230,9 @@ def lint_resources(
                 for rule in _column_rules(col, keys)
             ]
             found += [
-                LintFinding(LintRule.UNIT_UNKNOWN, chosen[LintRule.UNIT_UNKNOWN], res.resource,
-                            name, advice)
-                for name, advice in _unknown_units(col)
+                LintFinding(rule, chosen[rule], res.resource, name, advice)
+                for rule, field, advise in _KEPT_AS_TEXT
+                for name, advice in _unknown(col, field, advise)
             ]
     kept = tuple(
         sorted((f for f in found if f.level != "off"),

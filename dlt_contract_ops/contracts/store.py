@@ -13,6 +13,10 @@ from dlt_contract_ops.contracts.model import Release, Version, VersionError
 from dlt_contract_ops.contracts.release import Waiver
 from dlt_contract_ops.contracts.waivers import parse_waivers
 from dlt_contract_ops.errors import SnapshotError, WaiverError
+from dlt_contract_ops.statefile import read_utf8
+
+#: a reviewed, committed file with a byte that is not UTF-8 is refused, never read in part
+_RESTORE = ": restore it from version control or save it as UTF-8."
 
 WAIVERS_FILE = "waivers.toml"
 
@@ -68,7 +72,7 @@ def write_release(root: Path, release: Release, *, force: bool = False) -> list[
     stale = sorted(p for p in folder.glob("*.json")) if folder.is_dir() else []
     stale = [p for p in stale if p not in {v[0] for v in planned.values()}]
     for path, text, _ in planned.values():
-        if path.exists() and path.read_text(encoding="utf-8") != text:
+        if path.exists() and path.read_bytes() != text.encode("utf-8"):
             conflicts.append(f"`{path}` differs")
     conflicts += [f"`{p}` has no resource any more" for p in stale]
     if conflicts and not force:
@@ -82,7 +86,7 @@ def write_release(root: Path, release: Release, *, force: bool = False) -> list[
     out: list[WrittenFile] = []
     for resource, (path, text, digest) in planned.items():
         existed = path.exists()
-        if existed and path.read_text(encoding="utf-8") == text:
+        if existed and path.read_bytes() == text.encode("utf-8"):
             out.append(WrittenFile(path, resource, "unchanged", digest))
             continue
         _atomic_write(path, text)
@@ -111,7 +115,7 @@ def read_release(path: Path) -> Release:
     version: Version | None = None
     seen: dict[str, Path] = {}
     for file in files:
-        contract, file_version = from_document(file.read_text(encoding="utf-8"), str(file))
+        contract, file_version = from_document(read_utf8(file, SnapshotError, _RESTORE), str(file))
         if source is not None and contract.source != source:
             raise SnapshotError(
                 f"`{file}` belongs to source `{contract.source}`, the rest of `{path}` to "
@@ -163,7 +167,8 @@ def released_versions(root: Path, source: str) -> list[Version]:
 def read_waivers(path: Path) -> tuple[Waiver, ...]:
     """The waivers in the TOML file `path`."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_utf8(path, WaiverError, _RESTORE)
     except OSError as exc:
         raise WaiverError(f"Cannot read waiver file `{path}`: {exc.strerror}.") from exc
     return parse_waivers(text, str(path))
+

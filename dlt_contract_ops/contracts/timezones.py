@@ -4,7 +4,10 @@ Two names are the same zone when the time zone database holds the same rules und
 link such as `US/Eastern` → `America/New_York`), read through `zoneinfo`'s own search path.
 Fixed offsets are written `+05:30`; `Z` and `+00:00` are UTC (RFC 3339). `-00:00` keeps its
 RFC 3339 meaning, "offset unknown", and equals only itself; so does `local`, a wall-clock time
-whose zone nobody promises (declared, so that losing a real zone is a visible change).
+whose zone nobody promises (declared, so that losing a real zone is a visible change). Any
+other text (`local_no_offset`, a misspelled `Europe/Berln`) is still the zone a model declared:
+it is recorded as written and equals only itself (`same_timezone`); `contract lint` says what
+to write instead (`timezone_advice`).
 
 Reads the time zone database when asked (never on import); the answers are cached.
 """
@@ -60,6 +63,26 @@ def same_timezone(a: str | None, b: str | None) -> bool:
         return timezone_identity(a) == timezone_identity(b)
     except TimezoneError:
         return a.strip() == b.strip()
+
+
+def timezone_advice(text: str) -> str | None:
+    """What to write instead of a zone that is neither an IANA name, a fixed offset nor
+    `local`; None for one that is.
+
+    >>> timezone_advice("UTC") is None, timezone_advice("utc").endswith("Did you mean `UTC`?")
+    (True, True)
+    >>> "Did you mean `local`" in timezone_advice("local_no_offset")
+    True
+    """
+    try:
+        timezone_identity(text)
+    except TimezoneError as exc:
+        zone = text.strip()
+        if _hint(zone).startswith(". Use") and "local" in zone.casefold():
+            return (f"`{zone}` is not an IANA time zone (compared by its exact text). Did you "
+                    "mean `local`, a wall-clock time in no promised zone?")
+        return str(exc).replace(" time zone", " time zone (compared by its exact text)", 1)
+    return None
 
 
 @functools.lru_cache(maxsize=512)

@@ -11,7 +11,9 @@ its own files and never changes them in place (the listing cache relies on that 
 Only small files are copied, and only up to a total: a file over `PER_FILE` bytes, or one
 that would take the folder past `BUDGET`, is read from the bucket as before (a sweep reads
 the footers of large files, not their whole contents). The folder is removed when the sweep's
-client closes (or, failing that, when it is collected or the process exits). A copy is
+client closes (or, failing that, when it is collected or the process exits); a killed
+sweep's folder (its name carries its process id) is removed by the next sweep that makes
+one (`statefile.remove_stale`). A copy is
 fetched under a temporary name and renamed when whole; a folder that is full or unwritable
 stops the copying, and the files are read from the bucket as before.
 """
@@ -23,13 +25,16 @@ import errno
 import logging
 import os
 import tempfile
+from pathlib import Path
 from typing import Any
 
 from fsspec.implementations.cached import (  # type: ignore[import-untyped]  # no stubs
     SimpleCacheFileSystem,
 )
 
-__all__ = ["BUDGET", "PER_FILE", "SweepReads", "release", "sweep_reads"]
+from dlt_contract_ops.statefile import owner_tag, remove_stale
+
+__all__ = ["BUDGET", "FOLDER_PREFIX", "PER_FILE", "SweepReads", "release", "sweep_reads"]
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -37,6 +42,8 @@ log = logging.getLogger("dlt_contract_ops")
 PER_FILE = 16 << 20
 #: the most a sweep copies to local disk in all
 BUDGET = 512 << 20
+#: a sweep's folder in TMPDIR, then `statefile.owner_tag()`
+FOLDER_PREFIX = "dlt-contract-ops-reads-"
 
 
 class SweepReads(SimpleCacheFileSystem):  # type: ignore[misc]  # fsspec is untyped
@@ -46,7 +53,8 @@ class SweepReads(SimpleCacheFileSystem):  # type: ignore[misc]  # fsspec is unty
     in the instance, and `release` is a function."""
 
     def __init__(self, *, per_file: int = PER_FILE, budget: int = BUDGET, **kwargs: Any) -> None:
-        self._folder = tempfile.TemporaryDirectory(prefix="dlt-contract-ops-reads-")
+        remove_stale(Path(tempfile.gettempdir()), FOLDER_PREFIX)  # killed sweeps' copies
+        self._folder = tempfile.TemporaryDirectory(prefix=f"{FOLDER_PREFIX}{owner_tag()}-")
         super().__init__(cache_storage=self._folder.name, **kwargs)
         self._per_file, self._budget, self._copied = per_file, budget, 0
         self._released = False

@@ -267,13 +267,17 @@ def _remember(project_dir: str, results: list[ReconcileResult], *, sweep: bool) 
                "columns": list(f.columns)}
         for r in results for f in r.findings
     }
-    try:
-        if entries:
+    # each index is a convenience: never fail a sweep over one, nor skip the other for it
+    if entries:
+        try:
             remember(project_dir, entries)
-        if sweep:
+        except Exception as exc:
+            log.debug("finding id index not updated: %s", exc)
+    if sweep:
+        try:
             record_sweep(project_dir, list(entries))
-    except Exception as exc:  # the index is a convenience: never fail a sweep over it
-        log.debug("finding index not updated: %s", exc)
+        except Exception as exc:
+            log.debug("finding index not updated: %s", exc)
 
 
 def reconcile_source(

@@ -5,7 +5,8 @@
 `reconcile` that is not a dry run appends its line (a sweep with no finding too: it counts as
 a sweep that saw none); a dry run and `report` only read it, so trying things out never
 changes the history a team relies on. Appends hold `statefile.locked`; a line cut short by a
-crash is skipped when read.
+crash is skipped when read, and so is a line that is not UTF-8 (with a warning naming the file
+and line): the other sweeps still count.
 
 Sweeps older than `core.history.RAW_DAYS` are folded into one first line,
 `{"folded": {"until": ISO time, "sweeps": N, "seen": {id: [first, last, sweeps]}}}`, by the
@@ -35,7 +36,7 @@ from dlt_contract_ops.core.history import (
     fold,
     summarize,
 )
-from dlt_contract_ops.statefile import locked
+from dlt_contract_ops.statefile import locked, read_lines
 
 log = logging.getLogger("dlt_contract_ops")
 SUFFIX = ".sweeps.jsonl"
@@ -112,36 +113,33 @@ def _read(path: Path) -> tuple[Folded | None, list[Sweep]]:
     """The folded summary (if any) and the sweeps recorded as they are."""
     folded: Folded | None = None
     sweeps: list[Sweep] = []
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for number, text in enumerate(fh, 1):
-                try:
-                    item = _parse(text)
-                except (ValueError, KeyError, TypeError, AttributeError):
-                    if text.strip():
-                        log.debug("%s line %d skipped: not a sweep", path, number)
-                    continue
-                if isinstance(item, Folded):
-                    folded = item
-                else:
-                    sweeps.append(item)
-    except FileNotFoundError:
-        pass
+    for number, text in read_lines(path):
+        try:
+            item = _parse(text)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            if text.strip():
+                log.debug("%s line %d skipped: not a sweep", path, number)
+            continue
+        if isinstance(item, Folded):
+            folded = item
+        else:
+            sweeps.append(item)
     return folded, sweeps
 
 
 def _oldest_sweep(path: Path) -> datetime | None:
     """The time of the first recorded sweep (not the folded line): two lines read at most."""
-    with open(path, encoding="utf-8") as fh:
-        for _, text in zip(range(2), fh, strict=False):
-            if text.startswith('{"folded"'):
-                continue  # not parsed on every append: it may hold a year of finding ids
-            try:
-                item = _parse(text)
-            except (ValueError, KeyError, TypeError, AttributeError):
-                continue
-            if isinstance(item, Sweep):
-                return item.at
+    for number, text in read_lines(path):
+        if number > 2:
+            break
+        if text.startswith('{"folded"'):
+            continue  # not parsed on every append: it may hold a year of finding ids
+        try:
+            item = _parse(text)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if isinstance(item, Sweep):
+            return item.at
     return None
 
 

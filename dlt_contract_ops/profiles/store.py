@@ -332,11 +332,17 @@ class _Staging:
     """Rows handed to DuckDB in bulk through a newline-delimited JSON file beside the store
     (binding thousands of parameters one row at a time costs milliseconds per row)."""
 
+    #: then `statefile.owner_tag()`: a killed run's files are removed by a later one
+    PREFIX = ".staging-"
+
     def __init__(self, store: Path) -> None:
         self.folder = store.parent
         self.files: list[Path] = []
 
     def __enter__(self) -> _Staging:
+        from dlt_contract_ops.statefile import remove_stale
+
+        remove_stale(self.folder, self.PREFIX)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -347,11 +353,13 @@ class _Staging:
         import json
         import tempfile
 
+        from dlt_contract_ops.statefile import owner_tag
+
         names = [n for n, _ in layout]
         self.folder.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(
-            "w", encoding="utf-8", suffix=".ndjson", prefix=".staging-", dir=self.folder,
-            delete=False,
+            "w", encoding="utf-8", suffix=".ndjson", prefix=f"{self.PREFIX}{owner_tag()}-",
+            dir=self.folder, delete=False,
         ) as fh:
             self.files.append(Path(fh.name))
             for row in rows:

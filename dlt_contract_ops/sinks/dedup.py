@@ -54,7 +54,7 @@ from dlt_contract_ops.sinks.dedup_rule import (
     overall,
     upgraded,
 )
-from dlt_contract_ops.statefile import StateFileError, locked, read_json, write_json
+from dlt_contract_ops.statefile import StateFileError, locked, pid_alive, read_json, write_json
 
 __all__ = [
     "ANY_SINK", "PENDING_LEASE", "STATE_FORMAT_VERSION", "AlertMark", "AlertReason",
@@ -99,13 +99,7 @@ def _owner_alive(owner: Any, now: float, since: Any, lease: float) -> bool:
     host, _, pid = str(owner).rpartition(":")
     if host != socket.gethostname() or not pid.isdigit():
         return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, owned by another user
-        return True
-    return True
+    return pid_alive(int(pid))
 
 
 class DedupStore:

@@ -75,7 +75,7 @@ def test_time_zones_compare_by_identity(a: str, b: str, same: bool) -> None:
     [("utc", "Did you mean `UTC`?"), ("Europe/Berln", "Did you mean `Europe/Berlin`?"),
      ("localtime", "is not an IANA time zone"), ("local_no_offset", "fixed offset")],
 )
-def test_unknown_time_zones_are_refused(name: str, message: str) -> None:
+def test_an_unknown_time_zone_has_no_identity(name: str, message: str) -> None:
     with pytest.raises(TimezoneError, match=message.replace("?", r"\?")):
         timezone_identity(name)
 

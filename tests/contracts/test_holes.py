@@ -294,10 +294,6 @@ class FlattenedParent(BaseModel):
     parcel: Annotated[ParcelKg, Semantics(description="the parcel")]
 
 
-class BadZone(BaseModel):
-    at: Annotated[str, Semantics(timezone="Europe/Berln")]
-
-
 class RenamedItems(BaseModel):
     legs: list[Annotated[float, Semantics(renamed_from="old_legs")]]
 
@@ -320,7 +316,6 @@ REFUSED: list[tuple[str, type[Any], str]] = [
     ("semantics on a flattened parent", FlattenedParent,
      r"`FlattenedParent.parcel` declares `Semantics\(description='the parcel'\)`, but dlt lands "
      "no column"),
-    ("misspelled zone", BadZone, r"`BadZone.at`: .* Did you mean `Europe/Berlin`\?"),
     ("renamed_from on list items", RenamedItems,
      r"`RenamedItems.legs\[\]`: Semantics\(renamed_from=...\) describes a column"),
     ("a bound in a fixed tuple", KeyOfTuple, r"`KeyOfTuple.pair` declares `Ge\(ge=0\)` inside"),

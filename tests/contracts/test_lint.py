@@ -33,6 +33,8 @@ CASES: list[tuple[str, ResourceContract, list[tuple[str, str]]]] = [
     ("unit outside the table", res(col("seats", "bigint", unit="seat"), **OWNED),
      [("lint.unit_unknown", "orders.seats")]),
     ("custom unit in braces", res(col("seats", "bigint", unit="{seat}"), **OWNED), []),
+    ("zone outside the table", res(col("at", "timestamp", timezone="local_no_offset"),
+                                   **OWNED), [("lint.timezone_unknown", "orders.at")]),
     ("identifier is no measure", res(col("id"), col("customer_id"), **OWNED), []),
     ("business key is no measure", res(col("line_no"), keys=("line_no",), **OWNED), []),
     ("dlt primary key is no measure", res(col("seq"), primary_key=("seq",), **OWNED), []),

@@ -2,7 +2,7 @@
 0.1.0 did, compare it by its exact text (with or without UCUM's braces), classify a change to or
 from it as any unit change, and `contract lint` warns with a suggestion.
 
-The CLI in process (CliRunner) on a real project; models discovered from a real dlt source.
+The CLI in process on a real project (tests/contracts/air_project.py).
 """
 
 from __future__ import annotations
@@ -11,62 +11,16 @@ import json
 from dataclasses import replace
 
 import pytest
-from click.testing import CliRunner
 
-from dlt_contract_ops.cli import main
 from dlt_contract_ops.contracts.canonical import from_document, to_document
 from dlt_contract_ops.contracts.diff import diff_resources
 from dlt_contract_ops.contracts.lint import lint_resources
 from dlt_contract_ops.contracts.units import same_unit
+from tests.contracts.air_project import in_project, invoke, write_source
 from tests.contracts.builders import col, res
 from tests.projects import Project
 
-SOURCE = '''
-from typing import Annotated
-
-import dlt
-from pydantic import BaseModel
-
-from dlt_contract_ops import contracts as c
-
-
-@c.TableSemantics(keys=("flight",), owner="Ops")
-class Flight(BaseModel):
-    flight: str
-    capacity: Annotated[int, c.Semantics(unit="{unit}")]
-
-
-@dlt.resource(name="flights", columns=Flight)
-def flights():
-    yield {{"flight": "LH1", "capacity": 180}}
-
-
-@dlt.source(name="air")
-def air():
-    return flights
-'''
-
-
-def write_source(project: Project, unit: str) -> None:
-    # a module name per unit: the CLI runs in this process, which imports a module once
-    module = f"air_{unit.strip('{}')}"
-    project.module(module, SOURCE.format(unit=unit))
-    (project.root / ".dlt" / "config.toml").write_text(
-        f'[sources.air.contract_ops]\nref = "{module}:air"\npipeline_name = "air_pipe"\n'
-        'destination = "duckdb"\ndataset_name = "air_data"\n'
-    )
-
-
-@pytest.fixture(autouse=True)
-def _in_project(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(project.root)  # `--out` and `--against` default to ./contracts
-
-
-def invoke(project: Project, *args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(main, ["contract", *args, "--project-dir", str(project.root)])
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    return result.exit_code, result.output
-
+__all__ = ["in_project"]  # the fixture, used by every test here
 
 def test_snapshot_and_check_accept_a_unit_outside_the_table(project: Project) -> None:
     write_source(project, "seat")

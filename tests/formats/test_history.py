@@ -63,6 +63,25 @@ def test_a_line_cut_short_is_skipped_and_does_not_swallow_the_next(tmp_path: Pat
     assert history.seen["c"].sweeps == 1
 
 
+def test_a_line_that_is_not_utf8_loses_only_itself(drifted: Project) -> None:
+    """One flipped byte in the index: `report` warns naming the file and line and shows every
+    other sweep (it showed "No sweep recorded yet"), and later sweeps are still recorded."""
+    for _ in range(2):
+        drifted.cli("reconcile", "--all")
+    [index] = _index()
+    data = index.read_bytes()
+    index.write_bytes(data[:3] + b"\xff" + data[4:])  # line 1, inside its `"at"`
+    assert drifted.cli("reconcile", "--all").returncode == 0  # a third sweep, recorded
+    out = drifted.root / "report.html"
+    proc = drifted.cli("report", "--html", str(out))
+    assert out.exists(), proc.stderr
+    page = out.read_text(encoding="utf-8")
+    assert "(2 sweep(s) recorded in the finding index)" in page
+    assert "No sweep recorded yet" not in page
+    [warning] = [x for x in proc.stderr.splitlines() if "not UTF-8" in x]
+    assert f"`{index}` line 1 is not UTF-8 text: skipped" in warning
+
+
 def _daily(start: datetime, days: int) -> list[tuple[datetime, list[str]]]:
     """One sweep a day: `steady` always, `old` in the first 30 days only, `new` in the last 5."""
     out = []

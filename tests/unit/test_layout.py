@@ -93,6 +93,7 @@ def test_public_api_is_pinned() -> None:
         "Duration",
         "ErrorEvent",
         "GateBusyError",
+        "GatePolicy",
         "GateRejected",
         "GateReport",
         "ReconcileResult",
