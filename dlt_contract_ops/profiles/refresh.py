@@ -48,17 +48,22 @@ class Reread:
         return replace(self, ids=tuple(loads[cut(loads, self.param):]))
 
 
-def reread(history: Sequence[LoadProfile], fresh_from: str) -> Reread:
+def reread(history: Sequence[LoadProfile], fresh_from: str, newest: bool = False) -> Reread:
     """A repeat sweep's loads: from `fresh_from` (the recent window's start as load id text) on,
-    or after the last stored load when it is older than that.
+    or, when the last stored load is older than that, after it; with `newest`, that last
+    stored load too (the distribution rule's current load, whatever its age).
 
     >>> reread([LoadProfile("1700000000.1", 1)], "1600000000.0000000")
     Reread(bound='since', param='1600000000.0000000', ids=None)
     >>> reread([LoadProfile("1700000000.1", 1)], "1800000000.0000000")
     Reread(bound='after', param='1700000000.1', ids=None)
+    >>> reread([LoadProfile("1700000000.1", 1)], "1800000000.0000000", newest=True)
+    Reread(bound='since', param='1700000000.1', ids=None)
     """
     last = history[-1].load_id
-    return Reread("since", fresh_from) if fresh_from <= last else Reread("after", last)
+    if fresh_from <= last:
+        return Reread("since", fresh_from)
+    return Reread("since", last) if newest else Reread("after", last)
 
 
 def same_counts(stored: LoadProfile, fresh: LoadProfile) -> bool:

@@ -202,8 +202,12 @@ def profile_source(
     def bounds(t: TableProfiles) -> Reread:
         if not incremental(t):
             return Reread("since", since)
-        read = reread(t.history, fresh_from)
-        listed = read if ids is None else read.among(ids)
+        # a detailed sweep reads the newest stored load again whatever its age: it is the
+        # distribution rule's current load until a newer one has rows (a new load id may hold
+        # none of this table). Stored loads are listed though `_dlt_loads` lacks them
+        read = reread(t.history, fresh_from, newest=detailed)
+        listed = read if ids is None else read.among(
+            sorted({*ids, *(p.load_id for p in t.history)}))
         return listed if len(listed.ids or ()) <= MAX_LISTED else read
 
     def query_of(
@@ -286,24 +290,28 @@ def _profile(
                   (LOAD_ID, *(c.name for c in columns)))
 
 
-def _undetailed(t: TableProfiles, rule: DistributionRule) -> list[LoadProfile]:
+def _undetailed(t: TableProfiles, rule: DistributionRule, current: bool = False
+                ) -> list[LoadProfile]:
     """The loads of `t` the distribution rule compares (`compare.window`) that were profiled
-    with counts only."""
+    with counts only; with `current`, its current load whatever it holds (a counts-only
+    sweep did not read it again, or kept the stored detail where the counts matched)."""
     w = window(t.history, rule)
     if w is None:
         return []
-    return [p for p in (*w.baseline, w.current) if not p.detailed]
+    return [p for p in (*w.baseline, w.current) if not p.detailed or (current and p is w.current)]
 
 
 def _detail(
     ctx: SourceContext, settings: SourceSettings, tables: Sequence[TableProfiles],
-    updates: dict[str, TableUpdate],
+    updates: dict[str, TableUpdate], current: bool = False,
 ) -> None:
     """Profile in detail the loads a counts-only sweep stored that the distribution rule
-    compares: one profile query per table over those loads (`_dlt_load_id IN (...)`), one
-    category query. Their updates join `updates` (one store write for the sweep)."""
+    compares (`current`: and its current load, after a counts-only sweep): one profile query
+    per table over those loads (`_dlt_load_id IN (...)`), one category query. Their updates
+    join `updates` (one store write for the sweep)."""
     rule = settings.distribution
-    todo = [(t, stale) for t in tables if t.error is None and (stale := _undetailed(t, rule))]
+    todo = [(t, stale) for t in tables
+            if t.error is None and (stale := _undetailed(t, rule, current))]
     if not todo:
         return
     batch = [
@@ -360,7 +368,7 @@ def shared_profiles(
         ctx.memo[key], ctx.memo[SKIPPED] = (done, found), skip
     if detailed and not done:  # an earlier counts-only sweep in this run: add the detail
         updates: dict[str, TableUpdate] = {}
-        _detail(ctx, settings, found, updates)
+        _detail(ctx, settings, found, updates, current=True)
         if updates:
             store = store_of(settings)
             store.write(scope_of(ctx), ctx.name, list(updates.values()))
