@@ -63,15 +63,16 @@ class Warehouse:
             cur.execute(statement, params)
             return list(cur.fetchall()) if cur.description else []
 
-    def backdate(self) -> list[str]:
+    def backdate(self, loads: bool = True) -> list[str]:
         """Every load so far moved back, the n-th of N to (N - n) * HOURS_APART hours ago,
-        in the table and in `_dlt_loads`; the new ids, oldest first."""
-        ids = [r[0] for r in self.sql("SELECT load_id FROM _dlt_loads ORDER BY load_id")]
+        in the table and (`loads`) in `_dlt_loads`; the new ids, oldest first."""
+        ids = [r[0] for r in self.sql("SELECT DISTINCT _dlt_load_id FROM orders ORDER BY 1")]
         now, moved = time.time(), []
         for n, old in enumerate(ids):
             new = f"{now - (len(ids) - n) * HOURS_APART * 3600:.6f}"
             self.sql("UPDATE orders SET _dlt_load_id = %s WHERE _dlt_load_id = %s", (new, old))
-            self.sql("UPDATE _dlt_loads SET load_id = %s WHERE load_id = %s", (new, old))
+            if loads:
+                self.sql("UPDATE _dlt_loads SET load_id = %s WHERE load_id = %s", (new, old))
             moved.append(new)
         return moved
 
@@ -194,3 +195,48 @@ def test_the_newest_load_changed_before_a_new_load_is_read_again(
     # six steady loads 90% filled, the newest one emptied: 540 of 700 rows
     assert dark.coverage["note"].baseline == round(540 / 700, 6)
     assert seen(warm[:1]) == seen(sweep(daily, now, from_profiles=False)[:1])
+
+
+def test_the_newest_load_is_read_again_though_dlt_loads_lacks_it(
+    shop: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Rows re-stamped onto load ids `_dlt_loads` does not hold (moved back in the table
+    alone): the profile query lists the loads it reads by id, the stored newest one too."""
+    monkeypatch.setenv("CONTRACT_OPS__PROFILE_STORE", str(tmp_path / "warm.duckdb"))
+    daily = Shop(shop, Warehouse(shop, "duckdb"))
+    daily.load_baseline(*STEADY, {"batch": 6})
+    *_, newest = daily.warehouse.backdate(loads=False)
+    assert seen(sweep(daily, datetime.now(timezone.utc))) == []
+
+    drift_newest_in_place(daily, newest)
+    now = datetime.now(timezone.utc)
+    warm = sweep(daily, now)
+    assert seen(warm) == seen(fresh_sweep(daily, tmp_path, monkeypatch, now))
+    assert metrics(warm[1].findings) >= {("status", "category_share", "other")}
+
+
+def test_detail_added_after_a_counts_only_sweep_reads_the_current_load_again(
+    shop: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A removal sweep reads counts only, and not the newest load before its recent window;
+    a caller in the same run that wants the detail (the report's `inspect`, say) gets the
+    current load as the warehouse holds it, not the stored categories."""
+    from dlt_contract_ops.profiles.sweep import shared_profiles
+
+    monkeypatch.setenv("CONTRACT_OPS__PROFILE_STORE", str(tmp_path / "warm.duckdb"))
+    daily = Shop(shop, Warehouse(shop, "duckdb"))
+    daily.load_baseline(*STEADY, {"batch": 6})
+    *_, newest = daily.warehouse.backdate()
+    assert seen(sweep(daily, datetime.now(timezone.utc))) == []  # stored in detail
+    drift_newest_in_place(daily, newest)
+    shares: dict[str, float] = {}
+
+    def inspect(ctx: Any, results: Any) -> None:
+        [t] = shared_profiles(ctx, ctx.settings)  # detailed, after removal's counts only
+        assert t.history[-1].load_id == newest
+        shares.update(t.history[-1].shares("status") or {})
+
+    [removal] = run(["shop"], detectors=("removal",), dry_run=True, project_dir=shop.root,
+                    inspect=inspect)
+    assert removal.error is None
+    assert shares["other"] == 0.04
