@@ -5,10 +5,13 @@ hand, a fix-up job that re-stamps rows onto another load id, a `merge` whose ups
 of earlier loads to the new one. The table's row count shows only some of that. So a repeat
 sweep reads the loads of the recent window again (removal's `recent_window` before now), in
 the same one profile query per table that reads the new loads, and serves only the loads
-before it from the store: what removal's recent window and the distribution rule's current
-load are summed from is always the warehouse's. A load in the baseline whose values change in
-place with its row count kept is the one change the store does not see (reading it again would
-read the baseline: the full scan `from_profiles = false` does that).
+before it from the store. A sweep for the distribution rule also reads the newest stored load
+again, whatever its age: a daily pipeline's newest load is older than the window most of the
+day, and it stays the rule's current load until a newer one brings rows (a new load id may
+hold none of the table's). So what removal's recent window and the distribution rule's
+current load are summed from is always the warehouse's. A load in the baseline whose values
+change in place with its row count kept is the one change the store does not see (reading it
+again would read the baseline: the full scan `from_profiles = false` does that).
 
 Pure: no I/O; `refresh(stored, fresh, covers)` is the whole merge.
 """

@@ -1,7 +1,8 @@
 """Profile a source's root tables: new loads and the recent window's, rewrites re-profiled.
 
 Per table: ONE profile query (the loads of the recent window and the new ones, read again on
-every sweep (`profiles.refresh`), plus the whole table's row count), ONE category
+every sweep (`profiles.refresh`), in a detailed sweep the newest stored load too, plus the
+whole table's row count), ONE category
 query when it has categorical columns, and, only for a table whose earlier loads were
 rewritten (merge, replace, refresh, a delete), ONE profile query of every load within
 retention (+ its category query). Every table's new loads and row total are stored in one
@@ -167,9 +168,10 @@ def profile_source(
 
     The first sweep of a table profiles the loads within `profile_retention`, and so does a
     sweep of a table whose row total the store lacks (a store of an older version); later
-    sweeps the loads of removal's recent window and the new ones (`profiles.refresh`), plus
-    the table's row count, which shows a rewrite: the count less the loads read differs from
-    the stored total less their stored rows.
+    sweeps the loads of removal's recent window and the new ones (`profiles.refresh`), a
+    `detailed` one the newest stored load too, plus the table's row count, which shows a
+    rewrite: the count less the loads read differs from the stored total less their stored
+    rows.
 
     Not `detailed`: counts only (what removal sums); `detailed` (the distribution detector):
     distinct counts, ranges and categories too, and loads an earlier counts-only sweep stored
@@ -222,7 +224,8 @@ def profile_source(
 
     # every query is built for this run alone: handed over, rendered in place. A shaped
     # query goes only to an adapter that renders shapes (`_profile`). A table with no load to
-    # read again is not queried: its stored total stands (a rewrite comes with a load)
+    # read again (counts only, none in the recent window, none new) is not queried: its
+    # stored total stands (a rewrite comes with a load)
     reads = [bounds(t) for t in tables]
     asked = [(t, read) for t, read in zip(tables, reads, strict=True) if read.ids != ()]
     done = iter(ctx.adapter.run_all(
