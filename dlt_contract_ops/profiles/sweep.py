@@ -199,17 +199,19 @@ def profile_source(
         return bool(t.history) and t.total is not None
 
     # a repeat sweep reads its loads by id (`profiles.loads`): one query for every table
-    ids = completed_loads(ctx, since) if any(map(incremental, tables)) else None
+    completed = completed_loads(ctx, since) if any(map(incremental, tables)) else None
+    ids = None if completed is None else list(completed)
+    own = [i for i, schema in (completed or {}).items() if schema == ctx.built.schema_name]
 
     def bounds(t: TableProfiles) -> Reread:
         if not incremental(t):
             return Reread("since", since)
-        # a detailed sweep reads the newest stored load again whatever its age: it is the
-        # distribution rule's current load until a newer one has rows (a new load id may hold
-        # none of this table). Stored loads are listed though `_dlt_loads` lacks them
-        read = reread(t.history, fresh_from, newest=detailed)
-        listed = read if ids is None else read.among(
-            sorted({*ids, *(p.load_id for p in t.history)}))
+        # a detailed sweep reads the newest stored load again whatever its age (the
+        # distribution rule's current load) unless a newer load of the source's schema is
+        # listed; where that one brought the table no rows, `_current_too` reads it after
+        last = t.history[-1].load_id
+        read = reread(t.history, fresh_from, newest=detailed and not any(i > last for i in own))
+        listed = read if ids is None else read.among(ids)
         return listed if len(listed.ids or ()) <= MAX_LISTED else read
 
     def query_of(
@@ -249,6 +251,8 @@ def profile_source(
                 rerun = ctx.adapter.run(query, params, "profile", owned=True)  # type: ignore[arg-type]
                 loads, total = read_profiles(rerun, t.columns, detailed)
             if detailed:
+                if incremental(t) and not full:
+                    loads, read = _current_too(ctx, t, loads, read)
                 loads = _with_categories(ctx, t, loads, rule.max_categories)
         except Exception as exc:  # this table only: the others are profiled
             t.error = exc
@@ -271,6 +275,23 @@ def profile_source(
     for t in tables:
         t.history = [p for p in t.history if p.load_time >= cutoff]
     return tables
+
+
+def _current_too(
+    ctx: SourceContext, t: TableProfiles, loads: list[LoadProfile], read: Reread
+) -> tuple[list[LoadProfile], Reread]:
+    """The loads a detailed sweep read, and what it read, with the newest stored load read
+    again where the sweep neither read it nor found a newer load of the table (the source's
+    new loads brought it no rows): it is still the distribution rule's current load. One
+    more profile query, for such a table alone."""
+    last = t.history[-1].load_id
+    if read.covers(last) or any(p.load_id > last for p in loads):
+        return loads, read
+    query = _profile(ctx, t, bound="loads", loads=1)
+    again, _ = read_profiles(ctx.adapter.run(query, [last], "profile", owned=True),  # type: ignore[arg-type]
+                             t.columns)
+    ids = None if read.ids is None else (last, *read.ids)
+    return sorted([*loads, *again], key=lambda p: p.load_id), Reread("since", last, ids)
 
 
 def _profile(
@@ -391,21 +412,3 @@ def store_notes(ctx: SourceContext) -> list[str]:
     them."""
     notes: list[str] = ctx.memo.pop(STORE_NOTES, [])
     return notes
-
-
-def history_rows(history: Sequence[LoadProfile], column: str | None = None) -> list[dict[str, Any]]:
-    """A table's history as flat rows (one per load and column) for `profile` output."""
-    out: list[dict[str, Any]] = []
-    for p in history:
-        for name, c in sorted(p.columns.items()):
-            if column is not None and name != column:
-                continue
-            shares = p.shares(name)
-            out.append({
-                "load_id": p.load_id, "rows": p.rows, "column": name,
-                "null_rate": round(p.null_rate(name) or 0.0, 6), "distinct_count": c.distinct,
-                "min": c.min_value, "max": c.max_value,
-                "categories": None if shares is None
-                else {k: round(v, 6) for k, v in sorted(shares.items())},
-            })
-    return out

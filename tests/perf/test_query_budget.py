@@ -271,8 +271,10 @@ def test_a_repeat_distribution_sweep_reads_each_newest_load_in_its_one_query(
     """A day on, every load is older than the recent window: the newest one of each root
     table (the distribution rule's current load) is read again, listed in the table's one
     profile query; nothing per column, and no category query (no newest load holds a
-    categorical column: `customers.email` is NULL there). Before, only the tables with a
-    later load id in `_dlt_loads` (`shop`'s, from `crm`'s loads) were queried."""
+    categorical column: `customers.email` is NULL there). `crm`'s later loads in the same
+    dataset are of another schema: no newer load of `shop`'s, whose tables list their newest
+    load at once (no second query). Before, only `shop`'s tables were queried (for `crm`'s
+    load ids, which hold none of their rows)."""
     later = {"now": datetime.now(timezone.utc) + timedelta(days=1)}
     def sweep() -> None:
         results = run(None, detectors=("distribution",), dry_run=True,
