@@ -8,10 +8,9 @@ filter as `_dlt_load_id IN (new id)` 48,480 (a bound parameter prunes as a liter
 
 So a repeat sweep first reads the ids of the completed loads (`status = 0`) from `_dlt_loads`,
 ONE query per source for every table, and each table's profile query lists the ids it reads
-again (`profiles.refresh.Reread.among`), with its stored loads in the same range (the newest
-one, read again in a detailed sweep, though `_dlt_loads` lacks it). A table with none reads
-nothing. The schema each load loaded tells a detailed sweep whether a newer load of the
-source's own schema is listed (`profiles.sweep`). Rows of a load not in
+again (`profiles.refresh.Reread.among`). A table with none reads nothing. The schema each
+load loaded tells a detailed sweep whether a newer load of the source's own schema came
+(else it reads the table's newest stored load again: `profiles.sweep`). Rows of a load not in
 `_dlt_loads` yet (a load still running) are not read: the table's row count then differs from
 the stored one less the loads read, and the table is profiled afresh, as for any rewrite.
 Without a `_dlt_loads` table (tables not loaded by dlt), or with more than `MAX_LISTED` loads

@@ -7,8 +7,9 @@ sweep reads the loads of the recent window again (removal's `recent_window` befo
 the same one profile query per table that reads the new loads, and serves only the loads
 before it from the store. A sweep for the distribution rule also reads the newest stored load
 again, whatever its age: a daily pipeline's newest load is older than the window most of the
-day, and it stays the rule's current load until a newer one brings rows (a new load id may
-hold none of the table's). So what removal's recent window and the distribution rule's
+day, and it stays the rule's current load until a newer one brings rows (`profiles.sweep`
+lists it where no newer load of the source came, and reads it after where the newer loads
+brought the table none). So what removal's recent window and the distribution rule's
 current load are summed from is always the warehouse's. A load in the baseline whose values
 change in place with its row count kept is the one change the store does not see (reading it
 again would read the baseline: the full scan `from_profiles = false` does that).

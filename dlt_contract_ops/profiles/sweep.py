@@ -1,8 +1,9 @@
 """Profile a source's root tables: new loads and the recent window's, rewrites re-profiled.
 
 Per table: ONE profile query (the loads of the recent window and the new ones, read again on
-every sweep (`profiles.refresh`), in a detailed sweep the newest stored load too, plus the
-whole table's row count), ONE category
+every sweep (`profiles.refresh`), in a detailed sweep the newest stored load too unless a newer
+load of the source came, plus the whole table's row count; one more where the newer loads
+brought the table no rows: `_current_too`), ONE category
 query when it has categorical columns, and, only for a table whose earlier loads were
 rewritten (merge, replace, refresh, a delete), ONE profile query of every load within
 retention (+ its category query). Every table's new loads and row total are stored in one
@@ -169,7 +170,7 @@ def profile_source(
     The first sweep of a table profiles the loads within `profile_retention`, and so does a
     sweep of a table whose row total the store lacks (a store of an older version); later
     sweeps the loads of removal's recent window and the new ones (`profiles.refresh`), a
-    `detailed` one the newest stored load too, plus the table's row count, which shows a
+    `detailed` one the newest load too (`_current_too`), plus the table's row count, which shows a
     rewrite: the count less the loads read differs from the stored total less their stored
     rows.
 
