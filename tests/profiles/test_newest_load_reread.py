@@ -5,7 +5,8 @@ A repeat sweep read again only the loads of that window and the new ones, so the
 came from the profile store: an `UPDATE` of it by hand (a share of `status` set to `other`,
 `note` set to NULL; dlt never does that, a fix-up job does) went unseen, "No drift", while a
 sweep over a fresh store found both. The distribution rule's current load is the newest one,
-so a detailed sweep now lists it in its one profile query per table, with the new loads.
+so a detailed sweep now lists it in the table's one profile query where no newer load of the
+source came, and reads it after where the newer loads brought the table no rows.
 
 Real dlt loads into DuckDB and PostgreSQL, moved back in time in the table and in
 `_dlt_loads` (as dlt would have written them then); both detectors in one sweep, as
