@@ -8,7 +8,9 @@ filter as `_dlt_load_id IN (new id)` 48,480 (a bound parameter prunes as a liter
 
 So a repeat sweep first reads the ids of the completed loads (`status = 0`) from `_dlt_loads`,
 ONE query per source for every table, and each table's profile query lists the ids it reads
-again (`profiles.refresh.Reread.among`). A table with none reads nothing. Rows of a load not in
+again (`profiles.refresh.Reread.among`). A table with none reads nothing. The schema each
+load loaded tells a detailed sweep whether a newer load of the source's own schema came
+(else it reads the table's newest stored load again: `profiles.sweep`). Rows of a load not in
 `_dlt_loads` yet (a load still running) are not read: the table's row count then differs from
 the stored one less the loads read, and the table is profiled afresh, as for any rewrite.
 Without a `_dlt_loads` table (tables not loaded by dlt), or with more than `MAX_LISTED` loads
@@ -39,14 +41,16 @@ MAX_LISTED = 500
 
 
 def loads_query(table: exp.Table) -> exp.Expression:
-    """The ids of the completed loads from a load id on (one parameter), oldest first.
+    """The ids of the completed loads from a load id on (one parameter), oldest first, with
+    the name of the schema each loaded.
 
     >>> from dlt_contract_ops.destinations.sql import ident
     >>> loads_query(exp.Table(this=ident("_dlt_loads"))).sql("duckdb")
-    'SELECT "load_id" FROM "_dlt_loads" WHERE "status" = 0 AND "load_id" >= ? ORDER BY "load_id"'
+    'SELECT "load_id", "schema_name" FROM "_dlt_loads" WHERE "status" = 0 AND "load_id" >= ? \
+ORDER BY "load_id"'
     """
     return (
-        exp.select(col("load_id"), copy=False)
+        exp.select(col("load_id"), col("schema_name"), copy=False)
         .from_(table, copy=False)
         .where(exp.and_(
             exp.EQ(this=col("status"), expression=exp.Literal.number(LOADED)),
@@ -56,10 +60,10 @@ def loads_query(table: exp.Table) -> exp.Expression:
     )
 
 
-def completed_loads(ctx: SourceContext, since: str) -> list[str] | None:
-    """The ids of the loads dlt completed in the source's dataset from `since` on (load id
-    text), sorted; None where the dataset has no `_dlt_loads` or it cannot be read (the
-    sweep then bounds its queries by range)."""
+def completed_loads(ctx: SourceContext, since: str) -> dict[str, str] | None:
+    """The loads dlt completed in the source's dataset from `since` on (load id text): load
+    id -> the name of the schema it loaded, oldest first; None where the dataset has no
+    `_dlt_loads` or it cannot be read (the sweep then bounds its queries by range)."""
     if LOADS_TABLE not in ctx.live:
         return None
     try:
@@ -69,4 +73,4 @@ def completed_loads(ctx: SourceContext, since: str) -> list[str] | None:
         log.debug("`%s` unreadable (%s): profiles are bounded by load id range", LOADS_TABLE,
                   exc)
         return None
-    return sorted({str(row[0]) for row in rows})
+    return {str(row[0]): str(row[1]) for row in sorted(rows, key=lambda row: str(row[0]))}

@@ -2,10 +2,11 @@
 
 Per table and sweep, ONE profile query grouped by `_dlt_load_id`: rows, and per declared
 column its non-NULL count, approximate distinct count and (numbers, times) min and max, for
-the loads of the recent window and those after the last profiled one (`profiles.refresh`; a
-bound parameter, so a warehouse partitioned or clustered on the load id prunes). A sweep
-without the distribution detector reads counts only (what removal sums); the distribution
-detector profiles those loads in detail when it first compares them. The same query carries
+the loads of the recent window and those after the last profiled one, with the distribution
+detector the last profiled one too where no newer load came (`profiles.refresh`; a bound
+parameter, so a warehouse partitioned or clustered on the load id prunes). A sweep without
+the distribution detector reads counts only (what removal sums); the distribution detector
+profiles those loads in detail when it first compares them. The same query carries
 one more row, `UNION ALL`ed: the whole table's row count. Less the loads' rows it must equal
 the count the last sweep saw less their stored rows, else a merge, replace, refresh or delete
 changed earlier rows (dlt never adds rows to an earlier load). An

@@ -5,10 +5,14 @@ hand, a fix-up job that re-stamps rows onto another load id, a `merge` whose ups
 of earlier loads to the new one. The table's row count shows only some of that. So a repeat
 sweep reads the loads of the recent window again (removal's `recent_window` before now), in
 the same one profile query per table that reads the new loads, and serves only the loads
-before it from the store: what removal's recent window and the distribution rule's current
-load are summed from is always the warehouse's. A load in the baseline whose values change in
-place with its row count kept is the one change the store does not see (reading it again would
-read the baseline: the full scan `from_profiles = false` does that).
+before it from the store. A sweep for the distribution rule also reads the newest stored load
+again, whatever its age: a daily pipeline's newest load is older than the window most of the
+day, and it stays the rule's current load until a newer one brings rows (`profiles.sweep`
+lists it where no newer load of the source came, and reads it after where the newer loads
+brought the table none). So what removal's recent window and the distribution rule's
+current load are summed from is always the warehouse's. A load in the baseline whose values
+change in place with its row count kept is the one change the store does not see (reading it
+again would read the baseline: the full scan `from_profiles = false` does that).
 
 Pure: no I/O; `refresh(stored, fresh, covers)` is the whole merge.
 """
@@ -48,17 +52,22 @@ class Reread:
         return replace(self, ids=tuple(loads[cut(loads, self.param):]))
 
 
-def reread(history: Sequence[LoadProfile], fresh_from: str) -> Reread:
+def reread(history: Sequence[LoadProfile], fresh_from: str, newest: bool = False) -> Reread:
     """A repeat sweep's loads: from `fresh_from` (the recent window's start as load id text) on,
-    or after the last stored load when it is older than that.
+    or, when the last stored load is older than that, after it; with `newest`, that last
+    stored load too (the distribution rule's current load, whatever its age).
 
     >>> reread([LoadProfile("1700000000.1", 1)], "1600000000.0000000")
     Reread(bound='since', param='1600000000.0000000', ids=None)
     >>> reread([LoadProfile("1700000000.1", 1)], "1800000000.0000000")
     Reread(bound='after', param='1700000000.1', ids=None)
+    >>> reread([LoadProfile("1700000000.1", 1)], "1800000000.0000000", newest=True)
+    Reread(bound='since', param='1700000000.1', ids=None)
     """
     last = history[-1].load_id
-    return Reread("since", fresh_from) if fresh_from <= last else Reread("after", last)
+    if fresh_from <= last:
+        return Reread("since", fresh_from)
+    return Reread("since", last) if newest else Reread("after", last)
 
 
 def same_counts(stored: LoadProfile, fresh: LoadProfile) -> bool:

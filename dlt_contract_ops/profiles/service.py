@@ -1,4 +1,5 @@
-"""What the `profile` and `profiles rebuild` commands call: one function each."""
+"""What the `profile` and `profiles rebuild` commands call: one function each (and the
+rows `profile` shows)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dlt_contract_ops.engine.context import SourceContext
+    from dlt_contract_ops.profiles.model import LoadProfile
 
 
 def profile_history(
@@ -18,7 +20,7 @@ def profile_history(
     column: str | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Profile the source's new loads (as a distribution sweep does), then return each root
-    table's per-load history: table -> rows of `profiles.sweep.history_rows`, oldest first.
+    table's per-load history: table -> rows of `history_rows`, oldest first.
 
     A `table` or `column` the source does not profile is a ConfigError naming the ones it
     does (checked before any profile query); a table whose profile query failed, or whose
@@ -29,7 +31,7 @@ def profile_history(
     {'events': [{'load_id': '1718...', 'rows': 20, 'column': 'kind', 'null_rate': 0.0, ...}]}
     """
     from dlt_contract_ops.engine.context import Sweep
-    from dlt_contract_ops.profiles.sweep import history_rows, profile_source
+    from dlt_contract_ops.profiles.sweep import profile_source
     from dlt_contract_ops.settings.files import project_context
     from dlt_contract_ops.settings.project import load_project_settings
     from dlt_contract_ops.sinks.emitter import Emitter
@@ -120,3 +122,21 @@ def rebuild_profiles(
         project = load_project_settings()
         settings = load_source_settings(source, project)  # an undeclared source is an error
         return store_of(settings, project.lock_timeout).drop_source(source)
+
+
+def history_rows(history: Sequence[LoadProfile], column: str | None = None) -> list[dict[str, Any]]:
+    """A table's history as flat rows (one per load and column) for `profile` output."""
+    out: list[dict[str, Any]] = []
+    for p in history:
+        for name, c in sorted(p.columns.items()):
+            if column is not None and name != column:
+                continue
+            shares = p.shares(name)
+            out.append({
+                "load_id": p.load_id, "rows": p.rows, "column": name,
+                "null_rate": round(p.null_rate(name) or 0.0, 6), "distinct_count": c.distinct,
+                "min": c.min_value, "max": c.max_value,
+                "categories": None if shares is None
+                else {k: round(v, 6) for k, v in sorted(shares.items())},
+            })
+    return out

@@ -1,7 +1,9 @@
 """Profile a source's root tables: new loads and the recent window's, rewrites re-profiled.
 
 Per table: ONE profile query (the loads of the recent window and the new ones, read again on
-every sweep (`profiles.refresh`), plus the whole table's row count), ONE category
+every sweep (`profiles.refresh`), in a detailed sweep the newest stored load too unless a newer
+load of the source came, plus the whole table's row count; one more where the newer loads
+brought the table no rows: `_current_too`), ONE category
 query when it has categorical columns, and, only for a table whose earlier loads were
 rewritten (merge, replace, refresh, a delete), ONE profile query of every load within
 retention (+ its category query). Every table's new loads and row total are stored in one
@@ -167,9 +169,10 @@ def profile_source(
 
     The first sweep of a table profiles the loads within `profile_retention`, and so does a
     sweep of a table whose row total the store lacks (a store of an older version); later
-    sweeps the loads of removal's recent window and the new ones (`profiles.refresh`), plus
-    the table's row count, which shows a rewrite: the count less the loads read differs from
-    the stored total less their stored rows.
+    sweeps the loads of removal's recent window and the new ones (`profiles.refresh`), a
+    `detailed` one the newest load too (`_current_too`), plus the table's row count, which shows a
+    rewrite: the count less the loads read differs from the stored total less their stored
+    rows.
 
     Not `detailed`: counts only (what removal sums); `detailed` (the distribution detector):
     distinct counts, ranges and categories too, and loads an earlier counts-only sweep stored
@@ -197,12 +200,18 @@ def profile_source(
         return bool(t.history) and t.total is not None
 
     # a repeat sweep reads its loads by id (`profiles.loads`): one query for every table
-    ids = completed_loads(ctx, since) if any(map(incremental, tables)) else None
+    completed = completed_loads(ctx, since) if any(map(incremental, tables)) else None
+    ids = None if completed is None else list(completed)
+    own = [i for i, schema in (completed or {}).items() if schema == ctx.built.schema_name]
 
     def bounds(t: TableProfiles) -> Reread:
         if not incremental(t):
             return Reread("since", since)
-        read = reread(t.history, fresh_from)
+        # a detailed sweep reads the newest stored load again whatever its age (the
+        # distribution rule's current load) unless a newer load of the source's schema is
+        # listed; where that one brought the table no rows, `_current_too` reads it after
+        last = t.history[-1].load_id
+        read = reread(t.history, fresh_from, newest=detailed and not any(i > last for i in own))
         listed = read if ids is None else read.among(ids)
         return listed if len(listed.ids or ()) <= MAX_LISTED else read
 
@@ -218,7 +227,8 @@ def profile_source(
 
     # every query is built for this run alone: handed over, rendered in place. A shaped
     # query goes only to an adapter that renders shapes (`_profile`). A table with no load to
-    # read again is not queried: its stored total stands (a rewrite comes with a load)
+    # read again (counts only, none in the recent window, none new) is not queried: its
+    # stored total stands (a rewrite comes with a load)
     reads = [bounds(t) for t in tables]
     asked = [(t, read) for t, read in zip(tables, reads, strict=True) if read.ids != ()]
     done = iter(ctx.adapter.run_all(
@@ -242,6 +252,8 @@ def profile_source(
                 rerun = ctx.adapter.run(query, params, "profile", owned=True)  # type: ignore[arg-type]
                 loads, total = read_profiles(rerun, t.columns, detailed)
             if detailed:
+                if incremental(t) and not full:
+                    loads, read = _current_too(ctx, t, loads, read)
                 loads = _with_categories(ctx, t, loads, rule.max_categories)
         except Exception as exc:  # this table only: the others are profiled
             t.error = exc
@@ -266,6 +278,23 @@ def profile_source(
     return tables
 
 
+def _current_too(
+    ctx: SourceContext, t: TableProfiles, loads: list[LoadProfile], read: Reread
+) -> tuple[list[LoadProfile], Reread]:
+    """The loads a detailed sweep read, and what it read, with the newest stored load read
+    again where the sweep neither read it nor found a newer load of the table (the source's
+    new loads brought it no rows): it is still the distribution rule's current load. One
+    more profile query, for such a table alone."""
+    last = t.history[-1].load_id
+    if read.covers(last) or any(p.load_id > last for p in loads):
+        return loads, read
+    query = _profile(ctx, t, bound="loads", loads=1)
+    again, _ = read_profiles(ctx.adapter.run(query, [last], "profile", owned=True),  # type: ignore[arg-type]
+                             t.columns)
+    ids = None if read.ids is None else (last, *read.ids)
+    return sorted([*loads, *again], key=lambda p: p.load_id), Reread("since", last, ids)
+
+
 def _profile(
     ctx: SourceContext, t: TableProfiles, *, bound: Bound, detailed: bool = True,
     loads: int = 0, count_row: bool = False,
@@ -286,24 +315,28 @@ def _profile(
                   (LOAD_ID, *(c.name for c in columns)))
 
 
-def _undetailed(t: TableProfiles, rule: DistributionRule) -> list[LoadProfile]:
+def _undetailed(t: TableProfiles, rule: DistributionRule, current: bool = False
+                ) -> list[LoadProfile]:
     """The loads of `t` the distribution rule compares (`compare.window`) that were profiled
-    with counts only."""
+    with counts only; with `current`, its current load whatever it holds (a counts-only
+    sweep did not read it again, or kept the stored detail where the counts matched)."""
     w = window(t.history, rule)
     if w is None:
         return []
-    return [p for p in (*w.baseline, w.current) if not p.detailed]
+    return [p for p in (*w.baseline, w.current) if not p.detailed or (current and p is w.current)]
 
 
 def _detail(
     ctx: SourceContext, settings: SourceSettings, tables: Sequence[TableProfiles],
-    updates: dict[str, TableUpdate],
+    updates: dict[str, TableUpdate], current: bool = False,
 ) -> None:
     """Profile in detail the loads a counts-only sweep stored that the distribution rule
-    compares: one profile query per table over those loads (`_dlt_load_id IN (...)`), one
-    category query. Their updates join `updates` (one store write for the sweep)."""
+    compares (`current`: and its current load, after a counts-only sweep): one profile query
+    per table over those loads (`_dlt_load_id IN (...)`), one category query. Their updates
+    join `updates` (one store write for the sweep)."""
     rule = settings.distribution
-    todo = [(t, stale) for t in tables if t.error is None and (stale := _undetailed(t, rule))]
+    todo = [(t, stale) for t in tables
+            if t.error is None and (stale := _undetailed(t, rule, current))]
     if not todo:
         return
     batch = [
@@ -360,7 +393,7 @@ def shared_profiles(
         ctx.memo[key], ctx.memo[SKIPPED] = (done, found), skip
     if detailed and not done:  # an earlier counts-only sweep in this run: add the detail
         updates: dict[str, TableUpdate] = {}
-        _detail(ctx, settings, found, updates)
+        _detail(ctx, settings, found, updates, current=True)
         if updates:
             store = store_of(settings)
             store.write(scope_of(ctx), ctx.name, list(updates.values()))
@@ -380,21 +413,3 @@ def store_notes(ctx: SourceContext) -> list[str]:
     them."""
     notes: list[str] = ctx.memo.pop(STORE_NOTES, [])
     return notes
-
-
-def history_rows(history: Sequence[LoadProfile], column: str | None = None) -> list[dict[str, Any]]:
-    """A table's history as flat rows (one per load and column) for `profile` output."""
-    out: list[dict[str, Any]] = []
-    for p in history:
-        for name, c in sorted(p.columns.items()):
-            if column is not None and name != column:
-                continue
-            shares = p.shares(name)
-            out.append({
-                "load_id": p.load_id, "rows": p.rows, "column": name,
-                "null_rate": round(p.null_rate(name) or 0.0, 6), "distinct_count": c.distinct,
-                "min": c.min_value, "max": c.max_value,
-                "categories": None if shares is None
-                else {k: round(v, 6) for k, v in sorted(shares.items())},
-            })
-    return out

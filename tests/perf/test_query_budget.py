@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -262,6 +263,30 @@ def test_a_repeat_sweep_without_new_loads_reads_no_load_again(
         "metadata": 2, "schema": 1, "loads": 3, "profile": 4, "coverage": 1}
     assert [(f.table, f.columns, f.coverage) for r in repeat for f in r.findings] == [
         (f.table, f.columns, f.coverage) for r in first for f in r.findings]
+
+
+def test_a_repeat_distribution_sweep_reads_each_newest_load_in_its_one_query(
+    loaded: Project, counted: Counted
+) -> None:
+    """A day on, every load is older than the recent window: the newest one of each root
+    table (the distribution rule's current load) is read again, listed in the table's one
+    profile query; nothing per column, and no category query (no newest load holds a
+    categorical column: `customers.email` is NULL there). `crm`'s later loads in the same
+    dataset are of another schema: no newer load of `shop`'s, whose tables list their newest
+    load at once (no second query). Before, only `shop`'s tables were queried (for `crm`'s
+    load ids, which hold none of their rows)."""
+    later = {"now": datetime.now(timezone.utc) + timedelta(days=1)}
+    def sweep() -> None:
+        results = run(None, detectors=("distribution",), dry_run=True,
+                      project_dir=loaded.root, removal=later)
+        assert [r.error for r in results if r.error] == []
+
+    sweep()  # the first sweep profiles every load
+    counted.clear()
+    sweep()
+
+    assert {k: v for k, v in counted.queries.items() if v} == {
+        "metadata": 2, "schema": 1, "loads": 3, "profile": 4}
 
 
 def test_the_budget_workload_really_drifts(loaded: Project, counted: Counted) -> None:
