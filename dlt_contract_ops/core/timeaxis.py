@@ -23,3 +23,12 @@ def choose_time_axis(
     if live.has(LOAD_ID):
         return TimeAxis(LOAD_ID, "load_id")
     return None
+
+
+def load_id_text(epoch: float) -> str:
+    """An epoch as `_dlt_load_id` text, for comparing with load ids (see `TimeAxis`).
+
+    >>> load_id_text(1732900000.5)
+    '1732900000.5000000'
+    """
+    return f"{epoch:.7f}"

@@ -240,7 +240,8 @@ def _sum_from_profiles(
     whose range straddles a window's start is counted by a coverage query over those loads.
     A table on the `_dlt_load_id` axis too small for profiles to pay (`core.profile_choice`)
     keeps its coverage query and is not profiled this run."""
-    from dlt_contract_ops.profiles.sweep import load_id_text, shared_profiles, store_notes
+    from dlt_contract_ops.core.timeaxis import load_id_text
+    from dlt_contract_ops.profiles.sweep import shared_profiles, store_notes
 
     now = ctx.now.timestamp() if ctx.now else time.time()
     if baseline_start.timestamp() < now - settings.profile_retention:

@@ -76,7 +76,7 @@ def _check_names(ctx: SourceContext, table: str | None, column: str | None) -> N
     the closest one (`errors.did_you_mean`)."""
     from dlt_contract_ops.core.columns import LOAD_ID
     from dlt_contract_ops.errors import ConfigError, did_you_mean
-    from dlt_contract_ops.profiles.sweep import plan_columns
+    from dlt_contract_ops.profiles.plan import plan_columns
 
     # what `profile_source` profiles: the present root tables with a load id column
     present = {e.table: (e, live) for e, live in ctx.present_tables() if live.has(LOAD_ID)}

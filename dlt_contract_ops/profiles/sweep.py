@@ -21,18 +21,19 @@ from typing import TYPE_CHECKING, Any
 
 from sqlglot import exp
 
-from dlt_contract_ops.core.columns import DLT_PREFIX, LOAD_ID, ExpectedTable, LiveTable
+from dlt_contract_ops.core.columns import LOAD_ID, ExpectedTable
 from dlt_contract_ops.core.distribution import DistributionRule, window
+from dlt_contract_ops.core.timeaxis import load_id_text
 from dlt_contract_ops.destinations.execution import shaped
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
 from dlt_contract_ops.profiles.loads import MAX_LISTED, completed_loads
 from dlt_contract_ops.profiles.model import LoadProfile
+from dlt_contract_ops.profiles.plan import plan_columns
 from dlt_contract_ops.profiles.query import (
     Bound,
     ProfiledColumn,
     category_plan,
     category_query,
-    kind_of,
     profile_layout,
     profile_query,
     read_categories,
@@ -102,31 +103,6 @@ def scope_of(ctx: SourceContext) -> Scope:
                  ctx.adapter.dataset)
 
 
-def plan_columns(ctx: SourceContext, expected: ExpectedTable, live: LiveTable
-                 ) -> list[ProfiledColumn]:
-    """The declared columns the live table has, minus injected and dlt's own; plus the
-    table's time axis when it is a column of its own (a configured `load_timestamp_column` or
-    a partition column), unmonitored: removal sums its windows from its per-load range."""
-    read = ctx.read_type
-    ignored = ctx.ignored()
-    codes = ctx.built.code_sets(expected)  # from the source cache: no build on a hit
-    out = [
-        ProfiledColumn(c.name, kind_of(read(live.columns[c.name].data_type)), codes.get(c.name))
-        for c in sorted(expected.columns, key=lambda c: c.name)
-        if live.has(c.name) and c.name not in ignored and not c.name.startswith(DLT_PREFIX)
-    ]
-    axis = ctx.axis(expected.table)
-    if axis is None or axis.kind == "load_id":
-        return out
-    declared = next((c for c in out if c.name == axis.column), None)
-    if declared is not None:  # a declared column: monitored, its range read in every profile
-        return [replace(c, axis=True) if c is declared else c for c in out]
-    kind = kind_of(read(live.columns[axis.column].data_type))
-    if kind in ("time", "number"):
-        out.append(ProfiledColumn(axis.column, kind, None, monitored=False, axis=True))
-    return out
-
-
 def _with_categories(
     ctx: SourceContext, t: TableProfiles, loads: list[LoadProfile], max_categories: int
 ) -> list[LoadProfile]:
@@ -150,15 +126,6 @@ def _with_categories(
             cols[c.name] = replace(cols[c.name], categories=top, complete=complete)
         out.append(replace(p, columns=cols))
     return out
-
-
-def load_id_text(epoch: float) -> str:
-    """An epoch as `_dlt_load_id` text, for comparing with load ids (see `TimeAxis`).
-
-    >>> load_id_text(1732900000.5)
-    '1732900000.5000000'
-    """
-    return f"{epoch:.7f}"
 
 
 def profile_source(
