@@ -10,8 +10,8 @@ import click
 from dlt_contract_ops.commands.common import (
     EXIT_DRIFT,
     EXIT_OK,
-    EXIT_SOURCE_ERROR,
     project_dir_option,
+    source_error,
     usage_error,
 )
 
@@ -41,8 +41,7 @@ def check(source: str, fmt: str, fail_on_drift: bool, project_dir: str | None) -
     except ConfigError as exc:
         usage_error(exc)
     except ContractOpsError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(EXIT_SOURCE_ERROR)
+        source_error(exc)
     rejected = report.action == "rejected"
     if fmt == "json":
         click.echo(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))

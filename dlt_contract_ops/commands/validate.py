@@ -21,14 +21,14 @@ def validate(project_dir: str | None, fmt: str) -> None:
     """Check every declared source (importable, with models, destination with an adapter)
     and every alert sink (registered, options construct it). Lists every problem with its
     file and key; exits 1 when there is any."""
+    from dlt_contract_ops.commands.common import usage_error
     from dlt_contract_ops.engine.validation import validate_project
     from dlt_contract_ops.errors import ConfigError
 
     try:
         report = validate_project(project_dir)
     except ConfigError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        usage_error(exc)
     if fmt == "json":
         click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
     else:

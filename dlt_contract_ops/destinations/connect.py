@@ -172,13 +172,16 @@ def open_adapter(
     except ConfigFieldMissingException as exc:
         from dlt_contract_ops.settings.missing import missing_config_message
 
-        # the user's to set: a usage error (exit 2), never an alert. dlt's own text (every
-        # key and file it tried) follows on its own lines
+        # the user's to set: a usage error (exit 2), never an alert; one line (dlt's own
+        # text lists every provider it tried, some thirty lines)
         summary = missing_config_message(
             f"Credentials for destination `{target.destination_type}` (pipeline "
             f"`{target.pipeline_name}`) are not configured", exc
         )
-        raise CredentialsMissingError(f"{summary}\n{str(exc).strip()}") from exc
+        raise CredentialsMissingError(
+            f"{summary} Credentials (or a `bucket_url`) given in the pipeline's code are not "
+            "seen here: dlt-contract-ops reads them from dlt's configuration."
+        ) from exc
     except MissingDependencyException as exc:
         raise DestinationError(
             f"Destination `{target.destination_type}` (pipeline `{target.pipeline_name}`) "

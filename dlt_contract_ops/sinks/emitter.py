@@ -1,7 +1,8 @@
 """Fan-out to the configured sinks: isolation, fallback, dry-run, dedup and bounded flush.
 
 - Every sink receives every event; one sink raising never crashes the sweep or starves the
-  others. One that fails to load is dropped for the run with a warning naming it; if every
+  others. One that fails to load is a configuration error when loaded `strict` (a
+  reconcile); otherwise it is dropped for the run with a warning naming it, and if every
   configured sink drops, the logging sink takes over. `alert_sinks = []` disables emission.
 - Delivery is per sink: a sink delivered a finding when `emit_drift` returned and, for an
   asynchronous sink (`ConfirmsDelivery`), the server confirmed it by the end of `flush`.
@@ -90,6 +91,7 @@ class Emitter:
         dry_run: bool = False,
         dedup: bool = True,
         dedup_settings: DedupSettings | None = None,
+        strict: bool = False,
     ) -> Emitter:
         """Load the sinks named `names` (inside a project context).
 
@@ -101,6 +103,11 @@ class Emitter:
         reads `[contract_ops.alert_sink.<name>]` from config and secrets. `dedup=False` turns
         dedup off for this invocation (`--no-dedup`); `[contract_ops.dedup] enabled = false`
         turns it off for the project.
+
+        `strict`: a sink that cannot be loaded raises its `AlertSinkError` (a `ConfigError`:
+        `reconcile` refuses to run, exit 2, before anything is swept or alerted); otherwise
+        it is dropped for the run with a warning (the gate's alert of a batch it already
+        rejected).
         """
         loaded: list[tuple[str, AlertSink]] = []
         given_sinks = {sink_name(n): n for n in names if not isinstance(n, str)}
@@ -116,6 +123,11 @@ class Emitter:
                     given = (options or {}).get(name)
                     loaded.append((name, load_sink(name, given)))
                 except AlertSinkError as exc:
+                    if strict:  # the sinks built so far are closed, never used
+                        for built, sink in loaded:
+                            if built not in given_sinks:
+                                cls._flush_one(built, sink, 0.0)
+                        raise
                     log.warning("alert sink '%s' dropped for this run: %s", name, exc)
             if sink_names and not loaded:
                 log.warning(
