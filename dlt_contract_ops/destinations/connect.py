@@ -179,8 +179,8 @@ def open_adapter(
             f"`{target.pipeline_name}`) are not configured", exc
         )
         raise CredentialsMissingError(
-            f"{summary} Credentials (or a `bucket_url`) given in the pipeline's code are not "
-            "seen here: dlt-contract-ops reads them from dlt's configuration."
+            f"{summary} (Values passed in the pipeline's code, such as `credentials=` or "
+            "`bucket_url=`, are not seen: dlt-contract-ops reads dlt's configuration.)"
         ) from exc
     except MissingDependencyException as exc:
         raise DestinationError(

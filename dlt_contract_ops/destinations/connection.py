@@ -10,6 +10,7 @@ caller waits does the same before it propagates.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -35,6 +36,9 @@ _REJECTED_LOGIN = (
     "unknown database",
 )
 _REJECTED_PGCODES = ("28P01", "28000", "3D000")
+#: PostgreSQL's `role "x" does not exist` / `database "x" does not exist` (not DuckDB's
+#: `database "<file>" in read-only mode: database does not exist`: a file not there yet)
+_NO_SUCH = re.compile(r'\b(?:role|database) "[^"]*" does not exist')
 
 
 def _credentials_rejected(exc: BaseException) -> bool:
@@ -45,9 +49,9 @@ def _credentials_rejected(exc: BaseException) -> bool:
     seen = 0
     while root is not None and seen < 10:  # the cause chain, bounded against cycles
         text = str(root).lower()
-        if any(m in text for m in _REJECTED_LOGIN) or (
-            ("role \"" in text or "database \"" in text) and "does not exist" in text
-        ) or getattr(root, "pgcode", None) in _REJECTED_PGCODES:
+        if any(m in text for m in _REJECTED_LOGIN) or _NO_SUCH.search(text) or getattr(
+            root, "pgcode", None
+        ) in _REJECTED_PGCODES:
             return True
         root, seen = root.__cause__, seen + 1
     return False
