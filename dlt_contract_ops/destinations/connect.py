@@ -175,8 +175,8 @@ def open_adapter(
         # the user's to set: a usage error (exit 2), never an alert; one line (dlt's own
         # text lists every provider it tried, some thirty lines)
         summary = missing_config_message(
-            f"Credentials for destination `{target.destination_type}` (pipeline "
-            f"`{target.pipeline_name}`) are not configured", exc
+            f"Destination `{target.destination_type}` of pipeline `{target.pipeline_name}` is "
+            "not configured", exc
         )
         raise CredentialsMissingError(
             f"{summary} (Values passed in the pipeline's code, such as `credentials=` or "
