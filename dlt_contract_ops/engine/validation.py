@@ -177,6 +177,11 @@ def check_source(report: Report, name: str, project: ProjectSettings, project_di
     except ContractOpsError as exc:
         report.add("source_importable", f"{base}.ref", str(exc))
         return
+    from dlt_contract_ops.engine.handover import pending_handover_note
+
+    note = pending_handover_note(settings, project_dir)
+    if note:
+        report.notes.append(note)
     try:
         # the settings read above (keys unchecked: `check_config_keys` lists those)
         built = build_source(name, settings.ref, project_dir, timeout=project.source_build_timeout)

@@ -76,7 +76,10 @@ def test_a_destination_configured_only_in_code_is_refused_alike(
         # the same one line from both commands
         assert result["error"] == problem["message"]
         message = problem["message"]
-        assert "\n" not in message and "\t" not in message
-        assert f"`{kind}`" in message and "`code_pipe`" in message and key in message
+        assert "\n" not in message
+        assert "\t" not in message
+        assert f"`{kind}`" in message
+        assert "`code_pipe`" in message
+        assert key in message
         assert "pipeline's code" in message
         assert hook.requests == []
