@@ -90,5 +90,6 @@ def test_a_name_typed_with_a_line_break_is_one_escaped_error_line(
     result = CliRunner().invoke(main, [*args, "--project-dir", str(project.root)])
     assert result.exit_code in (1, 2), result.output
     [line] = result.stderr.splitlines()
-    assert line.startswith("Error: ") and "bad\\nid\\u001b" in line, line
+    assert line.startswith("Error: "), line
+    assert "bad\\nid\\u001b" in line, line
     assert "\x1b" not in result.output

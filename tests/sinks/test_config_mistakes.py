@@ -72,7 +72,8 @@ def test_a_sink_that_cannot_be_built_is_exit_2_in_one_line_and_pages_nothing(
         result = _cli(app_project, "reconcile", "--all")
         assert (result.exit_code, result.stdout) == (EXIT_USAGE, ""), result.output
         [line] = result.stderr.splitlines()
-        assert line.startswith("Error: ") and needle in line, line
+        assert line.startswith("Error: "), line
+        assert needle in line, line
         assert (sentry.requests, hook.requests) == ([], [])
         _swept_nothing()
 
