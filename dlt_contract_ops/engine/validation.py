@@ -11,8 +11,9 @@ Rules:
   (`recent_window = "6 hours"`).
 - `source_importable`: each declared source's `ref` imports and builds.
 - `source_has_models`: each declared source has at least one resource with a Pydantic model.
-- `destination_adapter`: each source's destination resolves and a reconciler adapter is
-  registered for it (no connection is opened).
+- `destination_adapter`: each source's destination resolves exactly as a sweep resolves it
+  (`sources.resolve.bind_destination`: its configuration and credentials from dlt's chain)
+  and a reconciler adapter is registered for it (no connection is opened).
 - `alert_sink_registered`: every name in `alert_sinks` is registered and its options
   construct the sink (a typo'd option, a secret in config.toml, Sentry without its extra);
   every `[contract_ops.alert_sink.<name>]` table names a registered sink.
@@ -20,7 +21,9 @@ Rules:
 - `ack_malformed`, `ack_expired`, `ack_orphaned`: entries of `.dlt/contract_ops_acks.toml`
   that cannot be read, whose `until` has passed, or whose drift no recent run found.
 
-Nothing is emitted and no destination is queried.
+A problem `reconcile` refuses with exit 2 (`Problem.usage`) makes `validate` exit 2 too; a
+pending gate hand-over is a note naming the command that finishes it. Nothing is emitted and
+no destination is queried.
 """
 
 from __future__ import annotations

@@ -104,10 +104,8 @@ class Emitter:
         dedup off for this invocation (`--no-dedup`); `[contract_ops.dedup] enabled = false`
         turns it off for the project.
 
-        `strict`: a sink that cannot be loaded raises its `AlertSinkError` (a `ConfigError`:
-        `reconcile` refuses to run, exit 2, before anything is swept or alerted); otherwise
-        it is dropped for the run with a warning (the gate's alert of a batch it already
-        rejected).
+        `strict`: a sink that cannot be loaded raises (`AlertSinkError`, a `ConfigError`: a
+        reconcile refuses to start); else it is dropped with a warning (the gate's alert).
         """
         loaded: list[tuple[str, AlertSink]] = []
         given_sinks = {sink_name(n): n for n in names if not isinstance(n, str)}

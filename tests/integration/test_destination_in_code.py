@@ -15,23 +15,9 @@ from click.testing import CliRunner
 
 from dlt_contract_ops.commands import main
 from tests.conftest import require_server
+from tests.integration.test_terminal_controls import SOURCE as APP
 from tests.projects import Project
 from tests.servers import Receiver
-
-APP = '''
-import dlt
-from pydantic import BaseModel
-
-
-class Event(BaseModel):
-    id: int
-    kind: str
-
-
-@dlt.source(name="app")
-def app():
-    return dlt.resource([{"id": 1, "kind": "a"}], name="events", columns=Event)
-'''
 
 PG_DSN = "postgresql://postgres:x@127.0.0.1:5432/test"
 
