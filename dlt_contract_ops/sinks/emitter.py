@@ -28,14 +28,13 @@ from datetime import timedelta
 from typing import Any
 
 from dlt_contract_ops.acks.store import AckBook
-from dlt_contract_ops.errors import AlertSinkError
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.duration import human
 from dlt_contract_ops.settings.project import DedupSettings
 from dlt_contract_ops.sinks.base import AlertSink, ConfirmsDelivery, ErrorEvent
 from dlt_contract_ops.sinks.dedup import ANY_SINK, AlertMark, DedupStore, FindingId, overall
 from dlt_contract_ops.sinks.delivery import DeliveryReport, missed, pages
-from dlt_contract_ops.sinks.loader import load_sink
+from dlt_contract_ops.sinks.loader import load_sink, load_sinks
 from dlt_contract_ops.sinks.logging_sink import LoggingSink, error_line, where
 from dlt_contract_ops.statefile import StateFileError
 
@@ -113,20 +112,7 @@ class Emitter:
         if dry_run:
             log.debug("dry run: alert sinks not loaded, emission suppressed")
         else:
-            for name in dict.fromkeys(sink_names):  # a name listed twice is one sink
-                if name in given_sinks:
-                    loaded.append((name, given_sinks[name]))
-                    continue
-                try:
-                    given = (options or {}).get(name)
-                    loaded.append((name, load_sink(name, given)))
-                except AlertSinkError as exc:
-                    if strict:  # the sinks built so far are closed, never used
-                        for built, sink in loaded:
-                            if built not in given_sinks:
-                                cls._flush_one(built, sink, 0.0)
-                        raise
-                    log.warning("alert sink '%s' dropped for this run: %s", name, exc)
+            loaded = load_sinks(sink_names, given_sinks, options, strict=strict)
             if sink_names and not loaded:
                 log.warning(
                     "every configured alert sink (%s) dropped: falling back to 'logging'",
