@@ -145,8 +145,8 @@ class CredentialsMissingError(DestinationError, ConfigError):
 
 
 class CredentialsRejectedError(DestinationError, ConfigError):
-    """The server refused the configured credentials (a wrong password, an unknown role):
-    the user's to fix (exit 2, no alert)."""
+    """The server refused the configured credentials (a wrong password, an unknown role or
+    database): the user's to fix (exit 2, no alert)."""
 
 
 class NotLoadedError(ConfigError):
@@ -166,8 +166,9 @@ class UnsafeQueryError(ContractOpsError):
     """The renderer refused a statement that is not a read-only SELECT."""
 
 
-class AlertSinkError(ContractOpsError):
-    """An alert sink could not be found, loaded or constructed."""
+class AlertSinkError(ConfigError):
+    """An alert sink could not be found, loaded or constructed: the project's to fix (a
+    `reconcile` refuses to run on it, exit 2, before anything is swept or alerted)."""
 
 
 class DetectorPluginError(ConfigError):

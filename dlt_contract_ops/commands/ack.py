@@ -10,6 +10,7 @@ import click
 from dlt_contract_ops.commands.common import (
     EXIT_OK,
     EXIT_SOURCE_ERROR,
+    error_line,
     project_dir_option,
     usage_error,
 )
@@ -81,6 +82,7 @@ def acks(fmt: str, project_dir: str | None) -> None:
 def unack(finding_id: str, project_dir: str | None) -> None:
     """Withdraw the acknowledgement of FINDING_ID."""
     from dlt_contract_ops.acks.service import withdraw_ack
+    from dlt_contract_ops.core.escaping import visible
     from dlt_contract_ops.errors import ConfigError, StateFileError
 
     try:
@@ -88,7 +90,7 @@ def unack(finding_id: str, project_dir: str | None) -> None:
     except (ConfigError, StateFileError) as exc:
         usage_error(exc)
     if not removed:
-        click.echo(f"Error: no acknowledgement of `{finding_id}`.", err=True)
+        click.echo(f"Error: {error_line(f'no acknowledgement of `{finding_id}`.')}", err=True)
         sys.exit(EXIT_SOURCE_ERROR)
-    click.echo(f"withdrew the acknowledgement of {finding_id}")
+    click.echo(visible(f"withdrew the acknowledgement of {finding_id}"))
     sys.exit(EXIT_OK)

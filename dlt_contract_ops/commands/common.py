@@ -26,31 +26,29 @@ project_dir_option = click.option(
 )
 
 
-def error_lines(message: str) -> str:
-    r"""`message` as printed: each of its lines with any name's controls escaped, the lines
-    after the first indented (dlt's own multi-line text, such as the keys it tried, stays
-    readable and cannot pass for a line of ours).
+def error_line(message: str) -> str:
+    r"""`message` as printed after `Error: `: one line, every line break and control in it
+    escaped (a name holding `\n` or ESC, an id typed with a line break, a driver's
+    multi-line text), so nothing can forge or hide a line.
 
-    >>> error_lines("Bad `a\x1b`.\n  tried: x")
-    'Bad `a\\u001b`.\n      tried: x'
+    >>> error_line("Unknown finding id `a\nb\x1b`.\n")
+    'Unknown finding id `a\\nb\\u001b`.'
     """
     from dlt_contract_ops.core.escaping import visible
 
-    first, *rest = message.strip().splitlines() or [""]
-    return "\n".join([visible(first), *(f"    {visible(line)}" for line in rest if line.strip())])
+    return visible(message.strip())
 
 
 def usage_error(exc: BaseException) -> NoReturn:
-    """Print `Error: ...` on stderr (one line, unless dlt's message has its own), any name's
-    controls escaped, and exit 2."""
-    click.echo(f"Error: {error_lines(str(exc))}", err=True)
+    """Print `Error: ...` on stderr, on one line (`error_line`), and exit 2."""
+    click.echo(f"Error: {error_line(str(exc))}", err=True)
     sys.exit(EXIT_USAGE)
 
 
 def source_error(exc: BaseException) -> NoReturn:
     """Print `Error: ...` on stderr, on one line, and exit 1: a valid request the destination
     or a local file could not answer (unreachable, timed out, locked)."""
-    click.echo(f"Error: {error_lines(str(exc))}", err=True)
+    click.echo(f"Error: {error_line(str(exc))}", err=True)
     sys.exit(EXIT_SOURCE_ERROR)
 
 

@@ -42,8 +42,9 @@ _project_option = click.option(
 
 
 def _fail(exc: Exception) -> None:
-    click.echo(f"Error: {exc}", err=True)
-    sys.exit(EXIT_USAGE)
+    from dlt_contract_ops.commands.common import usage_error
+
+    usage_error(exc)
 
 
 def _shown(path: Any) -> str:

@@ -10,8 +10,8 @@ import click
 from dlt_contract_ops.commands.common import (
     EXIT_DRIFT,
     EXIT_OK,
-    EXIT_SOURCE_ERROR,
     project_dir_option,
+    source_error,
     usage_error,
 )
 
@@ -41,8 +41,7 @@ def check(source: str, fmt: str, fail_on_drift: bool, project_dir: str | None) -
     except ConfigError as exc:
         usage_error(exc)
     except ContractOpsError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(EXIT_SOURCE_ERROR)
+        source_error(exc)
     rejected = report.action == "rejected"
     if fmt == "json":
         click.echo(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
@@ -58,3 +57,30 @@ def check(source: str, fmt: str, fail_on_drift: bool, project_dir: str | None) -
         for note in report.notes:
             click.echo(f"  ! {note}")
     sys.exit(EXIT_DRIFT if rejected and fail_on_drift else EXIT_OK)
+
+
+@gate.command()
+@click.option("-s", "--source", required=True, metavar="NAME",
+              help="A source declared in [sources.NAME.contract_ops].")
+@project_dir_option
+def finish(source: str, project_dir: str | None) -> None:
+    """Finish a hand-over a stopped gated run left: install the state that goes with the
+    packages the gate accepted, and load them (as the next gated run would, first).
+
+    Exit 0 when done (or nothing was pending), 1 when the load failed or the pipeline also
+    holds a package no gate checked, 2 for a configuration error."""
+    from dlt_contract_ops.engine.handover import finish_handover_of
+    from dlt_contract_ops.errors import ConfigError, ContractOpsError
+
+    try:
+        pipeline, loaded = finish_handover_of(source, project_dir)
+    except ConfigError as exc:
+        usage_error(exc)
+    except ContractOpsError as exc:
+        source_error(exc)
+    if loaded:
+        click.echo(f"Loaded {len(loaded)} package(s) a gate accepted into pipeline "
+                   f"`{pipeline}`: {', '.join(loaded)}.")
+    else:
+        click.echo(f"No hand-over pending on pipeline `{pipeline}`.")
+    sys.exit(EXIT_OK)

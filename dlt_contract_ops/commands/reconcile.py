@@ -7,6 +7,7 @@ sweep's results, progress on a terminal, and writing a document to `--output`.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from dlt_contract_ops.commands.common import (
     EXIT_SIGTERM,
     EXIT_SOURCE_ERROR,
     EXIT_USAGE,
+    error_line,
     project_dir_option,
     started,
     usage_error,
@@ -105,6 +107,26 @@ def finish(
     sys.exit(EXIT_OK)
 
 
+def check_output(path: str | None) -> None:
+    """Refuse an output file that cannot be written (its folder missing or read-only, the
+    file read-only) with one line and exit 2, before anything is swept or alerted: a sweep
+    whose page went out and whose document is lost would be run again, and page again."""
+    if path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        problem = f"its folder `{folder}` does not exist"
+    elif os.path.exists(path) and not os.access(path, os.W_OK):
+        problem = "it is not writable"
+    elif not os.path.exists(path) and not os.access(folder, os.W_OK | os.X_OK):
+        problem = f"its folder `{folder}` is not writable"
+    else:
+        return
+    click.echo(f"Error: {error_line(f'cannot write `{path}`: {problem}; choose another file.')}",
+               err=True)
+    sys.exit(EXIT_USAGE)
+
+
 def write_document(document: str, path: str | None) -> None:
     """`document` to `path`, or to stdout without one; a file that cannot be written is a
     usage error (exit 2) naming it."""
@@ -115,7 +137,8 @@ def write_document(document: str, path: str | None) -> None:
         with open(path, "w", encoding="utf-8") as out:
             out.write(document)
     except OSError as exc:
-        click.echo(f"Error: cannot write `{path}`: {exc.strerror or exc}", err=True)
+        click.echo(f"Error: {error_line(f'cannot write `{path}`: {exc.strerror or exc}')}",
+                   err=True)
         sys.exit(EXIT_USAGE)
 
 
@@ -146,14 +169,14 @@ class DetectorFlags(click.Command):
         return [*params[:at], *self._flags(), *params[at:]]
 
     def _flags(self) -> list[click.Parameter]:
-        from dlt_contract_ops.commands.common import error_lines
+        from dlt_contract_ops.commands.common import error_line
         from dlt_contract_ops.detectors.registry import registered_detectors
         from dlt_contract_ops.errors import DetectorPluginError
 
         try:
             detectors = registered_detectors()  # cached by the registry until it is cleared
         except DetectorPluginError as exc:
-            raise _PluginFailure(error_lines(str(exc))) from None
+            raise _PluginFailure(error_line(str(exc))) from None
         cached: tuple[object, list[click.Parameter]] | None = getattr(self, "_detector_flags", None)
         if cached is not None and cached[0] is detectors:
             return cached[1]
@@ -212,6 +235,7 @@ def reconcile(
     from dlt_contract_ops.output import render
     from dlt_contract_ops.settings.files import project_context
 
+    check_output(output)
     include = included(options)
     removal = {k: options[k] for k in REMOVAL_FLAGS if options.get(k) is not None}
     try:

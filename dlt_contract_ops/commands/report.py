@@ -10,6 +10,7 @@ import click
 from dlt_contract_ops.commands.common import project_dir_option, started
 from dlt_contract_ops.commands.reconcile import (
     DetectorFlags,
+    check_output,
     finish,
     included,
     progress_printer,
@@ -52,6 +53,7 @@ def report(
     from dlt_contract_ops.output.html import to_html
     from dlt_contract_ops.settings.files import project_context
 
+    check_output(html_file)
     gatherer = Gatherer(project_dir)
 
     def call() -> list[ReconcileResult]:

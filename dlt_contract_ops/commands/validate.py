@@ -1,4 +1,5 @@
-"""`dlt-contract-ops validate`: check the project; exit 1 when anything is wrong."""
+"""`dlt-contract-ops validate`: check the project; exit 2 on what `reconcile` refuses, else 1
+when anything is wrong."""
 
 from __future__ import annotations
 
@@ -18,17 +19,18 @@ EXIT_USAGE = 2
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 def validate(project_dir: str | None, fmt: str) -> None:
-    """Check every declared source (importable, with models, destination with an adapter)
-    and every alert sink (registered, options construct it). Lists every problem with its
-    file and key; exits 1 when there is any."""
+    """Check every declared source (importable, with models, destination resolved as
+    `reconcile` resolves it, with an adapter) and every alert sink (registered, options
+    construct it). Lists every problem with its file and key; exits 2 when any is one
+    `reconcile` refuses with exit 2, else 1 when there is any."""
+    from dlt_contract_ops.commands.common import usage_error
     from dlt_contract_ops.engine.validation import validate_project
     from dlt_contract_ops.errors import ConfigError
 
     try:
         report = validate_project(project_dir)
     except ConfigError as exc:
-        click.echo(f"Error: {exc}", err=True)
-        sys.exit(EXIT_USAGE)
+        usage_error(exc)
     if fmt == "json":
         click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
     else:

@@ -172,13 +172,16 @@ def open_adapter(
     except ConfigFieldMissingException as exc:
         from dlt_contract_ops.settings.missing import missing_config_message
 
-        # the user's to set: a usage error (exit 2), never an alert. dlt's own text (every
-        # key and file it tried) follows on its own lines
+        # the user's to set: a usage error (exit 2), never an alert; one line (dlt's own
+        # text lists every provider it tried, some thirty lines)
         summary = missing_config_message(
-            f"Credentials for destination `{target.destination_type}` (pipeline "
-            f"`{target.pipeline_name}`) are not configured", exc
+            f"Destination `{target.destination_type}` of pipeline `{target.pipeline_name}` is "
+            "not configured", exc
         )
-        raise CredentialsMissingError(f"{summary}\n{str(exc).strip()}") from exc
+        raise CredentialsMissingError(
+            f"{summary} (Values passed in the pipeline's code, such as `credentials=` or "
+            "`bucket_url=`, are not seen: dlt-contract-ops reads dlt's configuration.)"
+        ) from exc
     except MissingDependencyException as exc:
         raise DestinationError(
             f"Destination `{target.destination_type}` (pipeline `{target.pipeline_name}`) "

@@ -10,6 +10,7 @@ caller waits does the same before it propagates.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -24,27 +25,33 @@ log = logging.getLogger("dlt_contract_ops")
 
 _T = TypeVar("_T")
 
-#: what servers say when they refuse a login: PostgreSQL (SQLSTATE 28P01 / 28000), MySQL and
-#: MariaDB (1045), Snowflake, SQL Server; matched on the root cause's text, since drivers and
-#: dlt wrap it differently
+#: what servers say when they refuse a login or the database named in it: PostgreSQL
+#: (SQLSTATE 28P01 / 28000, 3D000), MySQL and MariaDB (1045, 1049), Snowflake, SQL Server;
+#: matched on the root cause's text, since drivers and dlt wrap it differently
 _REJECTED_LOGIN = (
     "password authentication failed",
     "access denied for user",
     "incorrect username or password",
     "login failed for user",
+    "unknown database",
 )
+_REJECTED_PGCODES = ("28P01", "28000", "3D000")
+#: PostgreSQL's `role "x" does not exist` / `database "x" does not exist` (not DuckDB's
+#: `database "<file>" in read-only mode: database does not exist`: a file not there yet)
+_NO_SUCH = re.compile(r'\b(?:role|database) "[^"]*" does not exist')
 
 
 def _credentials_rejected(exc: BaseException) -> bool:
-    """The server refused the credentials (wrong password, unknown role), as opposed to an
-    unreachable or failing server."""
+    """The server refused the connection's settings (a wrong password, an unknown role or
+    database: the same kind of typo, the user's to fix), as opposed to an unreachable or
+    failing server."""
     root: BaseException | None = exc
     seen = 0
     while root is not None and seen < 10:  # the cause chain, bounded against cycles
         text = str(root).lower()
-        if any(m in text for m in _REJECTED_LOGIN) or (
-            "role \"" in text and "does not exist" in text
-        ) or getattr(root, "pgcode", None) in ("28P01", "28000"):
+        if any(m in text for m in _REJECTED_LOGIN) or _NO_SUCH.search(text) or getattr(
+            root, "pgcode", None
+        ) in _REJECTED_PGCODES:
             return True
         root, seen = root.__cause__, seen + 1
     return False
@@ -102,8 +109,8 @@ class ClientSession:
         except Exception as exc:
             self._close_on_session()
             if _credentials_rejected(exc):
-                # the server answered and refused the user or password: the user's to fix
-                # (exit 2), not a failure to page anyone about
+                # the server answered and refused the user, password or database: the user's
+                # to fix (exit 2), not a failure to page anyone about
                 raise CredentialsRejectedError(self._connect_message(exc)) from exc
             raise DestinationError(self._connect_message(exc)) from exc
 

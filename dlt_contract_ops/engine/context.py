@@ -20,7 +20,7 @@ from dlt_contract_ops.core.additive import ignored_columns
 from dlt_contract_ops.core.columns import PARENT_ID, ROOT_ID, ExpectedTable, LiveTable, TimeAxis
 from dlt_contract_ops.core.timeaxis import choose_time_axis
 from dlt_contract_ops.destinations.base import DestinationAdapter
-from dlt_contract_ops.destinations.connect import Target, open_adapter
+from dlt_contract_ops.destinations.connect import Target
 from dlt_contract_ops.detectors.queries import Rows, nested_rows
 from dlt_contract_ops.engine.read_problems import source_read_errors
 from dlt_contract_ops.engine.sweep_stats import SweepStats, observed, record
@@ -30,7 +30,7 @@ from dlt_contract_ops.settings.project import ProjectSettings, SourceSettings
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.emitter import Emitter
 from dlt_contract_ops.sources.discovery import BuiltSource
-from dlt_contract_ops.sources.resolve import resolve_source, resolve_target_checked
+from dlt_contract_ops.sources.resolve import bind_destination, resolve_source
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -267,22 +267,11 @@ class Sweep:
         self.sources_built = 0
 
     def context(self, name: str) -> SourceContext:
-        from dlt.common.schema import Schema
-
         resolved = resolve_source(name, self.project, self.project_dir, cached=True)
-        settings, built = resolved.settings, resolved.built
         self.sources_built += 1
-        schema = Schema(built.schema_name)
-        schema.naming = built.naming  # the convention the source writes with
-        # `built` lets a source without `pipeline_name` be matched to its local pipeline
-        target = resolve_target_checked(settings, self.project_dir, built)
-        # dlt shortens identifiers to the destination's limit (PostgreSQL: 63 characters)
-        built = built.for_destination(target.destination.capabilities())
-        adapter = open_adapter(
-            target,
-            schema,
-            query_timeout=self.project.query_timeout,
-            lock_timeout=self.project.lock_timeout,
+        settings = resolved.settings
+        target, built, adapter = bind_destination(
+            settings, resolved.built, self.project, self.project_dir
         )
         self.adapters.append(adapter)
         key = (target.destination_type, str(getattr(adapter, "location", "")), adapter.dataset)

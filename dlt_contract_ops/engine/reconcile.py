@@ -233,8 +233,10 @@ def run(
         if not names:
             raise ConfigError(no_source_message(os.path.join(pdir, ".dlt", "config.toml")))
         sink_names = tuple(alert_sinks) if alert_sinks is not None else project.alert_sinks
+        # a sink that cannot be built is the project's mistake: refused here, before
+        # anything is swept or alerted (a dry run loads no sink)
         emitter = Emitter.from_names(
-            sink_names, dry_run=dry_run, dedup=dedup, dedup_settings=project.dedup
+            sink_names, dry_run=dry_run, dedup=dedup, dedup_settings=project.dedup, strict=True
         )
         book = load_book(pdir, now)
         emitter.acks = book

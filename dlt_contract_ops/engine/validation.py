@@ -11,8 +11,9 @@ Rules:
   (`recent_window = "6 hours"`).
 - `source_importable`: each declared source's `ref` imports and builds.
 - `source_has_models`: each declared source has at least one resource with a Pydantic model.
-- `destination_adapter`: each source's destination resolves and a reconciler adapter is
-  registered for it (no connection is opened).
+- `destination_adapter`: each source's destination resolves exactly as a sweep resolves it
+  (`sources.resolve.bind_destination`: its configuration and credentials from dlt's chain)
+  and a reconciler adapter is registered for it (no connection is opened).
 - `alert_sink_registered`: every name in `alert_sinks` is registered and its options
   construct the sink (a typo'd option, a secret in config.toml, Sentry without its extra);
   every `[contract_ops.alert_sink.<name>]` table names a registered sink.
@@ -20,7 +21,9 @@ Rules:
 - `ack_malformed`, `ack_expired`, `ack_orphaned`: entries of `.dlt/contract_ops_acks.toml`
   that cannot be read, whose `until` has passed, or whose drift no recent run found.
 
-Nothing is emitted and no destination is queried.
+A problem `reconcile` refuses with exit 2 (`Problem.usage`) makes `validate` exit 2 too; a
+pending gate hand-over is a note naming the command that finishes it. Nothing is emitted and
+no destination is queried.
 """
 
 from __future__ import annotations
@@ -28,16 +31,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dlt_contract_ops.errors import ConfigError, ContractOpsError
+from dlt_contract_ops.errors import ConfigError, ContractOpsError, NotLoadedError
 from dlt_contract_ops.settings.project import ProjectSettings
 from dlt_contract_ops.sinks.options import SINK_SECTION
 
 NOT_SET = "(not set)"
 #: where a project declares its sources, as problems name it
 CONFIG_FILE = ".dlt/config.toml"
-#: rules whose problem keeps the project from being reconciled at all: `validate` exits 2,
-#: as `reconcile` does on them
-USAGE_RULES = frozenset({"config_section", "source_declared"})
+#: rules whose every problem is one `reconcile` refuses to run on (exit 2): `validate` exits
+#: 2 on them too; a problem of another rule does when it is a `ConfigError` (`usage`)
+USAGE_RULES = frozenset(
+    {"config_section", "config_keys", "source_declared", "alert_sink_registered"}
+)
 
 
 @dataclass(frozen=True)
@@ -48,6 +53,8 @@ class Problem:
     file: str
     key: str
     message: str
+    #: `reconcile` refuses it with exit 2, as `validate` then does
+    usage: bool = False
 
 
 @dataclass
@@ -65,21 +72,26 @@ class Report:
 
     @property
     def unusable(self) -> bool:
-        """The configuration cannot be read as meant (a misspelled or non-table section, no
-        source declared): `validate` exits 2, like `reconcile`'s usage error."""
-        return any(p.rule in USAGE_RULES for p in self.problems)
+        """A problem `reconcile` refuses with its usage error (a misspelled or non-table
+        section, an unknown key, no source declared, a sink that cannot be built, a
+        destination whose configuration is not set): `validate` exits 2 as well."""
+        return any(p.usage for p in self.problems)
 
-    def add(self, rule: str, key: str, message: str, file: str | None = None) -> None:
+    def add(
+        self, rule: str, key: str, message: str, file: str | None = None, *, usage: bool = False
+    ) -> None:
         from dlt_contract_ops.settings.files import locate
 
-        self.problems.append(Problem(rule, file or locate(key) or NOT_SET, key, message))
+        self.problems.append(Problem(rule, file or locate(key) or NOT_SET, key, message,
+                                     usage or rule in USAGE_RULES))
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
             "sources": self.sources,
             "alert_sinks": self.sinks,
-            "problems": [p.__dict__ for p in self.problems],
+            "problems": [{"rule": p.rule, "file": p.file, "key": p.key, "message": p.message}
+                         for p in self.problems],
             "notes": self.notes,
         }
 
@@ -125,7 +137,9 @@ def check_config_keys(report: Report, sources: list[str]) -> None:
     for section in sections:
         for message in table_problems(section):
             report.add("config_keys", _key_of(message, section), message, _file_of(message))
-    tables = ["contract_ops", "contract_ops.removal", "contract_ops.dedup"]
+    from dlt_contract_ops.settings.project import PROJECT_TABLES
+
+    tables = list(PROJECT_TABLES)
     tables += [f"sources.{n}.contract_ops.removal" for n in sources]
     for section in tables:
         wrong = not_a_table(section)
@@ -149,10 +163,9 @@ def load_project(report: Report) -> ProjectSettings:
 
 def check_source(report: Report, name: str, project: ProjectSettings, project_dir: str) -> None:
     """`source_importable`, `source_has_models` and `destination_adapter` for one source."""
-    from dlt_contract_ops.destinations.connect import adapter_class
     from dlt_contract_ops.settings.project import load_source_settings
     from dlt_contract_ops.sources.discovery import build_source
-    from dlt_contract_ops.sources.resolve import resolve_target_checked
+    from dlt_contract_ops.sources.resolve import bind_destination
 
     base = f"sources.{name}.contract_ops"
     try:
@@ -162,16 +175,22 @@ def check_source(report: Report, name: str, project: ProjectSettings, project_di
         if "` in `[" in message or "must be a table" in message:  # names the key or table
             _add_settings_problem(report, message, f"{base}.ref")
         else:  # no `ref`: nothing to import
-            report.add("source_importable", f"{base}.ref", message)
+            report.add("source_importable", f"{base}.ref", message, usage=True)
         return
     except ContractOpsError as exc:
         report.add("source_importable", f"{base}.ref", str(exc))
         return
+    from dlt_contract_ops.engine.handover import pending_handover_note
+
+    note = pending_handover_note(settings, project_dir)
+    if note:
+        report.notes.append(note)
     try:
         # the settings read above (keys unchecked: `check_config_keys` lists those)
         built = build_source(name, settings.ref, project_dir, timeout=project.source_build_timeout)
-    except ContractOpsError as exc:
-        report.add("source_importable", f"{base}.ref", str(exc))
+    except ContractOpsError as exc:  # its own configuration not set: reconcile's exit 2
+        report.add("source_importable", f"{base}.ref", str(exc),
+                   usage=isinstance(exc, ConfigError))
         return
     if not built.tables:
         why = "; ".join(built.notes) or "it has no resources"
@@ -183,16 +202,20 @@ def check_source(report: Report, name: str, project: ProjectSettings, project_di
             "`@dlt.resource`.",
         )
     try:
-        target = resolve_target_checked(settings, project_dir)
-        adapter_class(target.destination_type)
-    except ContractOpsError as exc:
-        report.add("destination_adapter", f"{base}.destination", str(exc))
+        # as a sweep binds it (credentials and all, from dlt's configuration), unconnected
+        _, _, adapter = bind_destination(settings, built, project, project_dir)
+    except ContractOpsError as exc:  # a ConfigError (credentials not set): reconcile's exit 2
+        # (never loaded here is no mistake: a sweep reports it, exit 2 only when alone)
+        usage = isinstance(exc, ConfigError) and not isinstance(exc, NotLoadedError)
+        report.add("destination_adapter", f"{base}.destination", str(exc), usage=usage)
     except Exception as exc:  # dlt raises its own types for an unknown destination reference
         report.add(
             "destination_adapter",
             f"{base}.destination",
             f"Destination `{settings.destination}` of source `{name}` cannot be resolved: {exc}",
         )
+    else:
+        adapter.close()
 
 
 def check_sinks(report: Report, project: ProjectSettings) -> None:

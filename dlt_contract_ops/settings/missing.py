@@ -43,13 +43,13 @@ def secret_fields(exc: Exception) -> set[str]:
 
 def missing_config_message(what: str, exc: Exception) -> str:
     """`<what>: missing `a`, `b` in `[section]`. Set it in .dlt/secrets.toml, or the
-    environment variable `SECTION__A`.`, from dlt's traces; dlt's own text, on its lines,
+    environment variable `SECTION__A`.`, from dlt's traces; dlt's own text, on one line,
     when its traces name no key."""
     from dlt_contract_ops.settings.files import env_name
 
     keys = missing_keys(getattr(exc, "traces", {}) or {}, secret_fields(exc))
     if not keys:
-        return f"{what}: configuration is not set:\n{exc}"
+        return f"{what}: configuration is not set: {' '.join(str(exc).split())}"
     first, secret = keys[0]
     section = first.rpartition(".")[0]
     toml = "secrets.toml" if secret else "config.toml"

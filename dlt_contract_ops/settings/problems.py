@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dlt_contract_ops.errors import ConfigError, closest
+from dlt_contract_ops.errors import ConfigError, closest, did_you_mean
 from dlt_contract_ops.settings.files import dig, toml_files
 from dlt_contract_ops.settings.keys import unknown_key_messages
 from dlt_contract_ops.settings.specs import (
@@ -158,9 +158,24 @@ def raise_problems(problems: list[str]) -> None:
 
 
 def not_a_table(section: str) -> Any:
-    """A message when `section` is set to something other than a table, else None."""
+    """A message when `section` is set to something other than a table, else None; with
+    the setting it was likely meant as (`alert_sink = ["webhook"]`: `alert_sinks`).
+
+    >>> _meant("contract_ops.alert_sink")
+    ' Did you mean `alert_sinks`?'
+    """
     for f in toml_files():
         found, value = dig(f.doc, section)
         if found and not isinstance(value, Mapping):
-            return f"`[{section}]` must be a table: {f.shown} sets it to {value!r}."
+            return (f"`[{section}]` must be a table: {f.shown} sets it to {value!r}."
+                    + _meant(section))
     return None
+
+
+def _meant(section: str) -> str:
+    """The closest setting of `[contract_ops]` that is not a table, for a sub-table set to
+    a value (its name set where a near key was meant)."""
+    parent, _, name = section.rpartition(".")
+    if parent != PROJECT_SECTION:
+        return ""
+    return did_you_mean(name, PROJECT_KEYS - set(_PROJECT_SUBTABLES) - {name})

@@ -49,6 +49,12 @@ from dlt_contract_ops.settings.values import (
 )
 
 PROJECT_SECTION = "contract_ops"
+#: the tables of the project settings that must be tables (`alert_sink = ["webhook"]`, a
+#: near miss of `alert_sinks`, is refused, not read as no sink options)
+PROJECT_TABLES = tuple(
+    f"{PROJECT_SECTION}{sub}" for sub in
+    ("", ".removal", ".dedup", ".distribution", ".alert_sink")
+)
 DEFAULT_REALERT_AFTER = 24 * 3600.0
 DEFAULT_QUERY_TIMEOUT = 300.0
 DEFAULT_LOCK_TIMEOUT = 30.0
@@ -204,8 +210,7 @@ def _load_project_settings(check_keys: bool) -> ProjectSettings:
 
     from dlt_contract_ops.settings.problems import not_a_table, raise_problems, table_problems
 
-    for section in (PROJECT_SECTION, f"{PROJECT_SECTION}.removal", f"{PROJECT_SECTION}.dedup",
-                    f"{PROJECT_SECTION}.distribution"):
+    for section in PROJECT_TABLES:
         raise_problems([m for m in [not_a_table(section)] if m])
     if check_keys:
         raise_problems(table_problems(PROJECT_SECTION))

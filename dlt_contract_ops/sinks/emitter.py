@@ -1,7 +1,8 @@
 """Fan-out to the configured sinks: isolation, fallback, dry-run, dedup and bounded flush.
 
 - Every sink receives every event; one sink raising never crashes the sweep or starves the
-  others. One that fails to load is dropped for the run with a warning naming it; if every
+  others. One that fails to load is a configuration error when loaded `strict` (a
+  reconcile); otherwise it is dropped for the run with a warning naming it, and if every
   configured sink drops, the logging sink takes over. `alert_sinks = []` disables emission.
 - Delivery is per sink: a sink delivered a finding when `emit_drift` returned and, for an
   asynchronous sink (`ConfirmsDelivery`), the server confirmed it by the end of `flush`.
@@ -27,14 +28,13 @@ from datetime import timedelta
 from typing import Any
 
 from dlt_contract_ops.acks.store import AckBook
-from dlt_contract_ops.errors import AlertSinkError
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.duration import human
 from dlt_contract_ops.settings.project import DedupSettings
 from dlt_contract_ops.sinks.base import AlertSink, ConfirmsDelivery, ErrorEvent
 from dlt_contract_ops.sinks.dedup import ANY_SINK, AlertMark, DedupStore, FindingId, overall
 from dlt_contract_ops.sinks.delivery import DeliveryReport, missed, pages
-from dlt_contract_ops.sinks.loader import load_sink
+from dlt_contract_ops.sinks.loader import load_sink, load_sinks
 from dlt_contract_ops.sinks.logging_sink import LoggingSink, error_line, where
 from dlt_contract_ops.statefile import StateFileError
 
@@ -90,6 +90,7 @@ class Emitter:
         dry_run: bool = False,
         dedup: bool = True,
         dedup_settings: DedupSettings | None = None,
+        strict: bool = False,
     ) -> Emitter:
         """Load the sinks named `names` (inside a project context).
 
@@ -101,6 +102,9 @@ class Emitter:
         reads `[contract_ops.alert_sink.<name>]` from config and secrets. `dedup=False` turns
         dedup off for this invocation (`--no-dedup`); `[contract_ops.dedup] enabled = false`
         turns it off for the project.
+
+        `strict`: a sink that cannot be loaded raises (`AlertSinkError`, a `ConfigError`: a
+        reconcile refuses to start); else it is dropped with a warning (the gate's alert).
         """
         loaded: list[tuple[str, AlertSink]] = []
         given_sinks = {sink_name(n): n for n in names if not isinstance(n, str)}
@@ -108,15 +112,7 @@ class Emitter:
         if dry_run:
             log.debug("dry run: alert sinks not loaded, emission suppressed")
         else:
-            for name in dict.fromkeys(sink_names):  # a name listed twice is one sink
-                if name in given_sinks:
-                    loaded.append((name, given_sinks[name]))
-                    continue
-                try:
-                    given = (options or {}).get(name)
-                    loaded.append((name, load_sink(name, given)))
-                except AlertSinkError as exc:
-                    log.warning("alert sink '%s' dropped for this run: %s", name, exc)
+            loaded = load_sinks(sink_names, given_sinks, options, strict=strict)
             if sink_names and not loaded:
                 log.warning(
                     "every configured alert sink (%s) dropped: falling back to 'logging'",

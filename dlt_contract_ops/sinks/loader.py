@@ -4,7 +4,8 @@ entry-point group (built-ins take the same path as third-party sinks)."""
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
+import logging
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dlt_contract_ops.errors import (
@@ -22,6 +23,8 @@ from dlt_contract_ops.sinks.options import (
     table_name,
 )
 from dlt_contract_ops.sinks.spec import resolve_options
+
+log = logging.getLogger("dlt_contract_ops")
 
 
 def unknown_sink_message(name: str) -> str:
@@ -147,3 +150,34 @@ def load_sink(name: str, options: Mapping[str, Any] | None = None) -> AlertSink:
         _check_options(name, factory, resolved)
         options = resolve_options(name, factory, {k: v.value for k, v in resolved.items()})
     return construct(name, factory, options)
+
+
+def load_sinks(
+    names: Sequence[str],
+    given: Mapping[str, AlertSink],
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    strict: bool = False,
+) -> list[tuple[str, AlertSink]]:
+    """(name, sink) of each of `names` (a name listed twice is one sink): the instance
+    `given` under that name, else the sink loaded with `options[name]` (or its table).
+
+    A sink that cannot be loaded raises its `AlertSinkError` when `strict` (the sinks built
+    so far closed, never used); otherwise it is dropped with a WARNING naming it and why.
+    """
+    loaded: list[tuple[str, AlertSink]] = []
+    for name in dict.fromkeys(names):
+        if name in given:
+            loaded.append((name, given[name]))
+            continue
+        try:
+            loaded.append((name, load_sink(name, (options or {}).get(name))))
+        except AlertSinkError as exc:
+            if strict:
+                for built, sink in loaded:
+                    close = getattr(sink, "close", None)
+                    if built not in given and callable(close):
+                        close()
+                raise
+            log.warning("alert sink '%s' dropped for this run: %s", name, exc)
+    return loaded

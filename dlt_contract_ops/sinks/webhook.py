@@ -106,6 +106,42 @@ def _cause(exc: BaseException) -> BaseException | None:
     return exc.__cause__ or exc.__context__
 
 
+def url_problem(url: str) -> str | None:
+    """What keeps `url` from being a webhook's address, else None; never the URL itself,
+    whose path is often the credential.
+
+    >>> [url_problem(u) for u in ("https://h/x", "htps://h/x", "http:///x", "http://h:99999")]
+    [None, "its scheme is 'htps'", 'it has no host', 'its port is not 1 to 65535']
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return f"its scheme is {parts.scheme!r}" if parts.scheme else "it has no scheme"
+    if not parts.hostname:
+        return "it has no host"
+    try:
+        port = parts.port
+    except ValueError:  # not a number, or past 65535
+        port = 0
+    return "its port is not 1 to 65535" if port == 0 else None
+
+
+def checked_url(url: object) -> str:
+    """`url` when it can be POSTed to; a SinkOptionError that says what is wrong with it
+    and where it is set otherwise, when the sink is built (so `validate` and `reconcile`
+    refuse it before anything is swept), not at the first POST."""
+    text = as_text(url, NAME, "url")
+    problem = url_problem(text)
+    if problem:
+        raise SinkOptionError(
+            f"Option `url` of alert sink '{NAME}' is not an http(s) URL with a host "
+            f"({problem}): set it to the receiver's address (`https://host/path`) in "
+            f"`[contract_ops.alert_sink.{NAME}]` of .dlt/secrets.toml.",
+            NAME,
+            "url",
+        )
+    return text
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How one event's delivery ended."""
@@ -136,15 +172,7 @@ class WebhookSink:
         send_samples: bool = True,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.url = as_text(url, NAME, "url")
-        scheme = urllib.parse.urlsplit(self.url).scheme
-        if scheme not in ("http", "https"):
-            raise SinkOptionError(
-                f"Option `url` of alert sink '{NAME}' must be an http(s) URL, got scheme "
-                f"{scheme!r}.",
-                NAME,
-                "url",
-            )
+        self.url = checked_url(url)
         self.format = as_choice(format, NAME, "format", ("json", "slack"))
         self.timeout = as_number(timeout, NAME, "timeout", minimum=0.001)
         self.retries = int(as_number(retries, NAME, "retries"))

@@ -17,6 +17,7 @@ from dlt_contract_ops.settings.project import (
 
 if TYPE_CHECKING:
     from dlt_contract_ops.destinations.connect import Target
+    from dlt_contract_ops.destinations.protocol import DestinationAdapter
     from dlt_contract_ops.sources.discovery import BuiltSource
 
 
@@ -94,6 +95,29 @@ def resolve_target_checked(
         return resolve_target_of(settings, project_dir, built)
     except (UnknownDestinationModule, InvalidDestinationReference):
         raise ConfigError(unknown_destination_message(settings)) from None
+
+
+def bind_destination(
+    settings: SourceSettings, built: BuiltSource, project: ProjectSettings, project_dir: str
+) -> tuple[Target, BuiltSource, DestinationAdapter]:
+    """Where the source's data lives, the source named for that destination, and an adapter
+    on it that has not connected yet: the one way `reconcile` and `validate` resolve a
+    destination, its configuration and credentials from dlt's chain included, so `validate`
+    refuses what a sweep would (CredentialsMissingError, an unknown destination)."""
+    from dlt.common.schema import Schema
+
+    from dlt_contract_ops.destinations.connect import open_adapter
+
+    schema = Schema(built.schema_name)
+    schema.naming = built.naming  # the convention the source writes with
+    # `built` lets a source without `pipeline_name` be matched to its local pipeline
+    target = resolve_target_checked(settings, project_dir, built)
+    # dlt shortens identifiers to the destination's limit (PostgreSQL: 63 characters)
+    built = built.for_destination(target.destination.capabilities())
+    adapter = open_adapter(
+        target, schema, query_timeout=project.query_timeout, lock_timeout=project.lock_timeout
+    )
+    return target, built, adapter
 
 
 def unknown_destination_message(settings: SourceSettings) -> str:

@@ -104,6 +104,26 @@ def test_unknown_role(project: Project, healthy: Backend) -> None:
     assert 'role "no_such_role_co" does not exist' in error
 
 
+@pytest.mark.parametrize(
+    ("key", "url", "says"),
+    [
+        ("postgres", "postgresql://postgres:x@127.0.0.1:5432/tset",
+         'database "tset" does not exist'),
+        ("mariadb", "mysql+pymysql://root:@127.0.0.1:3306/tset", "Unknown database 'tset'"),
+    ],
+)
+def test_an_unknown_database_is_refused_like_an_unknown_role(
+    project: Project, healthy: Backend, tmp_path: Path, key: str, url: str, says: str
+) -> None:
+    """A typo in the database name is the same kind of mistake as one in the role: exit 2
+    and never an alert (it was a runtime error that paged, exit 1)."""
+    backend = make(key, tmp_path)
+    _add_broken(project, backend, url)
+    code, doc, stderr, _elapsed = _sweep(project)
+    error = _assert_isolated(code, doc, stderr, exit_code=2)
+    assert says in error
+
+
 @pytest.mark.parametrize("key", ["postgres", "mariadb"])
 def test_a_hung_server_times_out(
     project: Project, healthy: Backend, silent_server: int, key: str, tmp_path: Path

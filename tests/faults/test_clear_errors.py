@@ -161,7 +161,7 @@ def test_removal_setting_mistakes_name_the_file_and_key(
     shop.config(SOURCE + toml)
 
     proc = shop.cli("validate", "--format", "json")
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.returncode == 2, proc.stdout + proc.stderr  # what reconcile refuses: exit 2
     problems = json.loads(proc.stdout)["problems"]
     assert [(p["rule"], p["key"], p["file"]) for p in problems] == [
         ("config_keys", key, ".dlt/config.toml")
@@ -182,7 +182,7 @@ def test_validate_lists_an_unknown_key_and_a_bad_value_together(shop: Project) -
         + '[contract_ops.dedup]\nrealert_afer = "2h"\n'
     )
     proc = shop.cli("validate", "--format", "json")
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.returncode == 2, proc.stdout + proc.stderr
     keys = {p["key"]: p["rule"] for p in json.loads(proc.stdout)["problems"]}
     assert keys == {
         "contract_ops.removal.recent_windw": "config_keys",
@@ -263,7 +263,7 @@ def test_a_misspelled_destination_is_a_configuration_error(shop: Project) -> Non
     assert "`destination` in `[sources.shop.contract_ops]` (.dlt/config.toml)" in result["error"]
 
     checked = shop.cli("validate", "--format", "json")
-    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert checked.returncode == 2, checked.stdout + checked.stderr  # as reconcile
     [problem] = json.loads(checked.stdout)["problems"]
     assert (problem["rule"], problem["key"], problem["file"]) == (
         "destination_adapter", "sources.shop.contract_ops.destination", ".dlt/config.toml"

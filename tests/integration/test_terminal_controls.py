@@ -7,7 +7,10 @@ from __future__ import annotations
 import json
 
 import duckdb
+import pytest
+from click.testing import CliRunner
 
+from dlt_contract_ops.commands import main
 from tests.projects import Project
 
 HOSTILE = "evil\x1b[31m\a\u202etxt"
@@ -64,3 +67,29 @@ def test_a_hostile_column_name_is_escaped_on_the_terminal(project: Project) -> N
     doc = json.loads(project.cli("reconcile", "-s", "app", "--dry-run", "--format",
                                  "json").stdout)
     assert doc["results"][0]["findings"][0]["columns"] == [HOSTILE]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("ack", "bad\nid\x1b", "--until", "1d", "--reason", "r"),
+        ("unack", "bad\nid\x1b"),
+        ("reconcile", "-s", "bad\nid\x1b"),
+        ("profile", "-s", "bad\nid\x1b"),
+        ("gate", "check", "-s", "bad\nid\x1b"),
+    ],
+    ids=lambda args: args[0] if args[0] != "gate" else "gate check",
+)
+def test_a_name_typed_with_a_line_break_is_one_escaped_error_line(
+    project: Project, args: tuple[str, ...]
+) -> None:
+    """An id or source name holding a line break or ESC stays inside its one `Error:` line,
+    shown escaped (it was printed raw, or split onto a second line)."""
+    project.module("app_mod", SOURCE)
+    project.source("app", "app_mod:app", pipeline_name="ctl_pipe", dataset_name="ctl_raw")
+    result = CliRunner().invoke(main, [*args, "--project-dir", str(project.root)])
+    assert result.exit_code in (1, 2), result.output
+    [line] = result.stderr.splitlines()
+    assert line.startswith("Error: "), line
+    assert "bad\\nid\\u001b" in line, line
+    assert "\x1b" not in result.output

@@ -86,7 +86,7 @@ def test_validate_example_is_real_output(app_project: Project) -> None:
         '[contract_ops.alert_sink.webhook]\nurl = "http://127.0.0.1:9/hook"\n',
     )
     proc = app_project.cli("validate")
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     [example] = _blocks(_section(SINKS, "`validate` and `sinks`"), "text")[:1]
     assert proc.stdout == example
 

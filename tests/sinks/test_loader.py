@@ -151,7 +151,8 @@ def test_options_are_typed_by_dlt_through_the_sink_spec(
         (
             "",
             '[contract_ops.alert_sink.webhook]\nurl = "ftp://127.0.0.1/"\n',
-            r"Option `url` of alert sink 'webhook' must be an http\(s\) URL",
+            r"Option `url` of alert sink 'webhook' is not an http\(s\) URL with a host "
+            r"\(its scheme is 'ftp'\)",
         ),
     ],
 )

@@ -91,7 +91,7 @@ def test_reconcile_emits_through_the_plugin(app_project: Project, plugin_site: P
 def test_validate_constructs_the_plugin(app_project: Project, plugin_site: Path) -> None:
     _use_jsonl(app_project, 'paht = "alerts.jsonl"\n')
     proc = _cli(app_project, plugin_site, "validate", "--format", "json")
-    assert proc.returncode == 1
+    assert proc.returncode == 2  # `reconcile` refuses a sink that cannot be built
     problems = json.loads(proc.stdout)["problems"]
     assert [(p["key"], p["file"]) for p in problems] == [
         ("contract_ops.alert_sink.jsonl.paht", ".dlt/config.toml"),
@@ -105,7 +105,7 @@ def test_validate_constructs_the_plugin(app_project: Project, plugin_site: Path)
 def test_without_the_package_the_name_is_unknown(app_project: Project) -> None:
     _use_jsonl(app_project)
     proc = _cli(app_project, None, "reconcile", "--all")
-    assert proc.returncode == 0, proc.stderr
-    assert "Unknown alert sink 'jsonl'." in proc.stderr
-    assert "falling back to 'logging'" in proc.stderr
+    assert proc.returncode == 2, proc.stderr  # refused before the sweep, nothing sent
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("Error: Unknown alert sink 'jsonl'.")
     assert not (app_project.root / "alerts.jsonl").exists()

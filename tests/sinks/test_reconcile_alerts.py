@@ -186,13 +186,14 @@ def test_run_puts_a_delivery_error_on_the_result(app_project: Project) -> None:
     assert result.error.endswith("will be sent again on the next run.")
 
 
-def test_unknown_sink_falls_back_to_logging_with_a_hint(app_project: Project) -> None:
+def test_an_unknown_sink_is_exit_2_with_a_hint(app_project: Project) -> None:
+    """A typo'd sink name is the project's mistake: refused before the sweep (it was dropped
+    with a warning, and the sweep fell back to logging, exit 0)."""
     _configure(app_project, '["sentri"]')
     proc = app_project.cli("reconcile", "--all")
-    assert proc.returncode == 0, proc.stderr
-    assert "Unknown alert sink 'sentri'. Did you mean 'sentry'?" in proc.stderr
-    assert "falling back to 'logging'" in proc.stderr
-    assert ALERT_LINE in proc.stderr
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith("Error: Unknown alert sink 'sentri'. Did you mean 'sentry'?")
 
 
 def test_sentry_end_to_end(app_project: Project) -> None:
