@@ -14,22 +14,36 @@ from dlt_contract_ops.ingest.report import GateReport
 
 if TYPE_CHECKING:
     from dlt_contract_ops.sinks.delivery import DeliveryReport
+    from dlt_contract_ops.sinks.emitter import Emitter
 
 log = logging.getLogger("dlt_contract_ops")
 
 
-def alert_rejection(
-    report: GateReport, source: str, alert_sinks: Iterable[str] | None, *, dry_run: bool
-) -> DeliveryReport:
-    """Send the rejection to the sinks; what became of it (`undelivered` is not empty when a
-    paging sink, or every sink, did not deliver it)."""
-    from dlt_contract_ops.model.findings import DriftFinding
+def gate_emitter(alert_sinks: Iterable[str] | None, *, dry_run: bool) -> Emitter:
+    """The sinks a rejection would go to, built before the batch is looked at: a sink that
+    cannot be built (a bad webhook `url`, an unknown option) raises its `AlertSinkError`, a
+    `ConfigError`, before anything is extracted, as `reconcile` refuses to start; dropped
+    with a warning, it would leave a rejection with no page."""
     from dlt_contract_ops.settings.project import load_project_settings
     from dlt_contract_ops.sinks.emitter import Emitter
 
     project = load_project_settings()
     names = tuple(alert_sinks) if alert_sinks is not None else project.alert_sinks
-    emitter = Emitter.from_names(names, dry_run=dry_run, dedup_settings=project.dedup)
+    return Emitter.from_names(names, dry_run=dry_run, dedup_settings=project.dedup,
+                              strict=True)
+
+
+def alert_rejection(
+    report: GateReport, source: str, alert_sinks: Iterable[str] | None = None, *,
+    dry_run: bool = False, emitter: Emitter | None = None,
+) -> DeliveryReport:
+    """Send the rejection to the sinks (`emitter`, else `gate_emitter(alert_sinks)`); what
+    became of it (`undelivered` is not empty when a paging sink, or every sink, did not
+    deliver it). The emitter is flushed and closed."""
+    from dlt_contract_ops.model.findings import DriftFinding
+
+    if emitter is None:
+        emitter = gate_emitter(alert_sinks, dry_run=dry_run)
     first = report.differences[0] if report.differences else None
     table = first.table if first else "(batch)"
     finding = DriftFinding(

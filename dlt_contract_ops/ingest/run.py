@@ -337,23 +337,30 @@ def gated_run(
     >>> report.action, report.schema_version  # doctest: +SKIP
     ('loaded', 2)
     """
-    from dlt_contract_ops.ingest.alert import alert_rejection
+    from dlt_contract_ops.ingest.alert import alert_rejection, gate_emitter
     from dlt_contract_ops.ingest.settings import gate_settings
 
     source_name = _source_name(data, _resources(data))
     settings = gate_settings(source_name)
-    report = check_batch(
-        pipeline,
-        data,
-        policy=policy or settings.policy,
-        quarantine_dir=Path(quarantine_dir) if quarantine_dir else settings.quarantine_dir,
-        contracts_dir=Path(contracts_dir) if contracts_dir else settings.contracts_dir,
-        source_name=source_name,
-        lock_timeout=lock_timeout,
-        **run_kwargs,
-    )
-    if report.action == "rejected":
-        delivery = alert_rejection(report, source_name, alert_sinks, dry_run=dry_run)
+    emitter = gate_emitter(alert_sinks, dry_run=dry_run)  # a broken sink: before any work
+    try:
+        report = check_batch(
+            pipeline,
+            data,
+            policy=policy or settings.policy,
+            quarantine_dir=Path(quarantine_dir) if quarantine_dir else settings.quarantine_dir,
+            contracts_dir=Path(contracts_dir) if contracts_dir else settings.contracts_dir,
+            source_name=source_name,
+            lock_timeout=lock_timeout,
+            **run_kwargs,
+        )
+    except BaseException:
+        emitter.flush()
+        raise
+    if report.action != "rejected":
+        emitter.flush()
+    else:
+        delivery = alert_rejection(report, source_name, emitter=emitter)
         if delivery.undelivered:  # a lost page is never silent: the caller sees it too
             report = report.model_copy(update={
                 "notes": [*report.notes, delivery.problem(delivery.undelivered)]})

@@ -79,3 +79,22 @@ def test_a_rejection_the_webhook_refused_says_so_on_the_report(
     assert len(refusing.requests) == 1
     assert any("alert not delivered to 'webhook'" in n for n in caught.value.report.notes)
     assert trusted(pipeline) == (3, 18500)
+
+
+@pytest.mark.parametrize("shape", ["added", "removed"])
+def test_a_sink_that_cannot_be_built_stops_the_gate_before_the_batch(
+    duckdb_target: Target, project: Project, shape: str
+) -> None:
+    """A webhook `url` that is no URL: the gate refuses to start, as `reconcile` does, for an
+    admissible batch and a breaking one alike; before, the batch ran and the rejection went to
+    a logging fallback with a WARNING (no page)."""
+    from dlt_contract_ops.errors import AlertSinkError
+
+    pipeline = baseline_orders(duckdb_target)
+    project.config('[contract_ops]\nalert_sinks = ["webhook"]\n')
+    project.secrets('[contract_ops.alert_sink.webhook]\nurl = "htps://127.0.0.1:9/gate"\n')
+    with project_context(project.root), pytest.raises(AlertSinkError, match="webhook"):
+        gated_run(pipeline, orders(SHAPES[shape]))
+    assert trusted(pipeline) == (3, 18500)
+    assert pipeline.list_extracted_load_packages() == []
+    assert pipeline.list_normalized_load_packages() == []
