@@ -65,6 +65,10 @@ class SnapshotError(ConfigError):
     one."""
 
 
+class ExportError(ConfigError):
+    """A contract export cannot be written where it was asked to go."""
+
+
 class WaiverError(ConfigError):
     """A contract waiver file is malformed."""
 

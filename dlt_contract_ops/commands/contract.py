@@ -97,6 +97,50 @@ def snapshot(source: str, version: str, out: str, force: bool, project_dir: str 
 
 
 @contract.command()
+@click.option("--format", "fmt", type=click.Choice(["odcs"]), default="odcs", show_default=True,
+              help="odcs: an Open Data Contract Standard v3.1 document (YAML) per source.")
+@click.option("-s", "--source", "sources", multiple=True, metavar="NAME",
+              help="A source declared in [sources.NAME.contract_ops]; repeatable.")
+@click.option("--all", "all_sources", is_flag=True, help="Every declared source.")
+@click.option("--out", type=click.Path(), default=None,
+              help="A folder (files OUT/SOURCE.odcs.yaml) or, for one source, a .yaml file. "
+                   "Default: print to standard output.")
+@click.option("--version", "version", default=None, metavar="X.Y.Z",
+              help="The contract version the document states (status active). Default: "
+                   "0.0.0, status draft.")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@_project_option
+def export(
+    fmt: str, sources: tuple[str, ...], all_sources: bool, out: str | None,
+    version: str | None, force: bool, project_dir: str | None,
+) -> None:
+    """Write the sources' declared contracts as Open Data Contract Standard documents."""
+    from dlt_contract_ops.contracts.service import export_odcs
+    from dlt_contract_ops.errors import ContractOpsError
+
+    if bool(sources) == all_sources:
+        raise click.UsageError("Give either -s/--source NAME (repeatable) or --all, not both.")
+    try:
+        if all_sources:
+            from dlt_contract_ops.settings.files import project_context
+            from dlt_contract_ops.settings.project import declared_sources
+
+            with project_context(project_dir):
+                sources = tuple(declared_sources())
+        exports = export_odcs(sources, out, version=version, project_dir=project_dir,
+                              force=force)
+    except ContractOpsError as exc:
+        _fail(exc)
+        return
+    printed = [e.text for e in exports if e.path is None]
+    if printed:
+        click.echo("---\n".join(printed), nl=False)
+    for e in exports:
+        if e.path is not None:
+            click.echo(f"Exported `{e.source}` ({fmt}): {_shown(e.path)}", err=bool(printed))
+
+
+@contract.command()
 @click.argument("old", type=click.Path())
 @click.argument("new", type=click.Path())
 @_format_option

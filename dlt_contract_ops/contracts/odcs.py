@@ -33,8 +33,6 @@ from dlt_contract_ops.contracts.model import HINT_NAMES, ColumnContract, Resourc
 from dlt_contract_ops.contracts.odcs_types import OPTION_KEYS, logical_type, type_format
 
 API_VERSION = "v3.1.0"
-#: the namespace of the document `id`: one stable UUID per source name
-_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/dlt-contract-ops/source")
 
 
 @dataclass(frozen=True)
@@ -47,8 +45,13 @@ class ChildTable:
 
 
 def contract_id(source: str) -> str:
-    """The document `id` of `source`: the same UUID on every export."""
-    return str(uuid.uuid5(_ID_NAMESPACE, source))
+    """The document `id` of `source`: the same UUID on every export (a name-based UUID of
+    `dlt-contract-ops:source/<name>`), so a re-export replaces the document, not adds one.
+
+    >>> contract_id("shop")
+    '07f2c3fc-8c35-53b7-93ea-e5788177bee3'
+    """
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"dlt-contract-ops:source/{source}"))
 
 
 def _number(text: str) -> int | float | None:
@@ -71,7 +74,9 @@ def _custom(entries: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"property": k, "value": v} for k, v in entries.items()]
 
 
-def _declarations(col: ColumnContract, logical: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def _declarations(
+    col: ColumnContract, logical: str | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(logicalTypeOptions, custom properties) of `col`'s declarations for its logical type."""
     allowed = OPTION_KEYS.get(logical or "", frozenset())
     options: dict[str, Any] = {}
@@ -197,9 +202,9 @@ def _flat(node: _Node, path: str) -> list[dict[str, Any]]:
     return out
 
 
-def _property(col: ColumnContract, contract: ResourceContract, primary: tuple[str, ...]) -> dict[
-    str, Any
-]:
+def _property(
+    col: ColumnContract, contract: ResourceContract, primary: tuple[str, ...]
+) -> dict[str, Any]:
     root = _Node()
     for member in col.members:
         node = root

@@ -4,8 +4,9 @@ the mapping, for the export (`contracts.odcs`) and for an importer.
 ODCS has nine logical types (`string`, `date`, `timestamp`, `time`, `number`, `integer`,
 `object`, `array`, `boolean`) and per logical type a closed set of `logicalTypeOptions`; dlt has
 eleven data types with an optional precision and scale. The dlt type itself goes to
-`physicalType` as `ColumnContract.type_label` writes it (`decimal(10,2)`, `text(255)`), so nothing is lost: ODCS's
-`number` alone cannot tell a `double` from a `decimal`. Pure: no I/O, no dlt import.
+`physicalType` as `ColumnContract.type_label` writes it (`decimal(10,2)`, `text(255)`), so
+nothing is lost: ODCS's `number` alone cannot tell a `double` from a `decimal`. Pure: no I/O,
+no dlt import.
 """
 
 from __future__ import annotations
@@ -100,8 +101,8 @@ _LABEL = re.compile(r"^\s*([a-z]+)\s*(?:\(\s*(\d*|\?)\s*(?:,\s*(\d+)\s*)?\))?\s*
 
 def parse_dlt_type(label: str) -> tuple[str, int | None, int | None] | None:
     """(dlt type, precision, scale) of a `physicalType` the export wrote (a dlt type as
-    `ColumnContract.type_label` spells it); None when
-    `label` is no dlt type (a destination's own type such as `VARCHAR(2)`).
+    `ColumnContract.type_label` spells it); None when `label` is no dlt type (a destination's
+    own type such as `VARCHAR(2)`).
 
     >>> parse_dlt_type("decimal(10,2)"), parse_dlt_type("VARCHAR(2)")
     (('decimal', 10, 2), None)

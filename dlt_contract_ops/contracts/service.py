@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dlt_contract_ops.contracts.extract import contract_from_model, field_columns, resource_hints
-from dlt_contract_ops.contracts.model import Release, ResourceContract, Version
+from dlt_contract_ops.contracts.model import ColumnContract, Release, ResourceContract, Version
+from dlt_contract_ops.contracts.odcs import ChildTable
 from dlt_contract_ops.contracts.release import (
     ReleaseReport,
     Waiver,
@@ -33,7 +34,7 @@ from dlt_contract_ops.contracts.store import (
     source_dir,
     write_release,
 )
-from dlt_contract_ops.errors import SnapshotError
+from dlt_contract_ops.errors import ExportError, SnapshotError
 
 if TYPE_CHECKING:
     from dlt_contract_ops.contracts.lint import LintReport
@@ -41,11 +42,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CurrentContracts:
-    """The contracts the source's models declare right now, and where each is declared."""
+    """The contracts the source's models declare right now, and where each is declared;
+    `children` the contracts of the child tables dlt lands list fields in (read on request)."""
 
     resources: tuple[ResourceContract, ...]
     locations: Locations
     notes: tuple[str, ...]
+    children: tuple[ChildTable, ...] = ()
 
     def release(self, source: str, version: Version) -> Release:
         return Release(source, version, self.resources)
@@ -80,8 +83,11 @@ def _locations(
     return out
 
 
-def current_contracts(source: str, project_dir: str | os.PathLike[str] | None) -> CurrentContracts:
-    """Build `source` through discovery and read every resource model's contract."""
+def current_contracts(
+    source: str, project_dir: str | os.PathLike[str] | None, *, children: bool = False
+) -> CurrentContracts:
+    """Build `source` through discovery and read every resource model's contract (and with
+    `children`, the contract of every child table from its item model)."""
     from dlt_contract_ops.settings.files import project_context
     from dlt_contract_ops.settings.project import load_project_settings
     from dlt_contract_ops.sources.discovery import begin_run
@@ -104,7 +110,23 @@ def current_contracts(source: str, project_dir: str | os.PathLike[str] | None) -
             f"Source `{source}` has no resource with a Pydantic model (`columns=Model`), so it "
             f"declares no contract. {' '.join(built.notes)}".rstrip()
         )
-    return CurrentContracts(tuple(resources), locations, built.notes)
+    nested = _child_contracts(source, built) if children else ()
+    return CurrentContracts(tuple(resources), locations, built.notes, nested)
+
+
+def _child_contracts(source: str, built: Any) -> tuple[ChildTable, ...]:
+    from dlt_contract_ops.core.naming import nested_models
+
+    out = []
+    for table in built.tables:
+        for child, rows in nested_models(table, built.models[table.resource], built.naming):
+            if rows is not None:
+                contract = contract_from_model(source, child, rows, built.naming)
+            else:  # a list of scalars: one `value` column, nothing declared on it
+                columns = [ColumnContract(c.name, c.data_type, c.nullable) for c in child.columns]
+                contract = ResourceContract(source, child.resource, child.table, tuple(columns))
+            out.append(ChildTable(contract, child.parent))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -231,3 +253,44 @@ def lint(
     current = current_contracts(source, project_dir)
     report = lint_resources(source, current.resources, levels)
     return replace(report, notes=current.notes), current.locations
+
+
+@dataclass(frozen=True)
+class Export:
+    """One source's exported document: where it went (None: to be printed) and its text."""
+
+    source: str
+    path: Path | None
+    text: str
+
+
+def export_odcs(
+    sources: Sequence[str],
+    out: str | os.PathLike[str] | None,
+    *,
+    version: str | None = None,
+    project_dir: str | os.PathLike[str] | None = None,
+    force: bool = False,
+) -> list[Export]:
+    """The ODCS document of each source's current contracts, written under `out` (a folder,
+    or a `.yaml` file for one source); with no `out`, returned to be printed."""
+    from dlt_contract_ops.contracts.odcs import to_odcs, to_yaml
+    from dlt_contract_ops.contracts.store import export_path, write_export
+
+    parsed = _version(version, "--version") if version is not None else None
+    targets = {s: export_path(Path(out), s, len(sources)) if out is not None else None
+               for s in sources}
+    for path in targets.values():  # refuse before building anything
+        if path is not None and path.exists() and not force:
+            raise ExportError(
+                f"`{path}` exists: pass --force to overwrite it, or give another --out."
+            )
+    exports = []
+    for source, path in targets.items():
+        current = current_contracts(source, project_dir, children=True)
+        document = to_odcs(source, current.resources, version=parsed, children=current.children)
+        exports.append(Export(source, path, to_yaml(document)))
+    for item in exports:
+        if item.path is not None:
+            write_export(item.path, item.text)
+    return exports
