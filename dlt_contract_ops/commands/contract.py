@@ -108,14 +108,18 @@ def snapshot(source: str, version: str, out: str, force: bool, project_dir: str 
 @click.option("--version", "version", default=None, metavar="X.Y.Z",
               help="The contract version the document states (status active). Default: "
                    "0.0.0, status draft.")
+@click.option("--destination", default=None, metavar="NAME",
+              help="Write each column's type on this dlt destination (duckdb, postgres, ...) as "
+                   "its physicalType. Default: the source's configured destination.")
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 @_project_option
 def export(
     fmt: str, sources: tuple[str, ...], all_sources: bool, out: str | None,
-    version: str | None, force: bool, project_dir: str | None,
+    version: str | None, destination: str | None, force: bool, project_dir: str | None,
 ) -> None:
-    """Write the sources' declared contracts as Open Data Contract Standard documents."""
-    from dlt_contract_ops.contracts.service import export_odcs
+    """Write the sources' declared contracts as Open Data Contract Standard documents: types,
+    nullability, keys, units, time zones, code sets; the rest as custom properties."""
+    from dlt_contract_ops.contracts.export import export_odcs
     from dlt_contract_ops.errors import ContractOpsError
 
     if bool(sources) == all_sources:
@@ -127,8 +131,8 @@ def export(
 
             with project_context(project_dir):
                 sources = tuple(declared_sources())
-        exports = export_odcs(sources, out, version=version, project_dir=project_dir,
-                              force=force)
+        exports = export_odcs(sources, out, version=version, destination=destination,
+                              project_dir=project_dir, force=force)
     except ContractOpsError as exc:
         _fail(exc)
         return

@@ -24,7 +24,7 @@ Pure: the document as a dict, and its YAML text.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -33,6 +33,10 @@ from dlt_contract_ops.contracts.model import HINT_NAMES, ColumnContract, Resourc
 from dlt_contract_ops.contracts.odcs_types import OPTION_KEYS, logical_type, type_format
 
 API_VERSION = "v3.1.0"
+
+
+#: a column -> its type on the destination, None where unknown (`export.destination_types`)
+PhysicalTypes = Callable[[ColumnContract], "str | None"]
 
 
 @dataclass(frozen=True)
@@ -203,7 +207,8 @@ def _flat(node: _Node, path: str) -> list[dict[str, Any]]:
 
 
 def _property(
-    col: ColumnContract, contract: ResourceContract, primary: tuple[str, ...]
+    col: ColumnContract, contract: ResourceContract, primary: tuple[str, ...],
+    physical_type: PhysicalTypes | None,
 ) -> dict[str, Any]:
     root = _Node()
     for member in col.members:
@@ -216,7 +221,10 @@ def _property(
     doc: dict[str, Any] = {"name": col.name}
     if logical is not None:
         doc["logicalType"] = logical
-    if col.type is not None:
+    physical = physical_type(col) if physical_type is not None else None
+    if physical is not None:
+        doc["physicalType"] = physical
+    elif col.type is not None:
         doc["physicalType"] = col.type_label
     if col.description is not None:
         doc["description"] = col.description
@@ -229,10 +237,16 @@ def _property(
     if col.name in contract.hints.partition:
         doc["partitioned"] = True
         doc["partitionKeyPosition"] = contract.hints.partition.index(col.name) + 1
-    return {**doc, **_element(root, col, f"{contract.table}.{col.name}", logical)}
+    element = _element(root, col, f"{contract.table}.{col.name}", logical)
+    if physical is not None and col.type is not None:  # the dlt type stays readable
+        custom = [{"property": "dltDataType", "value": col.type_label}]
+        element["customProperties"] = custom + element.get("customProperties", [])
+    return {**doc, **element}
 
 
-def _object(contract: ResourceContract, parent: str | None) -> dict[str, Any]:
+def _object(
+    contract: ResourceContract, parent: str | None, physical_type: PhysicalTypes | None
+) -> dict[str, Any]:
     """One schema object: a resource's table, or (`parent` given) a child table."""
     primary = contract.hints.primary_key or contract.keys or ()
     doc: dict[str, Any] = {
@@ -243,7 +257,8 @@ def _object(contract: ResourceContract, parent: str | None) -> dict[str, Any]:
     }
     if contract.grain is not None:
         doc["dataGranularityDescription"] = contract.grain
-    doc["properties"] = [_property(c, contract, primary) for c in contract.columns]
+    doc["properties"] = [_property(c, contract, primary, physical_type)
+                         for c in contract.columns]
     if contract.keys:
         doc["quality"] = [{
             "type": "library", "metric": "duplicateValues",
@@ -276,13 +291,20 @@ def to_odcs(
     *,
     version: Version | None = None,
     children: Sequence[ChildTable] = (),
+    destination: str | None = None,
+    physical_type: PhysicalTypes | None = None,
 ) -> dict[str, Any]:
     """The ODCS document of `source`'s contracts. Without a `version` the document is a
-    `draft` at `0.0.0` (the models as they are, not a release); with one it is `active`."""
-    objects = [_object(r, None) for r in sorted(resources, key=lambda r: r.resource)]
-    objects += [_object(c.contract, c.parent)
+    `draft` at `0.0.0` (the models as they are, not a release); with one it is `active`.
+
+    `physical_type` gives a column's type on `destination` (None where unknown): it becomes
+    the `physicalType`, and the dlt type moves to the custom property `dltDataType`.
+    """
+    objects = [_object(r, None, physical_type)
+               for r in sorted(resources, key=lambda r: r.resource)]
+    objects += [_object(c.contract, c.parent, physical_type)
                 for c in sorted(children, key=lambda c: (c.contract.resource, c.contract.table))]
-    return {
+    document: dict[str, Any] = {
         "apiVersion": API_VERSION,
         "kind": "DataContract",
         "id": contract_id(source),
@@ -291,6 +313,9 @@ def to_odcs(
         "status": "active" if version is not None else "draft",
         "schema": objects,
     }
+    if destination is not None:
+        document["customProperties"] = _custom({"dltDestination": destination})
+    return document
 
 
 def to_yaml(document: dict[str, Any]) -> str:

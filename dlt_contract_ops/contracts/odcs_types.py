@@ -118,8 +118,9 @@ def parse_dlt_type(label: str) -> tuple[str, int | None, int | None] | None:
 def dlt_type_of(
     logical: str | None, physical: str | None, options: Mapping[str, object] | None = None
 ) -> tuple[str | None, int | None, int | None]:
-    """The dlt (type, precision, scale) an ODCS property means: its `physicalType` when that
-    is a dlt type, else its logical type and `format` / `maxLength` options.
+    """The dlt (type, precision, scale) an ODCS property means: `physical` when that is a dlt
+    type (pass the export's `dltDataType` custom property when the property has one, else its
+    `physicalType`), else its logical type and `format` / `maxLength` options.
 
     >>> dlt_type_of("integer", None, {"format": "i32"})
     ('bigint', 32, None)

@@ -34,7 +34,7 @@ from dlt_contract_ops.contracts.store import (
     source_dir,
     write_release,
 )
-from dlt_contract_ops.errors import ExportError, SnapshotError
+from dlt_contract_ops.errors import SnapshotError
 
 if TYPE_CHECKING:
     from dlt_contract_ops.contracts.lint import LintReport
@@ -49,6 +49,8 @@ class CurrentContracts:
     locations: Locations
     notes: tuple[str, ...]
     children: tuple[ChildTable, ...] = ()
+    #: the destination `[sources.<name>.contract_ops] destination` names, if any
+    destination: str | None = None
 
     def release(self, source: str, version: Version) -> Release:
         return Release(source, version, self.resources)
@@ -95,7 +97,8 @@ def current_contracts(
 
     with project_context(project_dir) as pdir:
         begin_run()
-        built = resolve_source(source, load_project_settings(), pdir).built
+        resolved = resolve_source(source, load_project_settings(), pdir)
+    built = resolved.built
     resources = []
     locations: dict[tuple[str, str | None], tuple[str, int]] = {}
     for table in built.tables:
@@ -111,7 +114,8 @@ def current_contracts(
             f"declares no contract. {' '.join(built.notes)}".rstrip()
         )
     nested = _child_contracts(source, built) if children else ()
-    return CurrentContracts(tuple(resources), locations, built.notes, nested)
+    return CurrentContracts(tuple(resources), locations, built.notes, nested,
+                            resolved.settings.destination)
 
 
 def _child_contracts(source: str, built: Any) -> tuple[ChildTable, ...]:
@@ -146,14 +150,15 @@ def snapshot(
     force: bool = False,
 ) -> SnapshotResult:
     """Write the current contracts of `source` as release `version` under `out`."""
-    parsed = _version(version, "--version")
+    parsed = version_option(version, "--version")
     root = Path(out).absolute()
     current = current_contracts(source, project_dir)
     files = write_release(root, current.release(source, parsed), force=force)
     return SnapshotResult(source, parsed, tuple(files), current.notes)
 
 
-def _version(text: str, option: str) -> Version:
+def version_option(text: str, option: str) -> Version:
+    """`text`, the value of command-line `option`, as a Version; a SnapshotError naming it."""
     from dlt_contract_ops.contracts.model import VersionError
 
     try:
@@ -215,7 +220,7 @@ def check(
             f"`{against}` is not a folder of contract snapshots: create it with "
             f"`dlt-contract-ops contract snapshot -s {source} --out {against} --version 1.0.0`."
         )
-    declared = _version(version, "--version") if version is not None else None
+    declared = version_option(version, "--version") if version is not None else None
     current = current_contracts(source, project_dir)
     released = released_versions(root, source)
     if not released:
@@ -254,43 +259,3 @@ def lint(
     report = lint_resources(source, current.resources, levels)
     return replace(report, notes=current.notes), current.locations
 
-
-@dataclass(frozen=True)
-class Export:
-    """One source's exported document: where it went (None: to be printed) and its text."""
-
-    source: str
-    path: Path | None
-    text: str
-
-
-def export_odcs(
-    sources: Sequence[str],
-    out: str | os.PathLike[str] | None,
-    *,
-    version: str | None = None,
-    project_dir: str | os.PathLike[str] | None = None,
-    force: bool = False,
-) -> list[Export]:
-    """The ODCS document of each source's current contracts, written under `out` (a folder,
-    or a `.yaml` file for one source); with no `out`, returned to be printed."""
-    from dlt_contract_ops.contracts.odcs import to_odcs, to_yaml
-    from dlt_contract_ops.contracts.store import export_path, write_export
-
-    parsed = _version(version, "--version") if version is not None else None
-    targets = {s: export_path(Path(out), s, len(sources)) if out is not None else None
-               for s in sources}
-    for path in targets.values():  # refuse before building anything
-        if path is not None and path.exists() and not force:
-            raise ExportError(
-                f"`{path}` exists: pass --force to overwrite it, or give another --out."
-            )
-    exports = []
-    for source, path in targets.items():
-        current = current_contracts(source, project_dir, children=True)
-        document = to_odcs(source, current.resources, version=parsed, children=current.children)
-        exports.append(Export(source, path, to_yaml(document)))
-    for item in exports:
-        if item.path is not None:
-            write_export(item.path, item.text)
-    return exports

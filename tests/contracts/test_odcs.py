@@ -156,16 +156,19 @@ def test_every_declaration_lands_where_odcs_has_a_place(shop: Project) -> None:
     assert lines["quality"][0]["metric"] == "duplicateValues"
     assert lines["quality"][0]["arguments"] == {"properties": ["line_no", "order_id"]}
     p = props(lines)
-    # the dlt primary key is the ODCS primary key; text width and declared bounds are options
-    assert p["order_id"] | {} == {
-        "name": "order_id", "logicalType": "string", "physicalType": "text(12)",
+    # the dlt primary key is the ODCS primary key; text width and declared bounds are options;
+    # the source's configured destination (duckdb) gives the physical type, dlt's type stays
+    assert document["customProperties"] == [{"property": "dltDestination", "value": "duckdb"}]
+    assert p["order_id"] == {
+        "name": "order_id", "logicalType": "string", "physicalType": "VARCHAR",
         "description": "The order number", "required": True, "primaryKey": True,
         "primaryKeyPosition": 1, "logicalTypeOptions": {"maxLength": 12},
+        "customProperties": [{"property": "dltDataType", "value": "text(12)"}],
     }
     assert p["line_no"]["logicalTypeOptions"] == {"format": "i64", "minimum": 1}
     assert (p["unit_price"]["logicalType"], p["unit_price"]["physicalType"]) == (
-        "number", "decimal(10,2)")
-    assert custom(p["unit_price"]) == {"unit": "USD"}
+        "number", "DECIMAL(10,2)")
+    assert custom(p["unit_price"]) == {"dltDataType": "decimal(10,2)", "unit": "USD"}
     assert p["updated_at"]["logicalTypeOptions"] == {"defaultTimezone": "Europe/Berlin"}
     (code_set,) = p["status"]["quality"]
     assert (code_set["metric"], code_set["arguments"], code_set["mustBe"]) == (
@@ -176,13 +179,14 @@ def test_every_declaration_lands_where_odcs_has_a_place(shop: Project) -> None:
         False, "ISO country")
     # a list of models in a json column: an array of objects, declarations on the fields
     legs = p["legs"]
-    assert (legs["logicalType"], legs["physicalType"]) == ("array", "json")
+    assert (legs["logicalType"], legs["physicalType"]) == ("array", "JSON")
     leg = props(legs["items"])
     assert legs["items"]["logicalType"] == "object"
     assert leg["carrier"]["quality"][0]["arguments"] == {"validValues": ["dhl", "ups"]}
     assert custom(leg["weight"]) == {"unit": "kg"}
     # a mapping's values have no ODCS nesting: their declarations are custom members
-    assert custom(p["dims_cm"]) == {"members": [{"path": "{}", "unit": "cm"}]}
+    assert custom(p["dims_cm"]) == {"dltDataType": "json",
+                                    "members": [{"path": "{}", "unit": "cm"}]}
     # child tables of a skip_nested_types model: schema objects of their own
     tags = tables["customers__tags"]
     assert custom(tags) == {"resource": "customers", "parentTable": "customers", "model": "Tag"}
@@ -209,7 +213,7 @@ def test_export_agrees_with_the_snapshot(shop: Project) -> None:
         for column in snapshot["columns"]:
             prop = props(obj)[column["name"]]
             assert prop["required"] is not column["nullable"]
-            assert prop["physicalType"].split("(")[0] == column["type"]
+            assert custom(prop)["dltDataType"].split("(")[0] == column["type"]
             text = json.dumps(prop)
             declared = {k: v for k, v in column.items()
                         if k not in ("name", "type", "nullable", "members")}
@@ -233,6 +237,27 @@ def test_out_folder_file_and_all(shop: Project) -> None:
     # printed, several sources form one YAML stream
     docs = list(yaml.safe_load_all(exported(shop, "-s", "bare", "-s", "shop")))
     assert [d["name"] for d in docs] == ["bare", "shop"]
+
+
+def test_destination_types(shop: Project) -> None:
+    """--destination names the types dlt creates there; without any, the dlt types stand."""
+    p = props(objects(validate(exported(shop, "-s", "shop", "--destination", "postgres")))[
+        "order-lines"])
+    assert (p["order_id"]["physicalType"], p["unit_price"]["physicalType"]) == (
+        "varchar(12)", "numeric(10,2)")
+    # the source without a configured destination
+    (shop.root / ".dlt" / "config.toml").write_text(
+        '[sources.shop.contract_ops]\nref = "pipelines.shop:shop"\n')
+    document = validate(exported(shop, "-s", "shop"))
+    assert "customProperties" not in document
+    p = props(objects(document)["order-lines"])
+    assert (p["order_id"]["physicalType"], custom(p["order_id"])) == ("text(12)", {})
+    err = _fails(shop, "-s", "shop", "--destination", "postgress")
+    assert "Destination `postgress` is not a destination dlt knows. Did you mean `postgres`?" in err
+    # a destination without SQL types: the dlt types stand
+    p = props(objects(validate(exported(shop, "-s", "shop", "--destination", "filesystem")))[
+        "order-lines"])
+    assert p["order_id"]["physicalType"] == "text(12)"
 
 
 def _fails(project: Project, *args: str) -> str:
