@@ -120,7 +120,7 @@ def export(
     """Write the sources' declared contracts as Open Data Contract Standard documents: types,
     nullability, keys, units, time zones, code sets; the rest as custom properties."""
     from dlt_contract_ops.contracts.export import export_odcs
-    from dlt_contract_ops.errors import ContractOpsError
+    from dlt_contract_ops.errors import ConfigError, ContractOpsError
 
     if bool(sources) == all_sources:
         raise click.UsageError("Give either -s/--source NAME (repeatable) or --all, not both.")
@@ -131,16 +131,25 @@ def export(
 
             with project_context(project_dir):
                 sources = tuple(declared_sources())
+            if not sources:
+                raise ConfigError(
+                    "No source is declared, so there is nothing to export: add a "
+                    '`[sources.<name>.contract_ops]` table with `ref = "module:attribute"` to '
+                    "`.dlt/config.toml`."
+                )
         exports = export_odcs(sources, out, version=version, destination=destination,
-                              project_dir=project_dir, force=force)
+                              project_dir=project_dir, force=force,
+                              skip_unmodelled=all_sources)
     except ContractOpsError as exc:
         _fail(exc)
         return
-    printed = [e.text for e in exports if e.path is None]
-    if printed:
+    printed = [e.text for e in exports if e.path is None and not e.skipped]
+    if printed:  # several documents to standard output: one YAML stream
         click.echo("---\n".join(printed), nl=False)
     for e in exports:
-        if e.path is not None:
+        if e.skipped:
+            click.echo(f"Skipped `{e.source}`: {e.skipped}.", err=True)
+        elif e.path is not None:
             click.echo(f"Exported `{e.source}` ({fmt}): {_shown(e.path)}", err=bool(printed))
 
 

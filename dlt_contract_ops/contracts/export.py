@@ -15,7 +15,7 @@ from dlt_contract_ops.contracts.model import ColumnContract
 from dlt_contract_ops.contracts.odcs import PhysicalTypes, to_odcs, to_yaml
 from dlt_contract_ops.contracts.service import current_contracts, version_option
 from dlt_contract_ops.contracts.store import export_path, write_export
-from dlt_contract_ops.errors import ExportError, did_you_mean
+from dlt_contract_ops.errors import ExportError, NoContractError, did_you_mean
 
 if TYPE_CHECKING:
     from dlt.common.schema.typing import TColumnSchema
@@ -23,11 +23,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Export:
-    """One source's exported document: where it went (None: to be printed) and its text."""
+    """One source's exported document: where it went (None: to be printed) and its text;
+    `skipped` says why a source has no document (`--all` and a source without models)."""
 
     source: str
     path: Path | None
     text: str
+    skipped: str = ""
 
 
 def destination_types(reference: str) -> PhysicalTypes:
@@ -80,10 +82,12 @@ def export_odcs(
     destination: str | None = None,
     project_dir: str | os.PathLike[str] | None = None,
     force: bool = False,
+    skip_unmodelled: bool = False,
 ) -> list[Export]:
     """The ODCS document of each source's current contracts, written under `out` (a folder,
     or a `.yaml` file for one source); with no `out`, returned to be printed. `destination`
-    (else the source's configured one) gives each column's destination type."""
+    (else the source's configured one) gives each column's destination type.
+    `skip_unmodelled`: a source without any model is skipped (`--all`), not an error."""
     parsed = version_option(version, "--version") if version is not None else None
     targets = {s: export_path(Path(out), s, len(sources)) if out is not None else None
                for s in sources}
@@ -94,7 +98,13 @@ def export_odcs(
             )
     exports = []
     for source, path in targets.items():
-        current = current_contracts(source, project_dir, children=True)
+        try:
+            current = current_contracts(source, project_dir, children=True)
+        except NoContractError:
+            if not skip_unmodelled:
+                raise
+            exports.append(Export(source, None, "", skipped="no resource has a Pydantic model"))
+            continue
         target = destination or current.destination
         document = to_odcs(
             source, current.resources, version=parsed, children=current.children,
@@ -103,6 +113,6 @@ def export_odcs(
         )
         exports.append(Export(source, path, to_yaml(document)))
     for item in exports:
-        if item.path is not None:
+        if item.path is not None and not item.skipped:
             write_export(item.path, item.text)
     return exports

@@ -34,7 +34,7 @@ from dlt_contract_ops.contracts.store import (
     source_dir,
     write_release,
 )
-from dlt_contract_ops.errors import SnapshotError
+from dlt_contract_ops.errors import NoContractError, SnapshotError
 
 if TYPE_CHECKING:
     from dlt_contract_ops.contracts.lint import LintReport
@@ -109,7 +109,7 @@ def current_contracts(
         resources.append(contract)
         locations.update(_locations(model, table.resource, field_columns(model, built.naming)))
     if not resources:
-        raise SnapshotError(
+        raise NoContractError(
             f"Source `{source}` has no resource with a Pydantic model (`columns=Model`), so it "
             f"declares no contract. {' '.join(built.notes)}".rstrip()
         )

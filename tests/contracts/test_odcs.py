@@ -222,11 +222,31 @@ def test_export_agrees_with_the_snapshot(shop: Project) -> None:
                     assert json.dumps(part)[1:-1] in text or str(part) in text, (column, part)
 
 
+UNMODELLED = """
+import dlt
+
+
+@dlt.resource
+def raw():
+    yield {"id": 1}
+
+
+@dlt.source(name="raw")
+def raw_source():
+    return raw
+"""
+
+
 def test_out_folder_file_and_all(shop: Project) -> None:
+    shop.module("pipelines.raw", UNMODELLED)
+    shop.source("raw", "pipelines.raw:raw_source")
     proc = shop.cli("contract", "export", "--all", "--out", "odcs")
     assert proc.returncode == 0, proc.stderr
     written = sorted(p.name for p in (shop.root / "odcs").iterdir())
     assert written == ["bare.odcs.yaml", "shop.odcs.yaml"]
+    assert "Skipped `raw`: no resource has a Pydantic model." in proc.stderr
+    # named, a source without models is an error
+    assert "has no resource with a Pydantic model" in _fails(shop, "-s", "raw")
     for name in written:
         validate((shop.root / "odcs" / name).read_text())
     assert "Exported `shop` (odcs): odcs/shop.odcs.yaml" in proc.stdout
@@ -281,6 +301,11 @@ def test_bad_input_is_one_line_exit_2(shop: Project) -> None:
     assert "give a folder" in err
     err = _fails(shop, "-s", "shop", "--version", "1.0")
     assert "--version" in err
+    both = shop.cli("contract", "export", "-s", "shop", "--all")  # click's usage error
+    assert both.returncode == 2
+    assert "Give either -s/--source NAME (repeatable) or --all, not both." in both.stderr
+    (shop.root / ".dlt" / "config.toml").write_text("")
+    assert "No source is declared, so there is nothing to export" in _fails(shop, "--all")
 
 
 def test_unwritable_out_is_one_line_exit_2(shop: Project) -> None:
