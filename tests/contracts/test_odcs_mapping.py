@@ -13,6 +13,7 @@ import yaml
 
 from dlt_contract_ops.contracts.model import ColumnContract, Version
 from dlt_contract_ops.contracts.odcs import ChildTable, to_odcs, to_yaml
+from dlt_contract_ops.contracts.odcs_read import contracts_from_odcs
 from dlt_contract_ops.contracts.odcs_types import LOGICAL_TYPES, dlt_type_of, parse_dlt_type
 from dlt_contract_ops.contracts.schemas import odcs_schema
 from tests.contracts.builders import col, member, res
@@ -186,3 +187,74 @@ def test_the_vendored_schema_refuses_what_odcs_forbids(bad: dict[str, Any]) -> N
     document["schema"][0]["properties"] = [{"name": "c", **bad}]
     with pytest.raises(jsonschema.ValidationError):
         VALIDATOR.validate(document)
+
+
+@pytest.mark.parametrize("dlt_type", TYPES)
+def test_export_reads_back_to_the_same_contracts(dlt_type: str | None) -> None:
+    """An importer gets back exactly what was exported: nothing lost, nothing invented."""
+    columns = [col(f"c{i}", dlt_type, i % 2 == 0, **props)
+               for i, props in enumerate(DECLARATIONS)
+               if dlt_type is not None or "precision" not in props]
+    root = res(*columns, keys=("c0",), grain="one row per c0", primary_key=("c1",),
+               partition=("c2", "c3"), unique=("c4",), cluster=("c5",), merge_key=("c1",),
+               owner="Team", consumer_owners=("BI", "Finance"), change_key="c3")
+    child = ChildTable(res(col("value", dlt_type, True), resource="orders",
+                           table="orders__tags"), "orders")
+    text = to_yaml(to_odcs("erp", [root], children=[child], version=Version(1, 2, 3)))
+    roots, children = contracts_from_odcs(yaml.safe_load(text))
+    assert roots == [root]
+    assert children == [child]
+
+
+FOREIGN = """
+apiVersion: v3.1.0
+kind: DataContract
+id: 53581432-6c55-4ba2-a65f-72344a91553a
+version: 1.1.0
+status: active
+name: seller_payments
+schema:
+  - name: payments
+    physicalName: tbl_payments
+    logicalType: object
+    dataGranularityDescription: one row per payment
+    properties:
+      - name: pmt_id
+        primaryKey: true
+        primaryKeyPosition: 1
+        logicalType: string
+        physicalType: varchar(18)
+        logicalTypeOptions: {maxLength: 18}
+        required: true
+      - name: amount
+        logicalType: number
+        physicalType: NUMERIC(10,2)
+        logicalTypeOptions: {minimum: 0}
+      - name: paid_at
+        logicalType: timestamp
+        logicalTypeOptions: {defaultTimezone: Australia/Sydney}
+      - name: status
+        logicalType: string
+        unique: false
+        quality:
+          - metric: invalidValues
+            arguments: {validValues: [paid, refunded]}
+            mustBe: 0
+"""
+
+
+def test_a_document_another_tool_wrote_reads_as_far_as_odcs_says() -> None:
+    document = yaml.safe_load(FOREIGN)
+    VALIDATOR.validate(document)
+    (payments,), children = contracts_from_odcs(document)
+    assert children == []
+    assert (payments.source, payments.resource, payments.table, payments.grain) == (
+        "seller_payments", "payments", "tbl_payments", "one row per payment")
+    assert payments.hints.primary_key == ("pmt_id",)
+    assert payments.keys is None
+    assert payments.column("pmt_id") == col("pmt_id", "text", precision=18)
+    assert payments.column("amount") == col("amount", "double", True, ge="0")
+    assert payments.column("paid_at") == col("paid_at", "timestamp", True,
+                                             timezone="Australia/Sydney")
+    assert payments.column("status") == col("status", "text", True,
+                                            categories=("paid", "refunded"))
