@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from dlt_contract_ops.contracts.canonical import column_document
 from dlt_contract_ops.contracts.model import HINT_NAMES, ColumnContract, ResourceContract, Version
 from dlt_contract_ops.contracts.odcs_types import OPTION_KEYS, logical_type, type_format
 
@@ -194,8 +195,6 @@ def _nested(node: _Node, where: str) -> dict[str, Any]:
 
 def _flat(node: _Node, path: str) -> list[dict[str, Any]]:
     """Declarations ODCS has no nesting for (a mapping's values), as `{path, ...}` entries."""
-    from dlt_contract_ops.contracts.canonical import column_document
-
     out: list[dict[str, Any]] = []
     if node.member is not None:
         doc = column_document(node.member)
