@@ -23,10 +23,10 @@ Pure: the document as a dict, and its YAML text.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from dlt_contract_ops.contracts.canonical import column_document
@@ -60,14 +60,24 @@ def contract_id(source: str) -> str:
 
 
 def _number(text: str) -> int | float | None:
-    try:
-        value = Decimal(text)
-    except InvalidOperation:
-        return None
-    return int(value) if value == value.to_integral_value() else float(value)
+    """`text` as the JSON number that reads back as the same text; None when there is none
+    (`1e-3`, `1.50`, a 30-digit decimal): the bound then stays text, as a custom property.
+
+    >>> _number("1"), _number("0.5"), _number("1.50"), _number("2020-01-01")
+    (1, 0.5, None, None)
+    """
+    for kind in (int, float):
+        try:
+            value = kind(text)
+        except ValueError:
+            continue
+        if repr(value) == text and math.isfinite(value):
+            return value
+    return None
 
 
-#: a value constraint -> (its ODCS option, whether ODCS wants a number); `ge`... are text
+#: a value constraint (text) -> its ODCS option: a number for integer and number types, text
+#: for dates and times
 _BOUNDS = (("ge", "minimum"), ("gt", "exclusiveMinimum"), ("le", "maximum"),
            ("lt", "exclusiveMaximum"), ("multiple_of", "multipleOf"))
 #: declarations ODCS has no key for -> their custom property name

@@ -33,6 +33,7 @@ DECLARATIONS: list[dict[str, Any]] = [
     {"renamed_from": "old_name"},
     {"value_format": "RFC 3339"},
     {"ge": "1", "lt": "10.5"},
+    {"ge": "1.50", "le": "1e-3", "gt": "-0", "lt": "nan"},
     {"gt": "2020-01-01", "le": "2030-01-01"},
     {"multiple_of": "0.5"},
     {"multiple_of": "-1"},
