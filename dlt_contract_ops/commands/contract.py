@@ -66,7 +66,7 @@ def _emit(report: Any, fmt: str, locations: Any = None) -> None:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def contract() -> None:
-    """Semantic contracts: snapshot models, diff releases, gate a release in CI."""
+    """Semantic contracts: snapshot models, diff releases, gate a release in CI, export ODCS."""
 
 
 @contract.command()
