@@ -31,7 +31,14 @@ from typing import Any
 
 from dlt_contract_ops.contracts.canonical import column_document
 from dlt_contract_ops.contracts.model import HINT_NAMES, ColumnContract, ResourceContract, Version
-from dlt_contract_ops.contracts.odcs_types import OPTION_KEYS, logical_type, type_format
+from dlt_contract_ops.contracts.odcs_types import (
+    BOUND_OPTIONS,
+    CUSTOM_PROPERTIES,
+    LENGTH_OPTIONS,
+    OPTION_KEYS,
+    logical_type,
+    type_format,
+)
 
 API_VERSION = "v3.1.0"
 
@@ -76,15 +83,6 @@ def _number(text: str) -> int | float | None:
     return None
 
 
-#: a value constraint (text) -> its ODCS option: a number for integer and number types, text
-#: for dates and times
-_BOUNDS = (("ge", "minimum"), ("gt", "exclusiveMinimum"), ("le", "maximum"),
-           ("lt", "exclusiveMaximum"), ("multiple_of", "multipleOf"))
-#: declarations ODCS has no key for -> their custom property name
-_CUSTOM = (("unit", "unit"), ("crs", "crs"), ("value_format", "valueFormat"),
-           ("renamed_from", "renamedFrom"))
-
-
 def _custom(entries: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"property": k, "value": v} for k, v in entries.items()]
 
@@ -106,7 +104,7 @@ def _declarations(
     if col.timezone is not None:
         put("defaultTimezone" if "defaultTimezone" in allowed else "timezone", col.timezone)
     numeric = logical in ("integer", "number")
-    for attribute, key in _BOUNDS:
+    for attribute, key in BOUND_OPTIONS.items():
         text = getattr(col, attribute)
         if text is None:
             continue
@@ -115,14 +113,13 @@ def _declarations(
             custom[key] = text
         else:
             put(key, value)
-    max_length = col.max_length
-    if max_length is None and col.type == "text":
-        max_length = col.precision  # a text's width is its most characters
-    for key, value in (("minLength", col.min_length), ("maxLength", max_length),
-                       ("pattern", col.pattern)):
+    for attribute, key in LENGTH_OPTIONS.items():
+        value = getattr(col, attribute)
+        if attribute == "max_length" and value is None and col.type == "text":
+            value = col.precision  # a text's width is its most characters
         if value is not None:
             put(key, value)
-    for attribute, key in _CUSTOM:
+    for attribute, key in CUSTOM_PROPERTIES.items():
         if getattr(col, attribute) is not None:
             custom[key] = getattr(col, attribute)
     return options, custom

@@ -15,18 +15,21 @@ from typing import Any
 
 from dlt_contract_ops.contracts.model import ColumnContract, DltHints, ResourceContract
 from dlt_contract_ops.contracts.odcs import ChildTable
-from dlt_contract_ops.contracts.odcs_types import dlt_type_of
+from dlt_contract_ops.contracts.odcs_types import (
+    BOUND_OPTIONS,
+    CUSTOM_PROPERTIES,
+    LENGTH_OPTIONS,
+    dlt_type_of,
+)
 from dlt_contract_ops.errors import SnapshotError
 
-#: logicalTypeOptions key -> ColumnContract attribute (text values)
-_BOUNDS = {"minimum": "ge", "exclusiveMinimum": "gt", "maximum": "le",
-           "exclusiveMaximum": "lt", "multipleOf": "multiple_of"}
+#: logicalTypeOptions key -> ColumnContract attribute
+_BOUNDS = {key: attribute for attribute, key in BOUND_OPTIONS.items()}
+_LENGTHS = {key: attribute for attribute, key in LENGTH_OPTIONS.items()}
 #: custom property -> ColumnContract attribute: what ODCS has no key for, and an option the
-#: export could not place for the column's logical type
-_CUSTOM = {"unit": "unit", "crs": "crs", "valueFormat": "value_format",
-           "renamedFrom": "renamed_from", "timezone": "timezone", "pattern": "pattern",
-           **_BOUNDS}
-_CUSTOM_SIZES = {"minLength": "min_length", "maxLength": "max_length"}
+#: export could not place for the column's logical type (a time zone on text, a bound on bool)
+_CUSTOM = {**{key: attribute for attribute, key in CUSTOM_PROPERTIES.items()},
+           "timezone": "timezone", **_BOUNDS, **_LENGTHS}
 
 
 def _custom(element: Mapping[str, Any]) -> dict[str, Any]:
@@ -59,20 +62,17 @@ def _declared(element: Mapping[str, Any], dlt_type: str | None, precision: int |
     values: dict[str, Any] = {}
     for key, attribute in _CUSTOM.items():
         if key in custom:
-            values[attribute] = _text(custom[key])
-    for key, attribute in _BOUNDS.items():
+            values[attribute] = custom[key]
+    for key, attribute in {**_BOUNDS, **_LENGTHS}.items():
         if key in options:
-            values[attribute] = _text(options[key])
+            values[attribute] = options[key]
     if "defaultTimezone" in options:
-        values["timezone"] = _text(options["defaultTimezone"])
-    for key, attribute in _CUSTOM_SIZES.items():
-        for where in (custom, options):
-            if isinstance(where.get(key), int):
-                values[attribute] = where[key]
+        values["timezone"] = options["defaultTimezone"]
+    for attribute in values:  # bounds and texts are text in a contract, lengths integers
+        if attribute not in ("min_length", "max_length"):
+            values[attribute] = _text(values[attribute])
     if dlt_type == "text" and values.get("max_length") == precision:
         values.pop("max_length", None)  # a text's width, written as its maxLength
-    if "pattern" in options:
-        values["pattern"] = _text(options["pattern"])
     if element.get("description") is not None:
         values["description"] = _text(element["description"])
     values["categories"], values["category_pattern"] = _vocabulary(element)

@@ -60,6 +60,21 @@ OPTION_KEYS: Mapping[str, frozenset[str]] = {
     "boolean": frozenset(),
 }
 
+#: a value constraint (`ColumnContract` attribute) -> its `logicalTypeOptions` key: a number
+#: for the integer and number types, text for dates and times
+BOUND_OPTIONS: Mapping[str, str] = {
+    "ge": "minimum", "gt": "exclusiveMinimum", "le": "maximum", "lt": "exclusiveMaximum",
+    "multiple_of": "multipleOf",
+}
+#: a length or pattern constraint -> its `logicalTypeOptions` key (strings only)
+LENGTH_OPTIONS: Mapping[str, str] = {
+    "min_length": "minLength", "max_length": "maxLength", "pattern": "pattern",
+}
+#: a declaration ODCS has no key for -> the custom property it is written as
+CUSTOM_PROPERTIES: Mapping[str, str] = {
+    "unit": "unit", "crs": "crs", "value_format": "valueFormat", "renamed_from": "renamedFrom",
+}
+
 #: bits -> ODCS's integer `format` (Rust's names); dlt's bigint is 64-bit unless declared
 _INT_FORMATS = {8: "i8", 16: "i16", 32: "i32", 64: "i64", 128: "i128"}
 _BITS_OF_FORMAT = {v: k for k, v in _INT_FORMATS.items()}
