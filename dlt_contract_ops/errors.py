@@ -65,6 +65,14 @@ class SnapshotError(ConfigError):
     one."""
 
 
+class NoContractError(SnapshotError):
+    """A source has no resource with a Pydantic model, so it declares no contract."""
+
+
+class ExportError(ConfigError):
+    """A contract export cannot be written where it was asked to go."""
+
+
 class WaiverError(ConfigError):
     """A contract waiver file is malformed."""
 

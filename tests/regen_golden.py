@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from tests.contracts import test_golden as contracts_golden
+from tests.contracts import test_odcs_mapping as odcs_golden
 from tests.destinations import test_golden as destinations_golden
 
 
@@ -18,7 +19,7 @@ def main() -> int:
     """Write each golden file whose content differs; print what changed."""
     os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
     files: dict[Path, str] = {**destinations_golden.golden_files(),
-                              **contracts_golden.golden_files()}
+                              **contracts_golden.golden_files(), **odcs_golden.golden_files()}
     changed = 0
     for path, text in sorted(files.items()):
         if path.exists() and path.read_text(encoding="utf-8") == text:

@@ -67,7 +67,7 @@ def _emit(report: Any, fmt: str, locations: Any = None) -> None:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def contract() -> None:
-    """Semantic contracts: snapshot models, diff releases, gate a release in CI."""
+    """Semantic contracts: snapshot models, diff releases, gate a release in CI, export ODCS."""
 
 
 @contract.command()
@@ -95,6 +95,63 @@ def snapshot(source: str, version: str, out: str, force: bool, project_dir: str 
         click.echo(f"  {f.status:<9} {_shown(f.path)}{digest}")
     for note in result.notes:
         click.echo(f"  ! {note}")
+
+
+@contract.command()
+@click.option("--format", "fmt", type=click.Choice(["odcs"]), default="odcs", show_default=True,
+              help="odcs: an Open Data Contract Standard v3.1 document (YAML) per source.")
+@click.option("-s", "--source", "sources", multiple=True, metavar="NAME",
+              help="A source declared in [sources.NAME.contract_ops]; repeatable.")
+@click.option("--all", "all_sources", is_flag=True, help="Every declared source.")
+@click.option("--out", type=click.Path(), default=None,
+              help="A folder (files OUT/SOURCE.odcs.yaml) or, for one source, a .yaml file. "
+                   "Default: print to standard output.")
+@click.option("--version", "version", default=None, metavar="X.Y.Z",
+              help="The contract version the document states (status active). Default: "
+                   "0.0.0, status draft.")
+@click.option("--destination", default=None, metavar="NAME",
+              help="Write each column's type on this dlt destination (duckdb, postgres, ...) as "
+                   "its physicalType. Default: the source's configured destination.")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@_project_option
+def export(
+    fmt: str, sources: tuple[str, ...], all_sources: bool, out: str | None,
+    version: str | None, destination: str | None, force: bool, project_dir: str | None,
+) -> None:
+    """Write the sources' declared contracts as Open Data Contract Standard documents: types,
+    nullability, keys, units, time zones, code sets; the rest as custom properties."""
+    from dlt_contract_ops.contracts.export import export_odcs
+    from dlt_contract_ops.errors import ConfigError, ContractOpsError
+
+    if bool(sources) == all_sources:
+        raise click.UsageError("Give either -s/--source NAME (repeatable) or --all, not both.")
+    try:
+        if all_sources:
+            from dlt_contract_ops.settings.files import project_context
+            from dlt_contract_ops.settings.project import declared_sources
+
+            with project_context(project_dir):
+                sources = tuple(declared_sources())
+            if not sources:
+                raise ConfigError(
+                    "No source is declared, so there is nothing to export: add a "
+                    '`[sources.<name>.contract_ops]` table with `ref = "module:attribute"` to '
+                    "`.dlt/config.toml`."
+                )
+        exports = export_odcs(sources, out, version=version, destination=destination,
+                              project_dir=project_dir, force=force,
+                              skip_unmodelled=all_sources)
+    except ContractOpsError as exc:
+        _fail(exc)
+        return
+    printed = [e.text for e in exports if e.path is None and not e.skipped]
+    if printed:  # several documents to standard output: one YAML stream
+        click.echo("---\n".join(printed), nl=False)
+    for e in exports:
+        if e.skipped:
+            click.echo(f"Skipped `{e.source}`: {e.skipped}.", err=True)
+        elif e.path is not None:
+            click.echo(f"Exported `{e.source}` ({fmt}): {_shown(e.path)}", err=bool(printed))
 
 
 @contract.command()

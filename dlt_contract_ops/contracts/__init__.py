@@ -1,8 +1,9 @@
 """Semantic contracts: declare what columns mean, snapshot releases, diff them, gate CI.
 
 The core (`rules`, `model`, `diff`, `release`, `canonical`, `waivers`, `extract`, `semantics`,
-`render`, `ci`) is pure: no file or network I/O, no click. `store` reads and writes snapshot
-files, `service` wires discovery to the core, `cli` is the `contract` command group.
+`render`, `ci`, `odcs`, `odcs_types`, `odcs_read`) is pure: no file or network I/O, no click.
+`store` reads and writes snapshot and export files, `service` wires discovery to the core,
+`export` builds ODCS documents, `cli` is the `contract` command group.
 
 Names are exported lazily so that `dlt-contract-ops --help`, which imports `commands.contract`,
 loads nothing of the feature but its click layer.

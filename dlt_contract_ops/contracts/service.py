@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dlt_contract_ops.contracts.extract import contract_from_model, field_columns, resource_hints
-from dlt_contract_ops.contracts.model import Release, ResourceContract, Version
+from dlt_contract_ops.contracts.model import ColumnContract, Release, ResourceContract, Version
+from dlt_contract_ops.contracts.odcs import ChildTable
 from dlt_contract_ops.contracts.release import (
     ReleaseReport,
     Waiver,
@@ -33,7 +34,7 @@ from dlt_contract_ops.contracts.store import (
     source_dir,
     write_release,
 )
-from dlt_contract_ops.errors import SnapshotError
+from dlt_contract_ops.errors import NoContractError, SnapshotError
 
 if TYPE_CHECKING:
     from dlt_contract_ops.contracts.lint import LintReport
@@ -41,11 +42,15 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CurrentContracts:
-    """The contracts the source's models declare right now, and where each is declared."""
+    """The contracts the source's models declare right now, and where each is declared;
+    `children` the contracts of the child tables dlt lands list fields in (read on request)."""
 
     resources: tuple[ResourceContract, ...]
     locations: Locations
     notes: tuple[str, ...]
+    children: tuple[ChildTable, ...] = ()
+    #: the destination `[sources.<name>.contract_ops] destination` names, if any
+    destination: str | None = None
 
     def release(self, source: str, version: Version) -> Release:
         return Release(source, version, self.resources)
@@ -80,8 +85,11 @@ def _locations(
     return out
 
 
-def current_contracts(source: str, project_dir: str | os.PathLike[str] | None) -> CurrentContracts:
-    """Build `source` through discovery and read every resource model's contract."""
+def current_contracts(
+    source: str, project_dir: str | os.PathLike[str] | None, *, children: bool = False
+) -> CurrentContracts:
+    """Build `source` through discovery and read every resource model's contract (and with
+    `children`, the contract of every child table from its item model)."""
     from dlt_contract_ops.settings.files import project_context
     from dlt_contract_ops.settings.project import load_project_settings
     from dlt_contract_ops.sources.discovery import begin_run
@@ -89,7 +97,8 @@ def current_contracts(source: str, project_dir: str | os.PathLike[str] | None) -
 
     with project_context(project_dir) as pdir:
         begin_run()
-        built = resolve_source(source, load_project_settings(), pdir).built
+        resolved = resolve_source(source, load_project_settings(), pdir)
+    built = resolved.built
     resources = []
     locations: dict[tuple[str, str | None], tuple[str, int]] = {}
     for table in built.tables:
@@ -100,11 +109,28 @@ def current_contracts(source: str, project_dir: str | os.PathLike[str] | None) -
         resources.append(contract)
         locations.update(_locations(model, table.resource, field_columns(model, built.naming)))
     if not resources:
-        raise SnapshotError(
+        raise NoContractError(
             f"Source `{source}` has no resource with a Pydantic model (`columns=Model`), so it "
             f"declares no contract. {' '.join(built.notes)}".rstrip()
         )
-    return CurrentContracts(tuple(resources), locations, built.notes)
+    nested = _child_contracts(source, built) if children else ()
+    return CurrentContracts(tuple(resources), locations, built.notes, nested,
+                            resolved.settings.destination)
+
+
+def _child_contracts(source: str, built: Any) -> tuple[ChildTable, ...]:
+    from dlt_contract_ops.core.naming import nested_models
+
+    out = []
+    for table in built.tables:
+        for child, rows in nested_models(table, built.models[table.resource], built.naming):
+            if rows is not None:
+                contract = contract_from_model(source, child, rows, built.naming)
+            else:  # a list of scalars: one `value` column, nothing declared on it
+                columns = [ColumnContract(c.name, c.data_type, c.nullable) for c in child.columns]
+                contract = ResourceContract(source, child.resource, child.table, tuple(columns))
+            out.append(ChildTable(contract, child.parent))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -124,14 +150,15 @@ def snapshot(
     force: bool = False,
 ) -> SnapshotResult:
     """Write the current contracts of `source` as release `version` under `out`."""
-    parsed = _version(version, "--version")
+    parsed = version_option(version, "--version")
     root = Path(out).absolute()
     current = current_contracts(source, project_dir)
     files = write_release(root, current.release(source, parsed), force=force)
     return SnapshotResult(source, parsed, tuple(files), current.notes)
 
 
-def _version(text: str, option: str) -> Version:
+def version_option(text: str, option: str) -> Version:
+    """`text`, the value of command-line `option`, as a Version; a SnapshotError naming it."""
     from dlt_contract_ops.contracts.model import VersionError
 
     try:
@@ -193,7 +220,7 @@ def check(
             f"`{against}` is not a folder of contract snapshots: create it with "
             f"`dlt-contract-ops contract snapshot -s {source} --out {against} --version 1.0.0`."
         )
-    declared = _version(version, "--version") if version is not None else None
+    declared = version_option(version, "--version") if version is not None else None
     current = current_contracts(source, project_dir)
     released = released_versions(root, source)
     if not released:
@@ -231,3 +258,4 @@ def lint(
     current = current_contracts(source, project_dir)
     report = lint_resources(source, current.resources, levels)
     return replace(report, notes=current.notes), current.locations
+

@@ -12,7 +12,7 @@ from dlt_contract_ops.contracts.canonical import from_document, to_document
 from dlt_contract_ops.contracts.model import Release, Version, VersionError
 from dlt_contract_ops.contracts.release import Waiver
 from dlt_contract_ops.contracts.waivers import parse_waivers
-from dlt_contract_ops.errors import SnapshotError, WaiverError
+from dlt_contract_ops.errors import ExportError, SnapshotError, WaiverError
 from dlt_contract_ops.statefile import read_utf8
 
 #: a reviewed, committed file with a byte that is not UTF-8 is refused, never read in part
@@ -172,3 +172,30 @@ def read_waivers(path: Path) -> tuple[Waiver, ...]:
         raise WaiverError(f"Cannot read waiver file `{path}`: {exc.strerror}.") from exc
     return parse_waivers(text, str(path))
 
+
+#: the file name suffix of an exported ODCS document (what ODCS's tooling recognizes)
+ODCS_SUFFIX = ".odcs.yaml"
+
+
+def export_path(out: Path, source: str, count: int) -> Path:
+    """Where the export of `source` goes: `out` itself when it names a `.yaml`/`.yml` file
+    (one source only), else `out/<source>.odcs.yaml`."""
+    if out.suffix in (".yaml", ".yml"):
+        if count > 1:
+            raise ExportError(
+                f"--out `{out}` is one file, but {count} sources are exported: give a folder."
+            )
+        return out
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"--out `{out}` is a file, not a folder: give a folder or a .yaml file.")
+    return source_dir(out, source).with_name(source_dir(out, source).name + ODCS_SUFFIX)
+
+
+def write_export(path: Path, text: str) -> None:
+    """Write an exported document (atomically); an unwritable place is an ExportError."""
+    try:
+        _atomic_write(path, text)
+    except OSError as exc:
+        raise ExportError(
+            f"Cannot write `{path}`: {exc.strerror or exc}. Give a writable --out."
+        ) from exc

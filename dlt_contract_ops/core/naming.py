@@ -178,10 +178,7 @@ def _as_rows(model: type[Any]) -> type[Any]:
     return type(model.__name__, (model,), namespace)
 
 
-def nested_tables(
-    root: ExpectedTable, model: type[Any], naming: Any, *,
-    _parent: tuple[ExpectedTable, tuple[str, ...]] | None = None,
-) -> list[ExpectedTable]:
+def nested_tables(root: ExpectedTable, model: type[Any], naming: Any) -> list[ExpectedTable]:
     """The child tables dlt lands a model's `list[...]` fields in when the model sets
     `dlt_config = {"skip_nested_types": True}` (else a list is one json column of its table):
     `list[Label]` -> `users__labels` with `Label`'s columns, `list[str]` -> a `value` column;
@@ -200,6 +197,15 @@ def nested_tables(
     ...                                                    User, n)]
     [('users__fan_tags', ['value'])]
     """
+    return [table for table, _ in nested_models(root, model, naming)]
+
+
+def nested_models(
+    root: ExpectedTable, model: type[Any], naming: Any, *,
+    _parent: tuple[ExpectedTable, tuple[str, ...]] | None = None,
+) -> list[tuple[ExpectedTable, type[Any] | None]]:
+    """`nested_tables`, each with the model its rows are (None for a list of scalars), so a
+    child table's declarations can be read from its item model."""
     from dlt.common.data_types import py_type_to_sc_type
     from dlt.common.typing import is_subclass
     from pydantic import BaseModel
@@ -209,7 +215,7 @@ def nested_tables(
     parent, path = _parent or (root, (root.table,))
     if _parent is None and not _skips_nested(model):
         return []
-    out: list[ExpectedTable] = []
+    out: list[tuple[ExpectedTable, type[Any] | None]] = []
     for name, info in getattr(model, "model_fields", {}).items():
         item = _list_item(info)
         if item is None:
@@ -220,14 +226,15 @@ def nested_tables(
             rows = _as_rows(item)
             child = expected_table(root.resource, table, rows, naming, root.write_disposition)
             child = replace(child, table=table, parent=parent.table, root=root.table)
-            out.append(child)
-            out.extend(nested_tables(root, rows, naming, _parent=(child, child_path)))
+            out.append((child, rows))
+            out.extend(nested_models(root, rows, naming, _parent=(child, child_path)))
             continue
         try:
             data_type: str | None = py_type_to_sc_type(item)
         except TypeError:  # a type dlt infers from the data
             data_type = None
         column = ExpectedColumn(naming.normalize_identifier("value"), data_type, field=name)
-        out.append(ExpectedTable(root.resource, table, (column,), root.write_disposition,
-                                 getattr(item, "__name__", str(item)), parent.table, root.table))
+        out.append((ExpectedTable(root.resource, table, (column,), root.write_disposition,
+                                  getattr(item, "__name__", str(item)), parent.table, root.table),
+                    None))
     return out

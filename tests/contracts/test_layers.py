@@ -11,7 +11,7 @@ import pytest
 BLOCKED = ("duckdb", "psycopg2", "sentry_sdk", "click", "pymysql", "sqlalchemy")
 PURE = ("rules", "model", "diff", "change", "release", "canonical", "waivers", "semantics",
         "extract", "annotations", "declarations", "render", "ci", "units", "timezones",
-        "constraints", "lint", "lint_render")
+        "constraints", "lint", "lint_render", "odcs", "odcs_types", "odcs_read")
 
 _PROBE = """
 import datetime as dt, importlib, importlib.abc, sys
