@@ -169,7 +169,8 @@ def check_source(report: Report, name: str, project: ProjectSettings, project_di
         return
     try:
         # the settings read above (keys unchecked: `check_config_keys` lists those)
-        built = build_source(name, settings.ref, project_dir, timeout=project.source_build_timeout)
+        built = build_source(name, settings.ref, project_dir, timeout=project.source_build_timeout,
+                             bound=settings.models)
     except ContractOpsError as exc:
         report.add("source_importable", f"{base}.ref", str(exc))
         return

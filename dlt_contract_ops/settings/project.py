@@ -159,6 +159,8 @@ class SourceSettings:
     distribution: DistributionRule = field(default_factory=DistributionRule)
     #: from the project settings: `[contract_ops.rename] min_confidence`
     rename_min_confidence: float = DEFAULT_RENAME_MIN_CONFIDENCE
+    #: `[sources.<X>.contract_ops.models]`: (resource, "module:Class") bound by configuration
+    models: tuple[tuple[str, str], ...] = ()
 
 
 #: dlt-ops names its load-time column here; a project that set it has that column in every
@@ -354,7 +356,27 @@ def _load_source_settings(
         profile_retention=project.profile_retention,
         distribution=project.distribution,
         rename_min_confidence=project.rename_min_confidence,
+        models=_bindings(spec.models, f"{base}.models"),
     )
+
+
+def _bindings(value: Any, section: str) -> tuple[tuple[str, str], ...]:
+    """`[sources.<X>.contract_ops.models]` as (resource, "module:Class") pairs."""
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where(section)} must be a table of `resource = \"module:Class\"`.")
+    out = []
+    for resource, ref in value.items():
+        text = as_text(ref, f"{section}.{resource}") or ""
+        module, _, attr = text.partition(":")
+        if not module.strip() or not attr.strip():
+            raise ConfigError(
+                f'{where(f"{section}.{resource}")} is "{text}": write it as `module:Class`, '
+                'e.g. "inferred_models.shop.orders:Orders".'
+            )
+        out.append((str(resource), text))
+    return tuple(out)
 
 
 def declared_sources() -> list[str]:

@@ -103,6 +103,8 @@ class SourceSpec(BaseConfiguration):
     dataset_name: Optional[Any] = None  # noqa: UP045
     injected_columns: Optional[Any] = None  # noqa: UP045
     load_timestamp_column: Optional[Any] = None  # noqa: UP045
+    #: `[sources.<X>.contract_ops.models]`: resource -> "module:Class" (its model, bound)
+    models: Optional[dict[str, Any]] = None  # noqa: UP045
     removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
 

@@ -284,14 +284,60 @@ def _ref_hint(obj: Any, missing: str, prefix: str) -> str:
 
 
 def build_source(
-    name: str, ref: str, project_dir: str, *, timeout: float = DEFAULT_SOURCE_BUILD_TIMEOUT
+    name: str, ref: str, project_dir: str, *, timeout: float = DEFAULT_SOURCE_BUILD_TIMEOUT,
+    bound: Sequence[tuple[str, str]] = (),
 ) -> BuiltSource:
     """Import `ref` ("module:attribute") under `project_dir`, build it once, read its models;
-    SourceBuildTimeoutError when that takes over `timeout` seconds (`bounded_build`)."""
-    return bounded_build(lambda: _build_source(name, ref, project_dir), name, ref, timeout)
+    SourceBuildTimeoutError when that takes over `timeout` seconds (`bounded_build`).
+    `bound`: (resource, "module:Class") models bound by configuration
+    (`[sources.<name>.contract_ops.models]`), each taking the place of the resource's own."""
+    return bounded_build(lambda: _build_source(name, ref, project_dir, bound), name, ref,
+                         timeout)
 
 
-def _build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
+def resource_model(
+    resource: Any, bound: Mapping[str, type[Any]]
+) -> type[Any] | None:
+    """The Pydantic model of a dlt resource: the one bound to it by configuration, else its
+    own `columns=` model (`resource._hints["original_columns"]`); None without one. The one
+    place a resource's model is read (reconcile, contracts, the gate)."""
+    model = bound.get(resource.name)
+    if model is None:
+        model = resource._hints.get("original_columns") if resource._hints else None
+    return model if isinstance(model, type) and hasattr(model, "model_fields") else None
+
+
+def import_bound_models(
+    source: str, bound: Sequence[tuple[str, str]], project_dir: str
+) -> dict[str, type[Any]]:
+    """The models `[sources.<source>.contract_ops.models]` binds, by resource, imported from
+    the project; SourceImportError naming the key when one cannot be imported."""
+    from dlt_contract_ops.settings.project import source_section
+
+    out: dict[str, type[Any]] = {}
+    for resource, ref in bound:
+        module_name, _, attr = ref.partition(":")
+        key = f"`{resource}` in `[{source_section(source)}.models]`"
+        try:
+            obj: Any = _import_module(module_name, project_dir)
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+        except Exception as exc:
+            raise SourceImportError(
+                f"Cannot import model `{ref}` ({key}) from `{project_dir}`: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+        if not (isinstance(obj, type) and hasattr(obj, "model_fields")):
+            raise SourceImportError(
+                f"`{ref}` ({key}) is not a Pydantic model class: point it at one."
+            )
+        out[resource] = obj
+    return out
+
+
+def _build_source(
+    name: str, ref: str, project_dir: str, bound: Sequence[tuple[str, str]] = ()
+) -> BuiltSource:
     from dlt.common.schema import Schema
     from dlt.extract import DltResource
 
@@ -326,9 +372,12 @@ def _build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
     models: dict[str, type[Any]] = {}
     modelled: list[ModelledResource] = []
     notes: list[str] = []
+    bound_models = import_bound_models(name, bound, project_dir)
+    notes += [f"`{r}` in `[sources.{name}.contract_ops.models]`: the source has no resource "
+              f"`{r}`" for r in bound_models if r not in resources]
     for res_name, resource in resources.items():
-        model = resource._hints.get("original_columns") if resource._hints else None
-        if not (isinstance(model, type) and hasattr(model, "model_fields")):
+        model = resource_model(resource, bound_models)
+        if model is None:
             notes.append(f"resource `{res_name}` has no Pydantic model: skipped")
             continue
         table_name = resource.table_name

@@ -1,0 +1,302 @@
+"""`models infer`: a Pydantic model module for every loaded table whose resource has none,
+and the `[sources.<X>.contract_ops.models]` lines that bind them.
+
+Per dataset: ONE metadata query (`list_columns`) and ONE read of dlt's stored schema
+(`_dlt_version`); per table: ONE aggregate (`infer.facts`), and one more for its code-set
+candidates when it has any.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dlt_contract_ops.errors import ConfigError, NotLoadedError
+from dlt_contract_ops.infer.facts import DEFAULT_CODE_SET_MAX_VALUES, DEFAULT_CODE_SET_MIN_ROWS
+from dlt_contract_ops.infer.module import (
+    DLT_PREFIX,
+    Header,
+    InferredTable,
+    data_columns,
+    format_code,
+    render_module,
+)
+
+#: where the modules go, under the project, unless `--out` says otherwise
+DEFAULT_OUT = "inferred_models"
+
+
+@dataclass(frozen=True)
+class InferredModel:
+    """One module written (or, in a dry run, to be written)."""
+
+    source: str | None
+    resource: str
+    table: str
+    path: Path
+    #: "module:Class" as a binding names it; None when the file is outside the project
+    ref: str | None
+
+
+@dataclass(frozen=True)
+class InferReport:
+    models: tuple[InferredModel, ...]
+    notes: tuple[str, ...]
+    #: the `[sources.<X>.contract_ops.models]` tables binding the models
+    bindings: str
+    config_file: Path
+    written: bool
+
+
+@dataclass(frozen=True)
+class _Target:
+    source: str | None
+    target: Any  # destinations.connect.Target
+    schema_name: str
+    modelled: frozenset[str]
+
+
+def infer_models(
+    sources: Sequence[str] = (),
+    *,
+    all_sources: bool = False,
+    pipeline: str | None = None,
+    out: str | None = None,
+    project_dir: str | os.PathLike[str] | None = None,
+    dry_run: bool = False,
+    force: bool = False,
+    code_set_max_values: int = DEFAULT_CODE_SET_MAX_VALUES,
+    code_set_min_rows: int = DEFAULT_CODE_SET_MIN_ROWS,
+) -> InferReport:
+    """Write a model module for each loaded root table (with its child tables) of the
+    sources (or of `pipeline`) whose resource has no model, and bind them in
+    `.dlt/config.toml`. `dry_run` writes nothing. An existing module is kept unless `force`
+    (ConfigError naming it, before anything is written)."""
+    from dlt_contract_ops.settings.files import project_context
+
+    with project_context(project_dir) as pdir:
+        targets = _targets(sources, all_sources, pipeline, pdir)
+        out_dir = Path(pdir, out or DEFAULT_OUT).resolve()
+        planned: list[tuple[InferredModel, str]] = []
+        notes: list[str] = []
+        for t in targets:
+            planned += _infer_target(t, out_dir, Path(pdir).resolve(), notes,
+                                     code_set_max_values, code_set_min_rows)
+    existing = [m.path for m, _ in planned if m.path.exists()]
+    if existing and not force and not dry_run:
+        raise ConfigError(
+            f"`{existing[0]}` exists ({len(existing)} module(s) would be overwritten): pass "
+            "`--force` to overwrite, or `--out` another folder."
+        )
+    config = Path(pdir, ".dlt", "config.toml")
+    bindings = binding_tables([m for m, _ in planned])
+    if not dry_run:
+        for model, text in planned:
+            _write_module(model.path, text, out_dir)
+        if bindings:
+            write_bindings(config, [m for m, _ in planned])
+    models = tuple(m for m, _ in planned)
+    if not models:
+        notes.append("no table without a model: nothing to infer")
+    return InferReport(models, tuple(notes), bindings, config, written=not dry_run)
+
+
+def _targets(
+    sources: Sequence[str], all_sources: bool, pipeline: str | None, pdir: str
+) -> list[_Target]:
+    from dlt.common.schema import Schema  # noqa: F401  (dlt imported once, up front)
+
+    from dlt_contract_ops.settings.project import (
+        declared_sources,
+        load_project_settings,
+        load_source_settings,
+    )
+    from dlt_contract_ops.sources.discovery import build_source
+    from dlt_contract_ops.sources.resolve import resolve_target_checked
+
+    if pipeline is not None:
+        return [_pipeline_target(pipeline)]
+    project = load_project_settings()
+    names = declared_sources() if all_sources else list(sources)
+    if not names:
+        raise ConfigError("No source declared in `[sources.<name>.contract_ops]`: declare one "
+                          "(`dlt-contract-ops init`), or pass `--pipeline NAME`.")
+    out = []
+    for name in names:
+        settings = load_source_settings(name, project)
+        built = build_source(name, settings.ref, pdir, timeout=project.source_build_timeout,
+                             bound=settings.models)
+        target = resolve_target_checked(settings, pdir, built)
+        out.append(_Target(name, target, built.schema_name, frozenset(built.models)))
+    return out
+
+
+def _pipeline_target(name: str) -> _Target:
+    import dlt
+    from dlt.pipeline.exceptions import CannotRestorePipelineException
+
+    from dlt_contract_ops.destinations.connect import Target, short_type
+
+    try:
+        pipeline = dlt.attach(name)
+    except CannotRestorePipelineException:
+        raise NotLoadedError(
+            f"Pipeline `{name}` has no local state here: run it on this machine once, or "
+            "declare its source and pass `-s SOURCE`."
+        ) from None
+    if pipeline.destination is None or not pipeline.default_schema_name:
+        raise NotLoadedError(f"Pipeline `{name}` has never loaded: run it first.")
+    factory = pipeline.destination
+    target = Target(name, factory, short_type(factory), pipeline.dataset_name)
+    return _Target(None, target, pipeline.default_schema_name, frozenset())
+
+
+def _infer_target(
+    t: _Target, out_dir: Path, pdir: Path, notes: list[str], max_values: int, min_rows: int
+) -> list[tuple[InferredModel, str]]:
+    from dlt.common.schema import Schema
+
+    from dlt_contract_ops.destinations.connect import open_adapter
+    from dlt_contract_ops.infer.facts import table_facts
+    from dlt_contract_ops.sources.loaded import seen_tables, stored_schema
+
+    who = f"source `{t.source}`" if t.source else f"pipeline `{t.target.pipeline_name}`"
+    adapter = open_adapter(t.target, Schema(t.schema_name))
+    try:
+        live = adapter.list_columns()
+        naming = Schema(t.schema_name).naming
+        stored = stored_schema(adapter, naming, t.schema_name, live)
+        if stored is None:
+            raise NotLoadedError(
+                f"{who[0].upper()}{who[1:]} was never loaded into dataset "
+                f"`{t.target.dataset_name}` ({t.target.destination_type}): no stored schema "
+                f"`{t.schema_name}` there. Run its pipeline first."
+            )
+        schema = Schema.from_dict(stored)
+        tables: Mapping[str, Any] = schema.tables
+        seen = seen_tables(tables.items())
+        out: list[tuple[InferredModel, str]] = []
+        for name, table in tables.items():
+            if name.startswith(DLT_PREFIX) or table.get("parent") or name not in seen:
+                continue
+            resource = str(table.get("resource") or name)
+            if resource in t.modelled:
+                continue
+            if name not in live:
+                notes.append(f"table `{name}` ({who}) is in dlt's schema but not in the "
+                             "dataset: skipped")
+                continue
+            newest: list[str | None] = []
+
+            def measured(table_name: str, columns: Sequence[Mapping[str, Any]],
+                         root: bool) -> dict[str, Any]:
+                facts, load = table_facts(
+                    adapter, table_name, columns, code_set_max_values=max_values,
+                    code_set_min_rows=min_rows,
+                    load_column=naming.normalize_identifier("_dlt_load_id") if root else None,
+                )
+                if root:
+                    newest.append(load)
+                return facts
+
+            inferred = _tree(name, tables, live, measured, root=True)
+            header = Header(t.target.pipeline_name, t.target.dataset_name,
+                            newest[0] if newest else None, t.source)
+            package = t.source or t.schema_name
+            path = out_dir / package / f"{name}.py"
+            text, cls = render_module(inferred, schema.naming, header)
+            ref = _module_ref(path, pdir)
+            out.append((InferredModel(t.source, resource, name, path,
+                                      f"{ref}:{cls}" if ref else None),
+                        format_code(text, str(path))))
+        return out
+    finally:
+        adapter.close()
+
+
+def _tree(
+    name: str, tables: Mapping[str, Any], live: Mapping[str, Any], measured: Any, *, root: bool
+) -> InferredTable:
+    columns = data_columns(tables[name].get("columns", {}))
+    children = tuple(
+        _tree(child, tables, live, measured, root=False)
+        for child, t in tables.items() if t.get("parent") == name and child in live
+    )
+    return InferredTable(name, columns, children, measured(name, columns, root))
+
+
+def _module_ref(path: Path, pdir: Path) -> str | None:
+    """`path`'s dotted module name from the project root; None outside it, or when a part
+    is not a Python identifier."""
+    try:
+        parts = path.with_suffix("").relative_to(pdir).parts
+    except ValueError:
+        return None
+    return ".".join(parts) if all(p.isidentifier() for p in parts) else None
+
+
+def _write_module(path: Path, text: str, out_dir: Path) -> None:
+    from dlt_contract_ops.statefile import write_text
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    folder = path.parent
+    while folder == out_dir or out_dir in folder.parents:  # a package, importable by its ref
+        (folder / "__init__.py").touch(exist_ok=True)
+        folder = folder.parent
+    write_text(path, text)
+
+
+def binding_tables(models: Sequence[InferredModel]) -> str:
+    """`[sources.<X>.contract_ops.models]` tables for the models of declared sources.
+
+    >>> print(binding_tables([InferredModel("gh", "issues", "issues", Path("m.py"),
+    ...                                     "m:Issues")]), end="")
+    [sources.gh.contract_ops.models]
+    issues = "m:Issues"
+    """
+    import tomlkit
+
+    by_source: dict[str, list[InferredModel]] = {}
+    for m in models:
+        if m.source and m.ref:
+            by_source.setdefault(m.source, []).append(m)
+    out = []
+    for source, group in by_source.items():
+        header = ".".join(tomlkit.key(k).as_string()
+                          for k in ("sources", source, "contract_ops", "models"))
+        lines = [f"[{header}]"] + [
+            f"{tomlkit.key(m.resource).as_string()} = {tomlkit.string(m.ref or '').as_string()}"
+            for m in group
+        ]
+        out.append("\n".join(lines) + "\n")
+    return "\n".join(out)
+
+
+def write_bindings(config: Path, models: Sequence[InferredModel]) -> None:
+    """Set each model's binding in `config` (tomlkit: the rest of the file as it was)."""
+    import tomlkit
+
+    from dlt_contract_ops.statefile import write_text
+
+    doc = tomlkit.parse(config.read_text(encoding="utf-8")) if config.is_file() else (
+        tomlkit.document())
+    try:
+        for m in models:
+            if not (m.source and m.ref):
+                continue
+            node: Any = doc
+            for key in ("sources", m.source, "contract_ops", "models"):
+                if key not in node:
+                    node[key] = tomlkit.table(is_super_table=key != "models")
+                node = node[key]
+            node[m.resource] = m.ref
+    except Exception as exc:  # e.g. `sources.x` is an inline table or a value
+        raise ConfigError(
+            f"Cannot add the model bindings to `{config}` ({exc}). Run `dlt-contract-ops "
+            "models infer --dry-run` and add them by hand."
+        ) from exc
+    config.parent.mkdir(parents=True, exist_ok=True)
+    write_text(config, tomlkit.dumps(doc))
