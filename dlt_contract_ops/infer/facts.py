@@ -93,7 +93,8 @@ def table_facts(
         if data_type in ORDERED:
             low, high = _text(next(values)), _text(next(values))
         facts[name] = ColumnFacts(rows, rows - present, None, low, high)
-        if (distinct is not None and 0 < distinct <= code_set_max_values
+        # one value is a constant, not a vocabulary
+        if (distinct is not None and 1 < distinct <= code_set_max_values
                 and present >= code_set_min_rows):
             candidates.append(name)
     if candidates:

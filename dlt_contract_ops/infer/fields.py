@@ -60,11 +60,15 @@ class FieldText:
     comment: str | None
     imports: frozenset[Import] = field(default_factory=frozenset)
 
-    def line(self) -> str:
+    #: a comment on the line above (the observed range)
+    above: str | None = None
+
+    def lines(self) -> list[str]:
         text = f"{self.name}: {self.annotation}"
         if self.default is not None:
             text += f" = {self.default}"
-        return text + (f"  # {self.comment}" if self.comment else "")
+        text += f"  # {self.comment}" if self.comment else ""
+        return [f"# {self.above}", text] if self.above else [text]
 
 
 def _reserved() -> frozenset[str]:
@@ -195,7 +199,7 @@ def field_text(
         default = f"Field(default=None, {pairs})" if optional else f"Field({pairs})"
     elif optional or text == "Any":
         default = "None"
+    above = None
     if facts is not None and facts.low is not None and facts.high is not None:
-        seen = f"observed {facts.low} .. {facts.high}"
-        comment = f"{comment}; {seen}" if comment else seen
-    return FieldText(name, text, default, comment, frozenset(imports))
+        above = f"observed {facts.low} .. {facts.high}"
+    return FieldText(name, text, default, comment, frozenset(imports), above)

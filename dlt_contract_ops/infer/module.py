@@ -97,7 +97,7 @@ class _Writer:
         fields = [field_text(c, self.naming, taken, table.facts.get(c["name"]),
                              json_as_any=nested) for c in table.columns]
         name = class_name(table.table, self.names)
-        body = [f"    {f.line()}" for f in (*fields, *lists)]
+        body = [f"    {line}" for f in (*fields, *lists) for line in f.lines()]
         for f in (*fields, *lists):
             self.imports.update(f.imports)
         if root and table.children:

@@ -1,0 +1,265 @@
+"""`models infer` on a dlt project with no models at all, through real loads (DuckDB,
+PostgreSQL): each inferred model gives back, through dlt's own Pydantic-to-columns
+conversion and the schema's naming, exactly the stored table's columns and data types; the
+bindings it writes make `reconcile` clean, and a planted additive column is then found.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import require_server
+from tests.projects import Project
+
+PIPELINE = "raw_pipeline"
+DSN = "postgresql://postgres:x@127.0.0.1:5432/test"
+
+#: a dlt-docs style REST source: a nested list, a `table_name=`, CamelCase fields, no model
+RAW = '''
+from datetime import datetime, date, timezone
+from decimal import Decimal
+
+import dlt
+
+
+@dlt.resource(table_name="orders_tbl", primary_key="orderId")
+def orders():
+    for i in range(120):
+        yield {
+            "orderId": i,
+            "customerName": None if i % 7 == 0 else f"c{i}",
+            "Status": ["paid", "pending", "void"][i % 3],
+            "amount": Decimal(f"{i}.25"),
+            "createdAt": datetime(2024, 1, 1 + i % 28, tzinfo=timezone.utc),
+            "shipDate": date(2024, 2, 1 + i % 28),
+            "isGift": i % 2 == 0,
+            "weight": i * 0.5,
+            "class": "standard",
+            "items": [{"sku": f"s{i}-{j}", "qty": j, "tags": ["a", "b"]} for j in range(2)],
+            "address": {"city": "Berlin", "zipCode": "10115"},
+        }
+
+
+@dlt.resource
+def customers():
+    yield [{"id": i, "name": f"n{i}", "meta": None} for i in range(5)]
+
+
+@dlt.source
+def raw_source():
+    return orders, customers
+'''
+
+LOAD = '''
+import dlt
+from pipelines.raw import raw_source
+
+p = dlt.pipeline("{pipeline}", destination={destination}, dataset_name="{dataset}")
+info = p.run(raw_source())
+info.raise_on_failed_jobs()
+'''
+
+
+def _load(project: Project, destination: str, dataset: str) -> None:
+    dest = '"duckdb"' if destination == "duckdb" else f'dlt.destinations.postgres("{DSN}")'
+    project.python(LOAD.format(pipeline=PIPELINE, destination=dest, dataset=dataset))
+
+
+def _declare(project: Project, destination: str, dataset: str) -> None:
+    project.source("raw_source", "pipelines.raw:raw_source", pipeline_name=PIPELINE,
+                   destination=destination, dataset_name=dataset)
+    if destination == "postgres":
+        project.secrets(f'[destination.postgres]\ncredentials = "{DSN}"\n')
+
+
+@pytest.fixture(params=["duckdb", pytest.param("postgres", marks=pytest.mark.postgres)])
+def loaded(request: pytest.FixtureRequest, project: Project) -> Iterator[tuple[Project, str]]:
+    destination = str(request.param)
+    dataset = f"raw_{uuid.uuid4().hex[:8]}"
+    if destination == "postgres":
+        require_server("127.0.0.1", 5432, "PostgreSQL")
+    project.module("pipelines.raw", RAW)
+    _declare(project, destination, dataset)
+    _load(project, destination, dataset)
+    yield project, dataset
+    if destination == "postgres":
+        import psycopg2
+
+        with psycopg2.connect(DSN) as con, con.cursor() as cur:
+            cur.execute(f'DROP SCHEMA IF EXISTS "{dataset}" CASCADE')
+
+
+def _stored_tables(project: Project) -> dict[str, Any]:
+    """The pipeline's stored schema, as dlt keeps it locally."""
+    proc = project.python(f'''
+import json, dlt
+p = dlt.attach("{PIPELINE}")
+print(json.dumps(p.default_schema.to_dict()["tables"]))
+''')
+    tables: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return tables
+
+
+def _import(project: Project, ref: str) -> Any:
+    module_name, _, cls = ref.partition(":")
+    sys.path.insert(0, str(project.root))
+    try:
+        for name in [m for m in sys.modules if m.split(".")[0] == "inferred_models"]:
+            del sys.modules[name]
+        return getattr(importlib.import_module(module_name), cls)
+    finally:
+        sys.path.remove(str(project.root))
+
+
+def _round_trip(model: Any, table: str) -> dict[str, dict[str, str | None]]:
+    """Table -> column -> data type, as the reconciler expects them from `model`: dlt's
+    `pydantic_to_table_schema_columns` and the schema's naming (`core.naming`)."""
+    from dlt.common.normalizers.naming.snake_case import NamingConvention
+
+    from dlt_contract_ops.core.naming import expected_table, nested_tables
+
+    naming = NamingConvention()
+    root = expected_table("r", table, model, naming)
+    return {t.table: {c.name: c.data_type for c in t.columns}
+            for t in (root, *nested_tables(root, model, naming))}
+
+
+def test_inferred_models_round_trip_to_the_stored_tables(loaded: tuple[Project, str]) -> None:
+    project, _ = loaded
+    proc = project.cli("models", "infer", "-s", "raw_source")
+    assert proc.returncode == 0, proc.stderr
+    stored = _stored_tables(project)
+    config = (project.root / ".dlt" / "config.toml").read_text()
+    assert "[sources.raw_source.contract_ops.models]" in config
+    for resource, table in (("orders", "orders_tbl"), ("customers", "customers")):
+        module = project.root / "inferred_models" / "raw_source" / f"{table}.py"
+        text = module.read_text()
+        assert f"pipeline `{PIPELINE}`" in text and "newest load `" in text
+        ref = f"inferred_models.raw_source.{table}:"
+        assert f'{resource} = "{ref}' in config
+        cls = config.split(f'{resource} = "{ref}')[1].split('"')[0]
+        model = _import(project, ref + cls)
+        got = _round_trip(model, table)
+        family = {name for name, t in stored.items()
+                  if name == table or t.get("parent") and name.startswith(f"{table}__")}
+        assert set(got) == family
+        for name in family:
+            want = {c: spec.get("data_type") for c, spec in stored[name]["columns"].items()
+                    if not c.startswith("_dlt")}
+            # a json column of a model that skips nested types is `Any` (dlt infers it)
+            assert {c: t for c, t in got[name].items() if t is not None} == {
+                c: t for c, t in want.items() if t != "json" or c not in got[name]
+                or got[name][c] is not None}
+            assert set(got[name]) == set(want)
+
+
+def test_orders_model_reads_as_written_by_hand(loaded: tuple[Project, str]) -> None:
+    project, _ = loaded
+    assert project.cli("models", "infer", "-s", "raw_source").returncode == 0
+    text = (project.root / "inferred_models" / "raw_source" / "orders_tbl.py").read_text()
+    assert 'dlt_config: ClassVar[dict[str, Any]] = {"skip_nested_types": True}' in text
+    assert "order_id: int" in text  # never NULL in the data: required
+    assert "customer_name: str | None = None" in text  # NULLs seen: Optional
+    assert 'Semantics(categories=("paid", "pending", "void"))' in text
+    assert 'Semantics(timezone="UTC")' in text
+    assert "items: list[OrdersTblItems] = []" in text
+    assert "tags: list[str] = []" in text
+    assert 'class_: str = Field(alias="class")' in text  # one value: a constant, no code set
+    assert "address__city: str" in text
+    assert "    # observed 0 .. 119\n    order_id: int\n" in text  # a comment, never a constraint
+
+
+def test_bound_models_make_reconcile_clean_then_find_a_planted_column(
+    loaded: tuple[Project, str], request: pytest.FixtureRequest
+) -> None:
+    project, dataset = loaded
+    before = project.cli("reconcile", "-s", "raw_source", "--dry-run", "--format", "json")
+    assert "no Pydantic model" in before.stdout + before.stderr
+    assert project.cli("models", "infer", "-s", "raw_source").returncode == 0
+    clean = project.cli("reconcile", "-s", "raw_source", "--dry-run", "--format", "json")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    doc = json.loads(clean.stdout)
+    assert not [f for r in doc["results"] for f in r["findings"]]
+    assert "no Pydantic model" not in clean.stdout + clean.stderr
+    # a column the models do not declare, loaded by the pipeline as dlt would
+    project.python(f'''
+import dlt
+p = dlt.attach("{PIPELINE}")
+with p.sql_client() as c:
+    c.execute_sql('ALTER TABLE ' + c.make_qualified_table_name("customers") +
+                  ' ADD COLUMN loyalty_tier VARCHAR')
+    c.execute_sql('UPDATE ' + c.make_qualified_table_name("customers") +
+                  " SET loyalty_tier = 'gold'")
+''')
+    drift = project.cli("reconcile", "-s", "raw_source", "--dry-run", "--format", "json")
+    found = [(f["drift_type"], f["columns"]) for r in json.loads(drift.stdout)["results"]
+             for f in r["findings"]]
+    assert found == [("additive", ["loyalty_tier"])], drift.stdout
+
+
+def test_an_existing_module_is_kept_without_force(loaded: tuple[Project, str]) -> None:
+    project, _ = loaded
+    module = project.root / "inferred_models" / "raw_source" / "customers.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("# written by hand\n")
+    again = project.cli("models", "infer", "-s", "raw_source")
+    assert again.returncode == 2
+    assert again.stderr.count("\n") == 1 and "--force" in again.stderr
+    assert module.read_text() == "# written by hand\n"
+    assert not (project.root / "inferred_models" / "raw_source" / "orders_tbl.py").exists()
+    forced = project.cli("models", "infer", "-s", "raw_source", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "class Customers(BaseModel)" in module.read_text()
+    # bound now: a second run finds nothing left to infer
+    third = project.cli("models", "infer", "-s", "raw_source")
+    assert third.returncode == 0 and "nothing to infer" in third.stderr + third.stdout
+
+
+def test_dry_run_prints_the_bindings_and_writes_nothing(loaded: tuple[Project, str]) -> None:
+    project, _ = loaded
+    config = (project.root / ".dlt" / "config.toml").read_text()
+    proc = project.cli("models", "infer", "-s", "raw_source", "--dry-run")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("[sources.raw_source.contract_ops.models]\n")
+    assert 'customers = "inferred_models.raw_source.customers:Customers"' in proc.stdout
+    assert not (project.root / "inferred_models").exists()
+    assert (project.root / ".dlt" / "config.toml").read_text() == config
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("-s", "nope"), "nope"),
+    (("--pipeline", "never_ran"), "never_ran"),
+    ((), "one of"),
+])
+def test_bad_requests_are_one_line_exit_2(
+    project: Project, args: tuple[str, ...], says: str
+) -> None:
+    project.module("pipelines.raw", RAW)
+    project.source("raw_source", "pipelines.raw:raw_source", pipeline_name=PIPELINE,
+                   dataset_name="raw")
+    proc = project.cli("models", "infer", *args)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1 and says in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_a_source_never_loaded_is_one_line_exit_2(project: Project) -> None:
+    project.module("pipelines.raw", RAW)
+    _declare(project, "duckdb", "raw")
+    project.python('''
+import duckdb
+duckdb.connect("raw_pipeline.duckdb").close()
+''')
+    proc = project.cli("models", "infer", "-s", "raw_source")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1 and "never loaded" in proc.stderr
+
+
