@@ -63,13 +63,16 @@ def _expected(
     list empty) is not compared: its required columns are not missing, there are no rows."""
     from dlt_contract_ops.core.naming import expected_table, nested_tables
 
+    from dlt_contract_ops.sources.discovery import resource_model
+
     shape: dict[str, dict[str, ColumnShape]] = {}
     notes: list[str] = []
     ungated: set[str] = set()
+    bound = _bound_models(source_name)
     for resource in resources:
         table = naming.normalize_table_identifier(_table_of(resource) or resource.name)
-        model = resource._hints.get("original_columns") if resource._hints else None
-        if isinstance(model, type) and hasattr(model, "model_fields"):
+        model = resource_model(resource, bound)
+        if model is not None:
             exp = expected_table(resource.name, table, model, naming)
             children = [c for c in nested_tables(exp, model, naming) if c.table in observed]
             for t in (exp, *children):
@@ -90,6 +93,26 @@ def _expected(
             cols.setdefault(column.name, ColumnShape(column.type, column.nullable))
         notes.append(f"resource `{resource.name}`: contract from snapshot `{contract.model}`")
     return shape, notes, ungated
+
+
+def _bound_models(source_name: str) -> dict[str, type[Any]]:
+    """The models `[sources.<source_name>.contract_ops.models]` binds (none when the source
+    is not declared), imported from the dlt project the gate runs in."""
+    import dlt
+
+    from dlt_contract_ops.settings.project import (
+        declared_sources,
+        load_project_settings,
+        load_source_settings,
+    )
+    from dlt_contract_ops.sources.discovery import import_bound_models
+
+    if source_name not in declared_sources():
+        return {}
+    settings = load_source_settings(
+        source_name, load_project_settings(check_keys=False), check_keys=False
+    )
+    return import_bound_models(source_name, settings.models, dlt.current.run_context().run_dir)
 
 
 def _snapshot(source: str, resource: str, contracts_dir: Path | None) -> Any:
