@@ -257,7 +257,7 @@ def validate_project(project_dir: str | None = None) -> Report:
     from dlt_contract_ops.settings.files import project_context
     from dlt_contract_ops.settings.problems import no_source_message
     from dlt_contract_ops.settings.project import declared_sources
-    from dlt_contract_ops.sources.discovery import begin_run
+    from dlt_contract_ops.sources.project_imports import begin_run
 
     report = Report()
     with project_context(project_dir) as pdir:

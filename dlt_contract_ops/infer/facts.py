@@ -99,8 +99,8 @@ def table_facts(
             candidates.append(name)
     if candidates:
         seen: dict[int, set[str]] = {}
-        query = values_query(adapter.table(table), candidates)
-        for position, value in adapter.run(query, [], "coverage", owned=True):
+        values_of = values_query(adapter.table(table), candidates)
+        for position, value in adapter.run(values_of, [], "coverage", owned=True):
             seen.setdefault(int(position), set()).add(str(value))
         for i, name in enumerate(candidates):
             old = facts[name]

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dlt_contract_ops.core.columns import DLT_PREFIX
 from dlt_contract_ops.infer.fields import (
     ANY,
     ColumnFacts,
@@ -21,9 +22,6 @@ from dlt_contract_ops.infer.fields import (
     field_text,
     python_name,
 )
-
-#: dlt's own columns (`_dlt_id`, `_dlt_load_id`, the child tables' links): never a field
-DLT_PREFIX = "_dlt"
 
 
 @dataclass(frozen=True)
@@ -180,5 +178,5 @@ def format_code(text: str, path: str) -> str:
     return proc.stdout if proc.returncode == 0 and proc.stdout else text
 
 
-__all__ = ["ANY", "Header", "InferredTable", "class_name", "data_columns", "format_code",
-           "render_module"]
+__all__ = ["ANY", "DLT_PREFIX", "Header", "InferredTable", "class_name", "data_columns",
+           "format_code", "render_module"]

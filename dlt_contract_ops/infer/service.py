@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dlt_contract_ops.core.columns import LOAD_ID
 from dlt_contract_ops.errors import ConfigError, NotLoadedError
 from dlt_contract_ops.infer.facts import DEFAULT_CODE_SET_MAX_VALUES, DEFAULT_CODE_SET_MIN_ROWS
+from dlt_contract_ops.infer.fields import ColumnFacts
 from dlt_contract_ops.infer.module import (
     DLT_PREFIX,
     Header,
@@ -107,8 +109,6 @@ def infer_models(
 def _targets(
     sources: Sequence[str], all_sources: bool, pipeline: str | None, pdir: str
 ) -> list[_Target]:
-    from dlt.common.schema import Schema  # noqa: F401  (dlt imported once, up front)
-
     from dlt_contract_ops.settings.project import (
         declared_sources,
         load_project_settings,
@@ -160,7 +160,6 @@ def _infer_target(
     from dlt.common.schema import Schema
 
     from dlt_contract_ops.destinations.connect import open_adapter
-    from dlt_contract_ops.infer.facts import table_facts
     from dlt_contract_ops.sources.loaded import seen_tables, stored_schema
 
     who = f"source `{t.source}`" if t.source else f"pipeline `{t.target.pipeline_name}`"
@@ -190,18 +189,7 @@ def _infer_target(
                              "dataset: skipped")
                 continue
             newest: list[str | None] = []
-
-            def measured(table_name: str, columns: Sequence[Mapping[str, Any]],
-                         root: bool) -> dict[str, Any]:
-                facts, load = table_facts(
-                    adapter, table_name, columns, code_set_max_values=max_values,
-                    code_set_min_rows=min_rows,
-                    load_column=naming.normalize_identifier("_dlt_load_id") if root else None,
-                )
-                if root:
-                    newest.append(load)
-                return facts
-
+            measured = _Measure(adapter, naming, max_values, min_rows, newest)
             inferred = _tree(name, tables, live, measured, root=True)
             header = Header(t.target.pipeline_name, t.target.dataset_name,
                             newest[0] if newest else None, t.source)
@@ -217,8 +205,35 @@ def _infer_target(
         adapter.close()
 
 
+@dataclass
+class _Measure:
+    """The facts of one table (`infer.facts.table_facts`); a root table's newest load id is
+    kept in `newest`."""
+
+    adapter: Any
+    naming: Any
+    max_values: int
+    min_rows: int
+    newest: list[str | None]
+
+    def __call__(
+        self, table: str, columns: Sequence[Mapping[str, Any]], root: bool
+    ) -> dict[str, ColumnFacts]:
+        from dlt_contract_ops.infer.facts import table_facts
+
+        facts, load = table_facts(
+            self.adapter, table, columns, code_set_max_values=self.max_values,
+            code_set_min_rows=self.min_rows,
+            load_column=self.naming.normalize_identifier(LOAD_ID) if root else None,
+        )
+        if root:
+            self.newest.append(load)
+        return facts
+
+
 def _tree(
-    name: str, tables: Mapping[str, Any], live: Mapping[str, Any], measured: Any, *, root: bool
+    name: str, tables: Mapping[str, Any], live: Mapping[str, Any], measured: _Measure, *,
+    root: bool,
 ) -> InferredTable:
     columns = data_columns(tables[name].get("columns", {}))
     children = tuple(

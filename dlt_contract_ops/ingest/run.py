@@ -62,8 +62,7 @@ def _expected(
     are the reconciler's (`core.naming.nested_tables`); one the batch sent no rows to (every
     list empty) is not compared: its required columns are not missing, there are no rows."""
     from dlt_contract_ops.core.naming import expected_table, nested_tables
-
-    from dlt_contract_ops.sources.discovery import resource_model
+    from dlt_contract_ops.sources.bindings import resource_model
 
     shape: dict[str, dict[str, ColumnShape]] = {}
     notes: list[str] = []
@@ -105,7 +104,7 @@ def _bound_models(source_name: str) -> dict[str, type[Any]]:
         load_project_settings,
         load_source_settings,
     )
-    from dlt_contract_ops.sources.discovery import import_bound_models
+    from dlt_contract_ops.sources.bindings import import_bound_models
 
     if source_name not in declared_sources():
         return {}

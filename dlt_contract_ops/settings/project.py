@@ -43,6 +43,7 @@ from dlt_contract_ops.settings.values import (
     WHOLE,
     _duration,
     _seconds,
+    as_bindings,
     as_names,
     as_text,
     where,
@@ -356,27 +357,8 @@ def _load_source_settings(
         profile_retention=project.profile_retention,
         distribution=project.distribution,
         rename_min_confidence=project.rename_min_confidence,
-        models=_bindings(spec.models, f"{base}.models"),
+        models=as_bindings(spec.models, f"{base}.models"),
     )
-
-
-def _bindings(value: Any, section: str) -> tuple[tuple[str, str], ...]:
-    """`[sources.<X>.contract_ops.models]` as (resource, "module:Class") pairs."""
-    if value is None:
-        return ()
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{where(section)} must be a table of `resource = \"module:Class\"`.")
-    out = []
-    for resource, ref in value.items():
-        text = as_text(ref, f"{section}.{resource}") or ""
-        module, _, attr = text.partition(":")
-        if not module.strip() or not attr.strip():
-            raise ConfigError(
-                f'{where(f"{section}.{resource}")} is "{text}": write it as `module:Class`, '
-                'e.g. "inferred_models.shop.orders:Orders".'
-            )
-        out.append((str(resource), text))
-    return tuple(out)
 
 
 def declared_sources() -> list[str]:

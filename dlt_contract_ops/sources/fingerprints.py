@@ -190,7 +190,7 @@ def module_prints(
     """The fingerprints of the modules' files, and the modules whose code may not be what
     their file holds now: edited during the build (`started_ns`), or imported before this run
     (a long-lived process) and either never fingerprinted as imported or edited since."""
-    from dlt_contract_ops.sources.discovery import imported_this_run
+    from dlt_contract_ops.sources.project_imports import imported_this_run
 
     prints: list[list[Any]] = []
     doubtful: list[str] = []

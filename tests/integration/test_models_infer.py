@@ -11,7 +11,6 @@ import json
 import sys
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -142,14 +141,15 @@ def test_inferred_models_round_trip_to_the_stored_tables(loaded: tuple[Project, 
     for resource, table in (("orders", "orders_tbl"), ("customers", "customers")):
         module = project.root / "inferred_models" / "raw_source" / f"{table}.py"
         text = module.read_text()
-        assert f"pipeline `{PIPELINE}`" in text and "newest load `" in text
+        assert f"pipeline `{PIPELINE}`" in text
+        assert "newest load `" in text
         ref = f"inferred_models.raw_source.{table}:"
         assert f'{resource} = "{ref}' in config
         cls = config.split(f'{resource} = "{ref}')[1].split('"')[0]
         model = _import(project, ref + cls)
         got = _round_trip(model, table)
         family = {name for name, t in stored.items()
-                  if name == table or t.get("parent") and name.startswith(f"{table}__")}
+                  if name == table or (t.get("parent") and name.startswith(f"{table}__"))}
         assert set(got) == family
         for name in family:
             want = {c: spec.get("data_type") for c, spec in stored[name]["columns"].items()
@@ -181,7 +181,7 @@ def test_orders_model_reads_as_written_by_hand(loaded: tuple[Project, str]) -> N
 def test_bound_models_make_reconcile_clean_then_find_a_planted_column(
     loaded: tuple[Project, str], request: pytest.FixtureRequest
 ) -> None:
-    project, dataset = loaded
+    project, _dataset = loaded
     before = project.cli("reconcile", "-s", "raw_source", "--dry-run", "--format", "json")
     assert "no Pydantic model" in before.stdout + before.stderr
     assert project.cli("models", "infer", "-s", "raw_source").returncode == 0
@@ -213,7 +213,8 @@ def test_an_existing_module_is_kept_without_force(loaded: tuple[Project, str]) -
     module.write_text("# written by hand\n")
     again = project.cli("models", "infer", "-s", "raw_source")
     assert again.returncode == 2
-    assert again.stderr.count("\n") == 1 and "--force" in again.stderr
+    assert again.stderr.count("\n") == 1
+    assert "--force" in again.stderr
     assert module.read_text() == "# written by hand\n"
     assert not (project.root / "inferred_models" / "raw_source" / "orders_tbl.py").exists()
     forced = project.cli("models", "infer", "-s", "raw_source", "--force")
@@ -221,7 +222,8 @@ def test_an_existing_module_is_kept_without_force(loaded: tuple[Project, str]) -
     assert "class Customers(BaseModel)" in module.read_text()
     # bound now: a second run finds nothing left to infer
     third = project.cli("models", "infer", "-s", "raw_source")
-    assert third.returncode == 0 and "nothing to infer" in third.stderr + third.stdout
+    assert third.returncode == 0
+    assert "nothing to infer" in third.stderr + third.stdout
 
 
 def test_dry_run_prints_the_bindings_and_writes_nothing(loaded: tuple[Project, str]) -> None:
@@ -248,7 +250,8 @@ def test_bad_requests_are_one_line_exit_2(
                    dataset_name="raw")
     proc = project.cli("models", "infer", *args)
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert proc.stderr.count("\n") == 1 and says in proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert says in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
@@ -261,7 +264,8 @@ duckdb.connect("raw_pipeline.duckdb").close()
 ''')
     proc = project.cli("models", "infer", "-s", "raw_source")
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert proc.stderr.count("\n") == 1 and "never loaded" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert "never loaded" in proc.stderr
 
 
 
