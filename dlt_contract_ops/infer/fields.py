@@ -8,6 +8,7 @@ reads back as the column's data type, so the model round-trips to the stored tab
 
 from __future__ import annotations
 
+import json
 import keyword
 import re
 from collections.abc import Mapping
@@ -29,7 +30,6 @@ SIMPLE_TYPES: dict[str, tuple[str, Import | None]] = {
     "time": ("time", ("datetime", "time")),
     "timestamp": ("datetime", ("datetime", "datetime")),
     "decimal": ("Decimal", ("decimal", "Decimal")),
-    "wei": ("Wei", ("dlt.common.wei", "Wei")),
 }
 
 SEMANTICS: Import = ("dlt_contract_ops", "Semantics")
@@ -114,7 +114,12 @@ def python_name(column: str, naming: Any, taken: set[str]) -> tuple[str, str | N
 
 
 def _literal(value: str) -> str:
-    return repr(value)
+    """A double-quoted Python string literal (JSON's escapes are Python's too).
+
+    >>> print(_literal("paid"))
+    "paid"
+    """
+    return json.dumps(value, ensure_ascii=False)
 
 
 def annotation(
