@@ -312,3 +312,43 @@ def test_the_gate_treats_a_bound_model_as_a_columns_model(
     changed = project.python(GATE.format(pipeline=PIPELINE, patch=text_ids))
     assert "ACTION rejected" in changed.stdout, changed.stdout + changed.stderr
     assert "TABLES ['orders_tbl']" in changed.stdout
+
+
+def test_a_pipeline_not_declared_gets_models_and_no_bindings(project: Project) -> None:
+    project.module("pipelines.raw", RAW)
+    _load(project, "duckdb", "raw")
+    proc = project.cli("models", "infer", "--pipeline", PIPELINE, "--out", "models_out")
+    assert proc.returncode == 0, proc.stderr
+    written = sorted(p.name for p in (project.root / "models_out" / "raw_source").glob("*.py"))
+    assert written == ["__init__.py", "customers.py", "orders_tbl.py"]
+    config = project.root / ".dlt" / "config.toml"
+    assert not config.exists() or "contract_ops.models" not in config.read_text()
+
+
+def test_all_sources_and_validate_accepts_the_bindings(loaded: tuple[Project, str]) -> None:
+    project, _ = loaded
+    proc = project.cli("models", "infer", "--all")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("wrote `") == 2
+    checked = project.cli("validate")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_a_binding_that_cannot_be_imported_is_one_line(loaded: tuple[Project, str]) -> None:
+    project, _ = loaded
+    project.config('[sources.raw_source.contract_ops.models]\norders = "nowhere.mod:Orders"\n')
+    proc = project.cli("reconcile", "-s", "raw_source", "--dry-run")
+    assert proc.returncode != 0
+    assert "nowhere.mod:Orders" in proc.stdout + proc.stderr
+    assert "`orders` in `[sources.raw_source.contract_ops.models]`" in proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_a_destination_without_an_adapter_is_one_line_exit_2(project: Project) -> None:
+    project.module("pipelines.raw", RAW)
+    project.source("raw_source", "pipelines.raw:raw_source", pipeline_name=PIPELINE,
+                   destination="dummy", dataset_name="raw")
+    proc = project.cli("models", "infer", "-s", "raw_source")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.count("\n") == 1
+    assert "`dummy`" in proc.stderr
