@@ -113,6 +113,16 @@ def python_name(column: str, naming: Any, taken: set[str]) -> tuple[str, str | N
     return name, column
 
 
+def shown(value: object) -> str:
+    r"""A name or value from the warehouse as it may stand in a comment or a docstring of the
+    generated code: quotes, backslashes and line breaks escaped, so it cannot end either.
+
+    >>> print(shown('end"\nimport os'))
+    end\"\nimport os
+    """
+    return json.dumps(str(value), ensure_ascii=False)[1:-1]
+
+
 def _literal(value: str) -> str:
     """A double-quoted Python string literal (JSON's escapes are Python's too).
 
@@ -146,7 +156,7 @@ def annotation(
     if data_type not in SIMPLE_TYPES:
         imports.add(ANY)
         return "Any", imports, args, (
-            f"dlt data type `{data_type}` has no Python counterpart: typed `Any`"
+            f"dlt data type `{shown(data_type)}` has no Python counterpart: typed `Any`"
             if data_type else "no data type in dlt's schema (no value seen yet): typed `Any`"
         )
     text, needed = SIMPLE_TYPES[data_type]
@@ -206,5 +216,5 @@ def field_text(
         default = "None"
     above = None
     if facts is not None and facts.low is not None and facts.high is not None:
-        above = f"observed {facts.low} .. {facts.high}"
+        above = f"observed {shown(facts.low)} .. {shown(facts.high)}"
     return FieldText(name, text, default, comment, frozenset(imports), above)

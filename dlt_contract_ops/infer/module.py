@@ -8,7 +8,7 @@ nested models in a `list[...]` field of their parent, and the root model sets dl
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,9 +18,11 @@ from dlt_contract_ops.infer.fields import (
     ColumnFacts,
     FieldText,
     Import,
+    _literal,
     annotation,
     field_text,
     python_name,
+    shown,
 )
 
 
@@ -102,7 +104,7 @@ class _Writer:
             self.imports.update({("typing", "ClassVar"), ANY})
             body.insert(0, '    dlt_config: ClassVar[dict[str, Any]] = {"skip_nested_types": True}')
         self.imports.add(("pydantic", "BaseModel"))
-        doc = f'    """Rows of table `{table.table}`."""'
+        doc = f'    """Rows of table `{shown(table.table)}`."""'
         self.classes.append("\n".join([f"class {name}(BaseModel):", doc, "", *body]))
         return name
 
@@ -115,10 +117,10 @@ class _Writer:
             self.imports.update(imports)
         else:
             item = self.model(child, root=False)
-        default = f'Field(default=[], alias="{alias}")' if alias else "[]"
+        default = f"Field(default=[], alias={_literal(alias)})" if alias else "[]"
         if alias:
             self.imports.add(("pydantic", "Field"))
-        return FieldText(py, f"list[{item}]", default, f"child table `{child.table}`")
+        return FieldText(py, f"list[{item}]", default, f"child table `{shown(child.table)}`")
 
 
 def _import_lines(imports: set[Import]) -> list[str]:
@@ -138,15 +140,18 @@ _STDLIB = frozenset({"datetime", "decimal", "typing"})
 
 
 def render_module(table: InferredTable, naming: Any, header: Header) -> tuple[str, str]:
-    """(module text, root class name) of `table`'s model; unformatted (see `format_code`)."""
+    """(module text, root class name) of `table`'s model; unformatted (see `format_files`)."""
     writer = _Writer(naming)
     root = writer.model(table, root=True)
-    source = f" (source `{header.source}`)" if header.source else ""
-    load = f"newest load `{header.load_id}`" if header.load_id else "no load recorded"
     lines = [
-        f'"""Model of table `{table.table}`, inferred by `dlt-contract-ops models infer`.',
+        f'"""Model of table `{shown(table.table)}`, inferred by `dlt-contract-ops models infer`.',
         "",
-        f"From pipeline `{header.pipeline}`{source}, dataset `{header.dataset}`, {load}.",
+        f"Pipeline: `{shown(header.pipeline)}`",
+        *([f"Source: `{shown(header.source)}`"] if header.source else []),
+        f"Dataset: `{shown(header.dataset)}`",
+        (f"Newest load: `{shown(header.load_id)}`" if header.load_id
+         else "Newest load: none recorded"),
+        "",
         "Review it (types, optional fields, code sets), then commit it.",
         '"""',
         "",
@@ -159,24 +164,23 @@ def render_module(table: InferredTable, naming: Any, header: Header) -> tuple[st
     return "\n".join(lines), root
 
 
-def format_code(text: str, path: str) -> str:
-    """`text` formatted by ruff where it is installed (the project's settings, found from
-    `path`); as it is otherwise, or when ruff refuses it."""
+def format_files(paths: Sequence[str]) -> bool:
+    """Format the written modules with ruff where it is installed (the project's settings,
+    found from each file): ONE ruff process for all of them. False when ruff is not
+    installed or refused them (they stay as written, valid code either way)."""
     import importlib.util
     import subprocess
     import sys
 
-    if importlib.util.find_spec("ruff") is None:
-        return text
+    if not paths or importlib.util.find_spec("ruff") is None:
+        return False
     try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "ruff", "format", "--stdin-filename", path, "-"],
-            input=text, capture_output=True, text=True, timeout=60, check=False,
-        )
-    except (OSError, subprocess.SubprocessError):  # ruff unusable here: the text as it is
-        return text
-    return proc.stdout if proc.returncode == 0 and proc.stdout else text
+        proc = subprocess.run([sys.executable, "-m", "ruff", "format", "--quiet", *paths],
+                              capture_output=True, text=True, timeout=300, check=False)
+    except (OSError, subprocess.SubprocessError):  # ruff unusable here: left as written
+        return False
+    return proc.returncode == 0
 
 
 __all__ = ["ANY", "DLT_PREFIX", "Header", "InferredTable", "class_name", "data_columns",
-           "format_code", "render_module"]
+           "format_files", "render_module"]

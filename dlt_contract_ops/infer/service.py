@@ -23,7 +23,7 @@ from dlt_contract_ops.infer.module import (
     Header,
     InferredTable,
     data_columns,
-    format_code,
+    format_files,
     render_module,
 )
 
@@ -98,6 +98,7 @@ def infer_models(
     if not dry_run:
         for model, text in planned:
             _write_module(model.path, text, out_dir)
+        format_files([str(m.path) for m, _ in planned])
         if bindings:
             write_bindings(config, [m for m, _ in planned])
     models = tuple(m for m, _ in planned)
@@ -199,7 +200,7 @@ def _infer_target(
             ref = _module_ref(path, pdir)
             out.append((InferredModel(t.source, resource, name, path,
                                       f"{ref}:{cls}" if ref else None),
-                        format_code(text, str(path))))
+                        text))
         return out
     finally:
         adapter.close()

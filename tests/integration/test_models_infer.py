@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -150,8 +151,8 @@ def test_inferred_models_round_trip_to_the_stored_tables(loaded: tuple[Project, 
     for resource, table in (("orders", "orders_tbl"), ("customers", "customers")):
         module = project.root / "inferred_models" / "raw_source" / f"{table}.py"
         text = module.read_text()
-        assert f"pipeline `{PIPELINE}`" in text
-        assert "newest load `" in text
+        assert f"Pipeline: `{PIPELINE}`\nSource: `raw_source`\nDataset: `" in text
+        assert "Newest load: `1" in text
         ref = f"inferred_models.raw_source.{table}:"
         assert f'{resource} = "{ref}' in config
         cls = config.split(f'{resource} = "{ref}')[1].split('"')[0]
@@ -174,6 +175,12 @@ def test_inferred_models_round_trip_to_the_stored_tables(loaded: tuple[Project, 
 def test_orders_model_reads_as_written_by_hand(loaded: tuple[Project, str]) -> None:
     project, _ = loaded
     assert project.cli("models", "infer", "-s", "raw_source").returncode == 0
+    folder = str(project.root / "inferred_models")
+    for check in (["check", "--isolated", "--select", "F,E,W,I,UP", "--line-length", "100"],
+                  ["format", "--check"]):
+        lint = subprocess.run([sys.executable, "-m", "ruff", *check, folder],
+                              capture_output=True, text=True, check=False)
+        assert lint.returncode == 0, lint.stdout + lint.stderr
     text = (project.root / "inferred_models" / "raw_source" / "orders_tbl.py").read_text()
     assert 'dlt_config: ClassVar[dict[str, Any]] = {"skip_nested_types": True}' in text
     assert "order_id: int" in text  # never NULL in the data: required

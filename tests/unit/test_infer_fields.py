@@ -131,3 +131,21 @@ def test_two_columns_never_share_a_field_name() -> None:
     first = field_text({"name": "a b", "data_type": "text"}, NAMING, taken)
     second = field_text({"name": "a-b", "data_type": "text"}, NAMING, taken)
     assert (first.name, second.name) == ("a_b", "a_b_2")
+
+
+def test_names_from_the_warehouse_cannot_inject_code() -> None:
+    """Names come from the destination: a quote or a line break in one ends no docstring,
+    comment or literal of the generated module."""
+    import ast
+
+    evil = 'x"""\nimport os  # \\'
+    child = InferredTable(f"{evil}__kids", ({"name": evil, "data_type": "text"},))
+    table = InferredTable(evil, ({"name": evil, "data_type": "bigint", "nullable": False},),
+                          (child,))
+    text, _cls = render_module(table, NAMING, Header(evil, evil, evil, evil))
+    tree = ast.parse(text)
+    imported = {a.name for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom)
+                for a in node.names}
+    assert "os" not in imported
+    _, model = _model(table)
+    assert next(info.alias for info in model.model_fields.values()) == evil
