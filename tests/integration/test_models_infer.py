@@ -359,3 +359,14 @@ def test_a_destination_without_an_adapter_is_one_line_exit_2(project: Project) -
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.count("\n") == 1
     assert "`dummy`" in proc.stderr
+
+
+def test_contract_commands_read_a_bound_model(loaded: tuple[Project, str]) -> None:
+    project, _ = loaded
+    assert project.cli("models", "infer", "-s", "raw_source").returncode == 0
+    proc = project.cli("contract", "snapshot", "-s", "raw_source", "--version", "1.0.0")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    released = "\n".join(p.read_text() for p in (project.root / "contracts").rglob("*")
+                         if p.is_file())
+    assert "orders_tbl" in released
+    assert "customers" in released
