@@ -95,23 +95,14 @@ def _expected(
 
 
 def _bound_models(source_name: str) -> dict[str, type[Any]]:
-    """The models `[sources.<source_name>.contract_ops.models]` binds (none when the source
-    is not declared), imported from the dlt project the gate runs in."""
+    """The models `[sources.<source_name>.contract_ops.models]` binds, imported from the dlt
+    project the gate runs in (none when the table is not there)."""
     import dlt
 
-    from dlt_contract_ops.settings.project import (
-        declared_sources,
-        load_project_settings,
-        load_source_settings,
-    )
-    from dlt_contract_ops.sources.bindings import import_bound_models
+    from dlt_contract_ops.sources.bindings import configured_bindings, import_bound_models
 
-    if source_name not in declared_sources():
-        return {}
-    settings = load_source_settings(
-        source_name, load_project_settings(check_keys=False), check_keys=False
-    )
-    return import_bound_models(source_name, settings.models, dlt.current.run_context().run_dir)
+    bound = configured_bindings(source_name)
+    return import_bound_models(source_name, bound, dlt.current.run_context().run_dir)
 
 
 def _snapshot(source: str, resource: str, contracts_dir: Path | None) -> Any:

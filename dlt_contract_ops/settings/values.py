@@ -3,6 +3,7 @@ seconds, each read with an error that names the key where a user finds it (`wher
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -119,6 +120,9 @@ def as_bindings(value: Any, section: str) -> tuple[tuple[str, str], ...]:
     """`[sources.<X>.contract_ops.models]` as (resource, "module:Class") pairs."""
     if value is None:
         return ()
+    if isinstance(value, str):  # from the environment, as JSON
+        with contextlib.suppress(ValueError):  # not JSON: the error below names the key
+            value = json.loads(value)
     if not isinstance(value, Mapping):
         raise ConfigError(f"{where(section)} must be a table of `resource = \"module:Class\"`.")
     out = []

@@ -24,6 +24,18 @@ def resource_model(
     return model if isinstance(model, type) and hasattr(model, "model_fields") else None
 
 
+def configured_bindings(source: str) -> tuple[tuple[str, str], ...]:
+    """`[sources.<source>.contract_ops.models]` alone, through dlt's providers, for a caller
+    that needs no other setting of the source (the gate: its table may hold no `ref`)."""
+    import dlt
+
+    from dlt_contract_ops.settings.project import source_section
+    from dlt_contract_ops.settings.values import as_bindings
+
+    key = f"{source_section(source)}.models"
+    return as_bindings(dlt.config.get(key), key)
+
+
 def import_bound_models(
     source: str, bound: Sequence[tuple[str, str]], project_dir: str
 ) -> dict[str, type[Any]]:
