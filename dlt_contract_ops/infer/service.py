@@ -85,8 +85,13 @@ def infer_models(
         planned: list[tuple[InferredModel, str]] = []
         notes: list[str] = []
         for t in targets:
-            planned += _infer_target(t, out_dir, Path(pdir).resolve(), notes,
-                                     code_set_max_values, code_set_min_rows)
+            try:
+                planned += _infer_target(t, out_dir, Path(pdir).resolve(), notes,
+                                         code_set_max_values, code_set_min_rows)
+            except NotLoadedError as exc:
+                if not all_sources:
+                    raise
+                notes.append(f"{exc} Skipped.")  # --all: the other sources go on
     existing = [m.path for m, _ in planned if m.path.exists()]
     if existing and not force and not dry_run:
         raise ConfigError(

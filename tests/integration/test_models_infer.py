@@ -280,6 +280,10 @@ def test_a_source_never_loaded_is_one_line_exit_2(project: Project) -> None:
 import duckdb
 duckdb.connect("raw_pipeline.duckdb").close()
 ''')
+    every = project.cli("models", "infer", "--all")  # --all: a note, the others go on
+    assert every.returncode == 0, every.stderr
+    assert "was never loaded" in every.stdout
+    assert "Skipped." in every.stdout
     proc = project.cli("models", "infer", "-s", "raw_source")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.count("\n") == 1
