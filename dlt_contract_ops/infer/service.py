@@ -9,6 +9,7 @@ candidates when it has any.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,6 +108,9 @@ def infer_models(
         if bindings:
             write_bindings(config, [m for m, _ in planned])
     models = tuple(m for m, _ in planned)
+    per_resource = Counter((m.source, m.resource) for m in models if m.source)
+    notes += [f"resource `{r}` (source `{s}`) loads {n} tables: not bound; bind one model by "
+              "hand if one fits them all" for (s, r), n in sorted(per_resource.items()) if n > 1]
     if not models:
         notes.append("no table without a model: nothing to infer")
     return InferReport(models, tuple(notes), bindings, config, written=not dry_run)
@@ -270,6 +274,16 @@ def _write_module(path: Path, text: str, out_dir: Path) -> None:
     write_text(path, text)
 
 
+def bindable(models: Sequence[InferredModel]) -> list[InferredModel]:
+    """The models a binding can name: of a declared source, importable from the project, and
+    the only table of their resource (one that names its table per item loads several, and a
+    binding is one model per resource)."""
+    count: dict[tuple[str | None, str], int] = {}
+    for m in models:
+        count[m.source, m.resource] = count.get((m.source, m.resource), 0) + 1
+    return [m for m in models if m.source and m.ref and count[m.source, m.resource] == 1]
+
+
 def binding_tables(models: Sequence[InferredModel]) -> str:
     """`[sources.<X>.contract_ops.models]` tables for the models of declared sources.
 
@@ -281,9 +295,8 @@ def binding_tables(models: Sequence[InferredModel]) -> str:
     import tomlkit
 
     by_source: dict[str, list[InferredModel]] = {}
-    for m in models:
-        if m.source and m.ref:
-            by_source.setdefault(m.source, []).append(m)
+    for m in bindable(models):
+        by_source.setdefault(str(m.source), []).append(m)
     out = []
     for source, group in by_source.items():
         header = ".".join(tomlkit.key(k).as_string()
@@ -305,15 +318,13 @@ def write_bindings(config: Path, models: Sequence[InferredModel]) -> None:
     doc = tomlkit.parse(config.read_text(encoding="utf-8")) if config.is_file() else (
         tomlkit.document())
     try:
-        for m in models:
-            if not (m.source and m.ref):
-                continue
+        for m in bindable(models):
             node: Any = doc
             for key in ("sources", m.source, "contract_ops", "models"):
                 if key not in node:
                     node[key] = tomlkit.table(is_super_table=key != "models")
                 node = node[key]
-            node[m.resource] = m.ref
+            node[m.resource] = str(m.ref)
     except Exception as exc:  # e.g. `sources.x` is an inline table or a value
         raise ConfigError(
             f"Cannot add the model bindings to `{config}` ({exc}). Run `dlt-contract-ops "

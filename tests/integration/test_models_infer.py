@@ -374,3 +374,37 @@ def test_contract_commands_read_a_bound_model(loaded: tuple[Project, str]) -> No
                          if p.is_file())
     assert "orders_tbl" in released
     assert "customers" in released
+
+
+EVENTS = '''
+import dlt
+
+
+@dlt.resource(table_name=lambda row: f"events_{row['kind']}")
+def events():
+    yield [{"id": i, "kind": ["push", "pull"][i % 2]} for i in range(6)]
+
+
+@dlt.source
+def hooks():
+    return events
+'''
+
+
+def test_a_resource_loading_several_tables_gets_models_but_no_binding(
+    project: Project
+) -> None:
+    project.module("pipelines.hooks", EVENTS)
+    project.source("hooks", "pipelines.hooks:hooks", pipeline_name="hooks_pipeline",
+                   dataset_name="hooks")
+    project.python('''
+import dlt
+from pipelines.hooks import hooks
+dlt.pipeline("hooks_pipeline", destination="duckdb", dataset_name="hooks").run(hooks())
+''')
+    proc = project.cli("models", "infer", "-s", "hooks")
+    assert proc.returncode == 0, proc.stderr
+    written = sorted(p.name for p in (project.root / "inferred_models" / "hooks").glob("e*.py"))
+    assert written == ["events_pull.py", "events_push.py"]
+    assert "resource `events` (source `hooks`) loads 2 tables: not bound" in proc.stdout
+    assert "contract_ops.models" not in (project.root / ".dlt" / "config.toml").read_text()
