@@ -43,9 +43,11 @@ def models() -> None:
               help="Write nothing; print the `[sources.X.contract_ops.models]` bindings.")
 @click.option("--force", is_flag=True, help="Overwrite existing modules.")
 @click.option("--code-set-max-values", type=click.IntRange(min=0), default=None, metavar="N",
-              help="A text column with at most N distinct values is a code set (default 10).")
+              help="A text column with at most N distinct values is a code set. Default: "
+              "[contract_ops.infer] code_set_max_values, else 10.")
 @click.option("--code-set-min-rows", type=click.IntRange(min=0), default=None, metavar="N",
-              help="...over at least N non-NULL rows (default 100).")
+              help="...over at least N non-NULL rows. Default: [contract_ops.infer] "
+              "code_set_min_rows, else 100.")
 @project_dir_option
 def infer(
     sources: tuple[str, ...], all_sources: bool, pipeline: str | None, out: str | None,
@@ -55,7 +57,6 @@ def infer(
     """A Pydantic model module for each loaded table whose resource has no model, bound to
     its resource in .dlt/config.toml."""
     from dlt_contract_ops.errors import ConfigError, ContractOpsError, UnsupportedDestinationError
-    from dlt_contract_ops.infer import facts
     from dlt_contract_ops.infer.service import infer_models
 
     if sum((bool(sources), all_sources, pipeline is not None)) != 1:
@@ -64,10 +65,7 @@ def infer(
         report = infer_models(
             sources, all_sources=all_sources, pipeline=pipeline, out=out,
             project_dir=project_dir, dry_run=dry_run, force=force,
-            code_set_max_values=(facts.DEFAULT_CODE_SET_MAX_VALUES if code_set_max_values
-                                 is None else code_set_max_values),
-            code_set_min_rows=(facts.DEFAULT_CODE_SET_MIN_ROWS if code_set_min_rows is None
-                               else code_set_min_rows),
+            code_set_max_values=code_set_max_values, code_set_min_rows=code_set_min_rows,
         )
     except (ConfigError, UnsupportedDestinationError) as exc:  # the request is at fault
         usage_error(exc)

@@ -17,7 +17,7 @@ from typing import Any
 
 from dlt_contract_ops.core.columns import LOAD_ID
 from dlt_contract_ops.errors import ConfigError, NotLoadedError
-from dlt_contract_ops.infer.facts import DEFAULT_CODE_SET_MAX_VALUES, DEFAULT_CODE_SET_MIN_ROWS
+from dlt_contract_ops.infer.facts import code_set_thresholds
 from dlt_contract_ops.infer.fields import ColumnFacts
 from dlt_contract_ops.infer.module import (
     DLT_PREFIX,
@@ -71,24 +71,26 @@ def infer_models(
     project_dir: str | os.PathLike[str] | None = None,
     dry_run: bool = False,
     force: bool = False,
-    code_set_max_values: int = DEFAULT_CODE_SET_MAX_VALUES,
-    code_set_min_rows: int = DEFAULT_CODE_SET_MIN_ROWS,
+    code_set_max_values: int | None = None,
+    code_set_min_rows: int | None = None,
 ) -> InferReport:
     """Write a model module for each loaded root table (with its child tables) of the
     sources (or of `pipeline`) whose resource has no model, and bind them in
     `.dlt/config.toml`. `dry_run` writes nothing. An existing module is kept unless `force`
-    (ConfigError naming it, before anything is written)."""
+    (ConfigError naming it, before anything is written). The code-set thresholds not given
+    come from `[contract_ops.infer]` (`infer.facts.code_set_thresholds`)."""
     from dlt_contract_ops.settings.files import project_context
 
     with project_context(project_dir) as pdir:
-        targets = _targets(sources, all_sources, pipeline, pdir)
+        max_values, min_rows = code_set_thresholds(code_set_max_values, code_set_min_rows)
+        targets = _targets(sources, all_sources, pipeline, pdir, force)
         out_dir = Path(pdir, out or DEFAULT_OUT).resolve()
         planned: list[tuple[InferredModel, str]] = []
         notes: list[str] = []
         for t in targets:
             try:
                 planned += _infer_target(t, out_dir, Path(pdir).resolve(), notes,
-                                         code_set_max_values, code_set_min_rows)
+                                         max_values, min_rows)
             except NotLoadedError as exc:
                 if not all_sources:
                     raise
@@ -117,8 +119,10 @@ def infer_models(
 
 
 def _targets(
-    sources: Sequence[str], all_sources: bool, pipeline: str | None, pdir: str
+    sources: Sequence[str], all_sources: bool, pipeline: str | None, pdir: str, force: bool
 ) -> list[_Target]:
+    """What to infer from; a resource with a model is left alone, except, with `force`, one
+    whose model is bound by configuration (inferred again, its module overwritten)."""
     from dlt_contract_ops.settings.project import (
         declared_sources,
         load_project_settings,
@@ -140,7 +144,8 @@ def _targets(
         built = build_source(name, settings.ref, pdir, timeout=project.source_build_timeout,
                              bound=settings.models)
         target = resolve_target_checked(settings, pdir, built)
-        out.append(_Target(name, target, built.schema_name, frozenset(built.models)))
+        rebound = {r for r, _ in settings.models} if force else set()
+        out.append(_Target(name, target, built.schema_name, frozenset(built.models) - rebound))
     return out
 
 

@@ -408,3 +408,24 @@ dlt.pipeline("hooks_pipeline", destination="duckdb", dataset_name="hooks").run(h
     assert written == ["events_pull.py", "events_push.py"]
     assert "resource `events` (source `hooks`) loads 2 tables: not bound" in proc.stdout
     assert "contract_ops.models" not in (project.root / ".dlt" / "config.toml").read_text()
+
+
+def test_code_set_thresholds_are_settings(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project.module("pipelines.raw", RAW)
+    _declare(project, "duckdb", "raw")
+    _load(project, "duckdb", "raw")
+    project.config("[contract_ops.infer]\ncode_set_max_values = 2\n")
+    assert project.cli("models", "infer", "-s", "raw_source").returncode == 0
+    orders = project.root / "inferred_models" / "raw_source" / "orders_tbl.py"
+    assert "categories" not in orders.read_text()  # `status` has 3 values: over the limit
+    flag = project.cli("models", "infer", "-s", "raw_source", "--force",
+                       "--code-set-max-values", "3")
+    assert flag.returncode == 0, flag.stderr
+    assert 'Semantics(categories=("paid", "pending", "void"))' in orders.read_text()
+    monkeypatch.setenv("CONTRACT_OPS__INFER__CODE_SET_MIN_ROWS", '"many"')
+    bad = project.cli("models", "infer", "-s", "raw_source", "--force")
+    assert bad.returncode == 2
+    assert bad.stderr.count("\n") == 1
+    assert "code_set_min_rows" in bad.stderr
