@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from dlt_contract_ops.core.columns import LOAD_ID
-from dlt_contract_ops.errors import ConfigError, NotLoadedError
+from dlt_contract_ops.errors import ConfigError, DestinationError, NotLoadedError
 from dlt_contract_ops.infer.facts import code_set_thresholds
 from dlt_contract_ops.infer.fields import ColumnFacts
 from dlt_contract_ops.infer.module import (
@@ -189,7 +189,13 @@ def _infer_target(
                 f"`{t.target.dataset_name}` ({t.target.destination_type}): no stored schema "
                 f"`{t.schema_name}` there. Run its pipeline first."
             )
-        schema = Schema.from_dict(stored)
+        try:
+            schema = Schema.from_dict(stored)
+        except Exception as exc:  # a stored schema dlt itself cannot read back
+            raise DestinationError(
+                f"The stored schema `{t.schema_name}` in dataset `{t.target.dataset_name}` "
+                f"({who}) cannot be read by dlt: {exc}"
+            ) from exc
         tables: Mapping[str, Any] = schema.tables
         seen = seen_tables(tables.items())
         out: list[tuple[InferredModel, str]] = []
