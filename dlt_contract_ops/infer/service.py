@@ -181,8 +181,8 @@ def _infer_target(
     adapter = open_adapter(t.target, Schema(t.schema_name))
     try:
         live = adapter.list_columns()
-        naming = Schema(t.schema_name).naming
-        stored = stored_schema(adapter, naming, t.schema_name, live)
+        # the project's naming finds dlt's version table; the stored schema's names the rest
+        stored = stored_schema(adapter, Schema(t.schema_name).naming, t.schema_name, live)
         if stored is None:
             raise NotLoadedError(
                 f"{who[0].upper()}{who[1:]} was never loaded into dataset "
@@ -210,7 +210,7 @@ def _infer_target(
                              "dataset: skipped")
                 continue
             newest: list[str | None] = []
-            measured = _Measure(adapter, naming, max_values, min_rows, newest)
+            measured = _Measure(adapter, schema.naming, max_values, min_rows, newest)
             inferred = _tree(name, tables, live, measured, root=True)
             header = Header(t.target.pipeline_name, t.target.dataset_name,
                             newest[0] if newest else None, t.source)

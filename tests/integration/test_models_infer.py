@@ -429,3 +429,28 @@ def test_code_set_thresholds_are_settings(
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1
     assert "code_set_min_rows" in bad.stderr
+
+
+@pytest.mark.postgres
+def test_fields_keep_a_case_sensitive_naming(project: Project) -> None:
+    """Under dlt's `sql_cs_v1` naming (PostgreSQL keeps the case) a field is named as its
+    column (`orderId`), so the schema's naming gives that column back, and the sweep is clean."""
+    require_server("127.0.0.1", 5432, "PostgreSQL")
+    dataset = f"raw_cs_{uuid.uuid4().hex[:8]}"
+    project.module("pipelines.raw", RAW)
+    _declare(project, "postgres", dataset)
+    project.config('[schema]\nnaming = "sql_cs_v1"\n')
+    try:
+        _load(project, "postgres", dataset)
+        assert project.cli("models", "infer", "-s", "raw_source").returncode == 0
+        text = (project.root / "inferred_models/raw_source/orders_tbl.py").read_text()
+        assert "    orderId: int\n" in text
+        assert "    address__zipCode: str\n" in text
+        clean = project.cli("reconcile", "-s", "raw_source", "--dry-run", "--format", "json")
+        assert clean.returncode == 0, clean.stderr
+        assert not [f for r in json.loads(clean.stdout)["results"] for f in r["findings"]]
+    finally:
+        import psycopg2
+
+        with psycopg2.connect(DSN) as con, con.cursor() as cur:
+            cur.execute(f'DROP SCHEMA IF EXISTS "{dataset}" CASCADE')
