@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,6 +27,18 @@ def render(report: InferReport, dry_run: bool) -> tuple[str, str]:
     return (report.bindings, summary) if dry_run else (summary, "")
 
 
+def as_json(report: InferReport) -> dict[str, Any]:
+    """The report for machines: each module, its binding, the notes, the binding TOML."""
+    return {
+        "written": report.written,
+        "models": [{"source": m.source, "resource": m.resource, "table": m.table,
+                    "path": str(m.path), "ref": m.ref} for m in report.models],
+        "notes": list(report.notes),
+        "bindings": report.bindings,
+        "config_file": str(report.config_file),
+    }
+
+
 @click.group()
 def models() -> None:
     """Write Pydantic models for what dlt loaded."""
@@ -41,7 +54,10 @@ def models() -> None:
               help="Folder for the modules, under the project. Default: inferred_models.")
 @click.option("--dry-run", is_flag=True,
               help="Write nothing; print the `[sources.X.contract_ops.models]` bindings.")
-@click.option("--force", is_flag=True, help="Overwrite existing modules.")
+@click.option("--force", is_flag=True,
+              help="Overwrite existing modules; infer again the resources bound by configuration.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
 @click.option("--code-set-max-values", type=click.IntRange(min=0), default=None, metavar="N",
               help="A text column with at most N distinct values is a code set. Default: "
               "[contract_ops.infer] code_set_max_values, else 10.")
@@ -51,7 +67,7 @@ def models() -> None:
 @project_dir_option
 def infer(
     sources: tuple[str, ...], all_sources: bool, pipeline: str | None, out: str | None,
-    dry_run: bool, force: bool, code_set_max_values: int | None,
+    dry_run: bool, force: bool, fmt: str, code_set_max_values: int | None,
     code_set_min_rows: int | None, project_dir: str | None,
 ) -> None:
     """A Pydantic model module for each loaded table whose resource has no model, bound to
@@ -71,6 +87,9 @@ def infer(
         usage_error(exc)
     except ContractOpsError as exc:  # the destination or the source could not answer
         source_error(exc)
+    if fmt == "json":
+        click.echo(json.dumps(as_json(report), indent=2, ensure_ascii=False))
+        return
     stdout, stderr = render(report, dry_run)
     click.echo(stdout, nl=False)
     click.echo(stderr, nl=False, err=True)

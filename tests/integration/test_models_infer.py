@@ -454,3 +454,26 @@ def test_fields_keep_a_case_sensitive_naming(project: Project) -> None:
 
         with psycopg2.connect(DSN) as con, con.cursor() as cur:
             cur.execute(f'DROP SCHEMA IF EXISTS "{dataset}" CASCADE')
+
+
+def test_json_output_and_a_dropped_column_is_missing(project: Project) -> None:
+    project.module("pipelines.raw", RAW)
+    _declare(project, "duckdb", "raw")
+    _load(project, "duckdb", "raw")
+    proc = project.cli("models", "infer", "-s", "raw_source", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    refs = {m["resource"]: m["ref"] for m in doc["models"]}
+    assert refs == {"orders": "inferred_models.raw_source.orders_tbl:OrdersTbl",
+                    "customers": "inferred_models.raw_source.customers:Customers"}
+    assert doc["written"] is True
+    project.python(f'''
+import dlt
+p = dlt.attach("{PIPELINE}")
+with p.sql_client() as c:
+    c.execute_sql("ALTER TABLE " + c.make_qualified_table_name("customers") + " DROP COLUMN name")
+''')
+    drift = project.cli("reconcile", "-s", "raw_source", "--dry-run", "--format", "json")
+    found = [(f["drift_type"], f["table"], f["columns"])
+             for r in json.loads(drift.stdout)["results"] for f in r["findings"]]
+    assert found == [("missing", "customers", ["name"])], drift.stdout
