@@ -12,6 +12,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -477,3 +478,19 @@ with p.sql_client() as c:
     found = [(f["drift_type"], f["table"], f["columns"])
              for r in json.loads(drift.stdout)["results"] for f in r["findings"]]
     assert found == [("missing", "customers", ["name"])], drift.stdout
+
+
+def test_a_machine_without_the_pipelines_local_state(project: Project) -> None:
+    """A fresh CI job or cron container: no local pipeline state, the stored schema is read
+    from the dataset (`_dlt_version`), as dlt itself restores a pipeline."""
+    import os
+    import shutil
+
+    project.module("pipelines.raw", RAW)
+    _declare(project, "duckdb", "raw")
+    _load(project, "duckdb", "raw")
+    shutil.rmtree(Path(os.environ["DLT_DATA_DIR"]) / "pipelines")
+    proc = project.cli("models", "infer", "-s", "raw_source")
+    assert proc.returncode == 0, proc.stderr
+    text = (project.root / "inferred_models/raw_source/orders_tbl.py").read_text()
+    assert "items: list[OrdersTblItems] = []" in text
