@@ -36,6 +36,7 @@ def as_json(report: InferReport) -> dict[str, Any]:
         "notes": list(report.notes),
         "bindings": report.bindings,
         "config_file": str(report.config_file),
+        "queries": dict(report.queries),
     }
 
 

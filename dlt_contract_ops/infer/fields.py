@@ -181,6 +181,20 @@ def annotation(
     return text, imports, args, comment
 
 
+def with_code_set(text: str, facts: ColumnFacts | None, imports: set[Import]) -> str:
+    """`text` (a type) with the code set the data showed declared, for a `str` column.
+
+    >>> with_code_set("str", ColumnFacts(200, 0, ("a", "b")), set())
+    'Annotated[str, Semantics(categories=("a", "b"))]'
+    """
+    if facts is None or not facts.categories or text != "str":
+        return text
+    imports.update({ANNOTATED, SEMANTICS})
+    values = ", ".join(_literal(v) for v in facts.categories)
+    values += "," if len(facts.categories) == 1 else ""
+    return f"Annotated[str, Semantics(categories=({values}))]"
+
+
 def field_text(
     column: Mapping[str, Any],
     naming: Any,
@@ -194,11 +208,7 @@ def field_text(
     `Semantics(categories=...)`; the observed range is a comment, never a constraint."""
     name, alias = python_name(column["name"], naming, taken)
     text, imports, args, comment = annotation(column, json_as_any=json_as_any)
-    if facts is not None and facts.categories and text == "str":
-        imports.update({ANNOTATED, SEMANTICS})
-        values = ", ".join(_literal(v) for v in facts.categories)
-        values += "," if len(facts.categories) == 1 else ""
-        text = f"Annotated[str, Semantics(categories=({values}))]"
+    text = with_code_set(text, facts, imports)
     # the data decides where it was measured: dlt marks every inferred column nullable
     nullable = facts.nulls > 0 if facts is not None and facts.rows else bool(
         column.get("nullable", True))

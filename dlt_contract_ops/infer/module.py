@@ -120,7 +120,8 @@ class _Writer:
         default = f"Field(default=[], alias={_literal(alias)})" if alias else "[]"
         if alias:
             self.imports.add(("pydantic", "Field"))
-        return FieldText(py, f"list[{item}]", default, f"child table `{shown(child.table)}`")
+        return FieldText(py, f"list[{item}]", default, None, frozenset(),
+                         f"child table `{shown(child.table)}`")
 
 
 def _import_lines(imports: set[Import]) -> list[str]:

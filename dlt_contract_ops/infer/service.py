@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,8 @@ class InferReport:
     bindings: str
     config_file: Path
     written: bool
+    #: queries run, per kind (`metadata`, `schema`, `coverage`: the facts), all datasets
+    queries: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -87,10 +89,11 @@ def infer_models(
         out_dir = Path(pdir, out or DEFAULT_OUT).resolve()
         planned: list[tuple[InferredModel, str]] = []
         notes: list[str] = []
+        queries: Counter[str] = Counter()
         for t in targets:
             try:
                 planned += _infer_target(t, out_dir, Path(pdir).resolve(), notes,
-                                         max_values, min_rows)
+                                         max_values, min_rows, queries)
             except NotLoadedError as exc:
                 if not all_sources:
                     raise
@@ -115,7 +118,8 @@ def infer_models(
               "hand if one fits them all" for (s, r), n in sorted(per_resource.items()) if n > 1]
     if not models:
         notes.append("no table without a model: nothing to infer")
-    return InferReport(models, tuple(notes), bindings, config, written=not dry_run)
+    return InferReport(models, tuple(notes), bindings, config, written=not dry_run,
+                       queries=dict(queries))
 
 
 def _targets(
@@ -170,7 +174,8 @@ def _pipeline_target(name: str) -> _Target:
 
 
 def _infer_target(
-    t: _Target, out_dir: Path, pdir: Path, notes: list[str], max_values: int, min_rows: int
+    t: _Target, out_dir: Path, pdir: Path, notes: list[str], max_values: int, min_rows: int,
+    queries: Counter[str],
 ) -> list[tuple[InferredModel, str]]:
     from dlt.common.schema import Schema
 
@@ -223,6 +228,7 @@ def _infer_target(
                         text))
         return out
     finally:
+        queries.update(adapter.queries)
         adapter.close()
 
 
@@ -242,8 +248,11 @@ class _Measure:
     ) -> dict[str, ColumnFacts]:
         from dlt_contract_ops.infer.facts import table_facts
 
+        # a list of scalars (`value` alone) is a `list[str]` field: a contract records no
+        # code set inside a list that `skip_nested_types` leaves out, so none is looked for
+        scalars = not root and [c["name"] for c in columns] == ["value"]
         facts, load = table_facts(
-            self.adapter, table, columns, code_set_max_values=self.max_values,
+            self.adapter, table, columns, code_set_max_values=0 if scalars else self.max_values,
             code_set_min_rows=self.min_rows,
             load_column=self.naming.normalize_identifier(LOAD_ID) if root else None,
         )

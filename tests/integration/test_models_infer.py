@@ -189,7 +189,7 @@ def test_orders_model_reads_as_written_by_hand(loaded: tuple[Project, str]) -> N
     assert 'Semantics(categories=("paid", "pending", "void"))' in text
     assert 'Semantics(timezone="UTC")' in text
     assert "items: list[OrdersTblItems] = []" in text
-    assert "tags: list[str] = []" in text
+    assert "    # child table `orders_tbl__items__tags`\n    tags: list[str] = []\n" in text
     assert 'class_: str = Field(alias="class")' in text  # one value: a constant, no code set
     assert "address__city: str" in text
     assert "    # observed 0 .. 119\n    order_id: int\n" in text  # a comment, never a constraint
@@ -468,6 +468,10 @@ def test_json_output_and_a_dropped_column_is_missing(project: Project) -> None:
     assert refs == {"orders": "inferred_models.raw_source.orders_tbl:OrdersTbl",
                     "customers": "inferred_models.raw_source.customers:Customers"}
     assert doc["written"] is True
+    # the budget: one metadata query, one stored schema, per table (4: two roots, two child
+    # tables) one aggregate, and one values query for `orders_tbl`, whose `status` is a code
+    # set (a list of scalars, the tags, is never one)
+    assert doc["queries"] == {"metadata": 1, "schema": 1, "coverage": 5}
     project.python(f'''
 import dlt
 p = dlt.attach("{PIPELINE}")
