@@ -18,6 +18,7 @@ from dlt_contract_ops.commands.contract import contract
 from dlt_contract_ops.commands.gate import gate
 from dlt_contract_ops.commands.init import init
 from dlt_contract_ops.commands.list_sinks import sinks
+from dlt_contract_ops.commands.models import models
 from dlt_contract_ops.commands.profile import profile, profiles
 from dlt_contract_ops.commands.reconcile import reconcile
 from dlt_contract_ops.commands.report import report
@@ -69,5 +70,5 @@ for _warm in (reconcile, report):
     _warm.warm_start = True  # type: ignore[attr-defined]
 
 for _command in (reconcile, validate, sinks, contract, gate, ack, acks, unack, report, init,
-                 profile, profiles):
+                 profile, profiles, models):
     main.add_command(_command)

@@ -92,7 +92,7 @@ def current_contracts(
     `children`, the contract of every child table from its item model)."""
     from dlt_contract_ops.settings.files import project_context
     from dlt_contract_ops.settings.project import load_project_settings
-    from dlt_contract_ops.sources.discovery import begin_run
+    from dlt_contract_ops.sources.project_imports import begin_run
     from dlt_contract_ops.sources.resolve import resolve_source
 
     with project_context(project_dir) as pdir:

@@ -251,7 +251,7 @@ class Sweep:
         emitter: Emitter,
         now: datetime | None = None,
     ) -> None:
-        from dlt_contract_ops.sources.discovery import begin_run
+        from dlt_contract_ops.sources.project_imports import begin_run
 
         begin_run()  # a sweep is a run: the project's modules are imported afresh once
         self.project = project

@@ -187,7 +187,8 @@ def check_source(report: Report, name: str, project: ProjectSettings, project_di
         report.notes.append(note)
     try:
         # the settings read above (keys unchecked: `check_config_keys` lists those)
-        built = build_source(name, settings.ref, project_dir, timeout=project.source_build_timeout)
+        built = build_source(name, settings.ref, project_dir, timeout=project.source_build_timeout,
+                             bound=settings.models)
     except ContractOpsError as exc:  # its own configuration not set: reconcile's exit 2
         report.add("source_importable", f"{base}.ref", str(exc),
                    usage=isinstance(exc, ConfigError))
@@ -279,7 +280,7 @@ def validate_project(project_dir: str | None = None) -> Report:
     from dlt_contract_ops.settings.files import project_context
     from dlt_contract_ops.settings.problems import no_source_message
     from dlt_contract_ops.settings.project import declared_sources
-    from dlt_contract_ops.sources.discovery import begin_run
+    from dlt_contract_ops.sources.project_imports import begin_run
 
     report = Report()
     with project_context(project_dir) as pdir:

@@ -24,7 +24,7 @@ def check_source(name: str, project_dir: str | os.PathLike[str] | None = None) -
     from dlt_contract_ops.ingest.settings import gate_settings
     from dlt_contract_ops.settings.files import project_context
     from dlt_contract_ops.settings.project import load_project_settings
-    from dlt_contract_ops.sources.discovery import begin_run
+    from dlt_contract_ops.sources.project_imports import begin_run
     from dlt_contract_ops.sources.resolve import resolve_source
 
     with project_context(project_dir) as pdir:

@@ -62,14 +62,16 @@ def _expected(
     are the reconciler's (`core.naming.nested_tables`); one the batch sent no rows to (every
     list empty) is not compared: its required columns are not missing, there are no rows."""
     from dlt_contract_ops.core.naming import expected_table, nested_tables
+    from dlt_contract_ops.sources.bindings import resource_model
 
     shape: dict[str, dict[str, ColumnShape]] = {}
     notes: list[str] = []
     ungated: set[str] = set()
+    bound = _bound_models(source_name)
     for resource in resources:
         table = naming.normalize_table_identifier(_table_of(resource) or resource.name)
-        model = resource._hints.get("original_columns") if resource._hints else None
-        if isinstance(model, type) and hasattr(model, "model_fields"):
+        model = resource_model(resource, bound)
+        if model is not None:
             exp = expected_table(resource.name, table, model, naming)
             children = [c for c in nested_tables(exp, model, naming) if c.table in observed]
             for t in (exp, *children):
@@ -90,6 +92,17 @@ def _expected(
             cols.setdefault(column.name, ColumnShape(column.type, column.nullable))
         notes.append(f"resource `{resource.name}`: contract from snapshot `{contract.model}`")
     return shape, notes, ungated
+
+
+def _bound_models(source_name: str) -> dict[str, type[Any]]:
+    """The models `[sources.<source_name>.contract_ops.models]` binds, imported from the dlt
+    project the gate runs in (none when the table is not there)."""
+    import dlt
+
+    from dlt_contract_ops.sources.bindings import configured_bindings, import_bound_models
+
+    bound = configured_bindings(source_name)
+    return import_bound_models(source_name, bound, dlt.current.run_context().run_dir)
 
 
 def _snapshot(source: str, resource: str, contracts_dir: Path | None) -> Any:

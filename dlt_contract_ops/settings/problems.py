@@ -16,6 +16,7 @@ from dlt_contract_ops.settings.specs import (
     DEDUP_KEYS,
     DISTRIBUTION_KEYS,
     GATE_KEYS,
+    INFER_KEYS,
     PROJECT_KEYS,
     REMOVAL_KEYS,
     RENAME_KEYS,
@@ -31,9 +32,13 @@ _PROJECT_SUBTABLES: dict[str, frozenset[str] | None] = {
     "gate": GATE_KEYS,
     "rename": RENAME_KEYS,
     "distribution": DISTRIBUTION_KEYS,
+    "infer": INFER_KEYS,
     "alert_sink": None,
 }
-_SOURCE_SUBTABLES: dict[str, frozenset[str] | None] = {"removal": REMOVAL_KEYS, "gate": GATE_KEYS}
+#: `models`: resource names, read as bindings (`settings.values.as_bindings`)
+_SOURCE_SUBTABLES: dict[str, frozenset[str] | None] = {
+    "removal": REMOVAL_KEYS, "gate": GATE_KEYS, "models": None,
+}
 
 
 def _detector_tables() -> dict[str, frozenset[str]]:

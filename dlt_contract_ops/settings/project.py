@@ -43,6 +43,7 @@ from dlt_contract_ops.settings.values import (
     WHOLE,
     _duration,
     _seconds,
+    as_bindings,
     as_names,
     as_text,
     where,
@@ -165,6 +166,8 @@ class SourceSettings:
     distribution: DistributionRule = field(default_factory=DistributionRule)
     #: from the project settings: `[contract_ops.rename] min_confidence`
     rename_min_confidence: float = DEFAULT_RENAME_MIN_CONFIDENCE
+    #: `[sources.<X>.contract_ops.models]`: (resource, "module:Class") bound by configuration
+    models: tuple[tuple[str, str], ...] = ()
 
 
 #: dlt-ops names its load-time column here; a project that set it has that column in every
@@ -359,6 +362,7 @@ def _load_source_settings(
         profile_retention=project.profile_retention,
         distribution=project.distribution,
         rename_min_confidence=project.rename_min_confidence,
+        models=as_bindings(spec.models, f"{base}.models"),
     )
 
 

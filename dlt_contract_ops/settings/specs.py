@@ -70,6 +70,14 @@ class DistributionSpec(BaseConfiguration):
 
 
 @configspec
+class InferSpec(BaseConfiguration):
+    """`[contract_ops.infer]`: when `models infer` declares a text column's code set."""
+
+    code_set_max_values: Optional[Any] = None  # noqa: UP045
+    code_set_min_rows: Optional[Any] = None  # noqa: UP045
+
+
+@configspec
 class ProjectSpec(BaseConfiguration):
     """`[contract_ops]`: project-wide settings."""
 
@@ -89,6 +97,7 @@ class ProjectSpec(BaseConfiguration):
     gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     rename: RenameSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     distribution: DistributionSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
+    infer: InferSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     #: per-sink option tables, read by `sinks.options` with provenance and secret rules
     alert_sink: Optional[dict[str, Any]] = None  # noqa: UP045
 
@@ -103,6 +112,8 @@ class SourceSpec(BaseConfiguration):
     dataset_name: Optional[Any] = None  # noqa: UP045
     injected_columns: Optional[Any] = None  # noqa: UP045
     load_timestamp_column: Optional[Any] = None  # noqa: UP045
+    #: `[sources.<X>.contract_ops.models]`: resource -> "module:Class" (its model, bound)
+    models: Optional[dict[str, Any]] = None  # noqa: UP045
     removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
 
@@ -119,3 +130,4 @@ DEDUP_KEYS = fields_of(DedupSpec)
 GATE_KEYS = fields_of(GateSpec)
 RENAME_KEYS = fields_of(RenameSpec)
 DISTRIBUTION_KEYS = fields_of(DistributionSpec)
+INFER_KEYS = fields_of(InferSpec)

@@ -3,7 +3,9 @@ seconds, each read with an error that names the key where a user finds it (`wher
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Annotated, Any, Generic, TypeVar
@@ -112,3 +114,26 @@ def _duration(value: Any, key: str) -> timedelta:
 def _seconds(value: Any, key: str, default: float) -> float:
     """A duration setting in seconds; `default` when unset."""
     return default if value is None else _duration(value, key).total_seconds()
+
+
+def as_bindings(value: Any, section: str) -> tuple[tuple[str, str], ...]:
+    """`[sources.<X>.contract_ops.models]` as (resource, "module:Class") pairs."""
+    if value is None:
+        return ()
+    if isinstance(value, str):  # from the environment, as JSON
+        with contextlib.suppress(ValueError):  # not JSON: the error below names the key
+            value = json.loads(value)
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where(section)} must be a table of `resource = \"module:Class\"`.")
+    out = []
+    for resource, ref in value.items():
+        text = as_text(ref, f"{section}.{resource}") or ""
+        module, _, attr = text.partition(":")
+        if not module.strip() or not attr.strip():
+            raise ConfigError(
+                f'{where(f"{section}.{resource}")} is "{text}": write it as `module:Class`, '
+                'e.g. "inferred_models.shop.orders:Orders".'
+            )
+        out.append((str(resource), text))
+    return tuple(out)
+

@@ -47,6 +47,7 @@ import os
 import re
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -217,20 +218,25 @@ def cached_source(
     project_dir: str,
     timeout: float = DEFAULT_SOURCE_BUILD_TIMEOUT,
     pipeline_name: str | None = None,
+    *,
+    bound: Sequence[tuple[str, str]] = (),
 ) -> BuiltSource:
     """Source `name` from the cache when its fingerprint holds, else built (and cached).
-    `pipeline_name`: the source's pipeline, whose configuration section is part of the key.
+    `pipeline_name`: the source's pipeline, whose configuration section is part of the key;
+    `bound`: the models bound by configuration (`build_source`), part of the key too.
 
     Call inside the project context (dlt's data dir and configuration are the project's).
     """
     import dlt
 
     def build() -> BuiltSource:
-        return build_source(name, ref, project_dir, timeout=timeout)
+        return build_source(name, ref, project_dir, timeout=timeout, bound=bound)
 
     try:
         path = cache_path(project_dir, name, dlt.current.run_context().data_dir)
         key = static_key(name, ref, project_dir, pipeline_name)
+        if bound:  # set from the environment too, which the config files' prints miss
+            key += repr(tuple(bound))
     except Exception as exc:  # no data dir, an unreadable config file: build as without
         log.debug("source cache unavailable for `%s`: %s", name, exc)
         return build()

@@ -6,10 +6,7 @@ does not persist it in the stored schema, so reconcile imports the user's code.
 
 from __future__ import annotations
 
-import importlib
 import logging
-import os
-import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -19,7 +16,9 @@ from dlt_contract_ops.core.columns import ExpectedColumn, ExpectedTable
 from dlt_contract_ops.core.naming import expected_table, nested_tables
 from dlt_contract_ops.errors import SourceConfigMissingError, SourceImportError
 from dlt_contract_ops.settings.project import DEFAULT_SOURCE_BUILD_TIMEOUT
+from dlt_contract_ops.sources.bindings import import_bound_models, resource_model
 from dlt_contract_ops.sources.bounded_build import bounded_build
+from dlt_contract_ops.sources.project_imports import _import_module
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -173,60 +172,6 @@ def declared_code_sets(built: BuiltSource, expected: ExpectedTable) -> dict[str,
     return {c.name: c.categories for c in contract.columns if c.categories}
 
 
-#: (project dir, top-level package) imported afresh in this run (see `begin_run`)
-_FRESH: set[tuple[str, str]] = set()
-
-
-#: the modules loaded when this run began (see `imported_this_run`)
-_RUN_MODULES: dict[str, Any] = {}
-
-
-def begin_run() -> None:
-    """A new run: the project's own modules will be imported afresh once more, so a
-    long-lived process (a scheduler, an orchestrator) sees a model edited since."""
-    _FRESH.clear()
-    _RUN_MODULES.clear()
-    _RUN_MODULES.update(sys.modules)
-
-
-def imported_this_run(name: str, module: Any) -> bool:
-    """Whether module `name` was (re)imported since the run began: else its code may be
-    older than its file (a project module outside the ref's package, loaded by an earlier
-    run of a long-lived process)."""
-    return _RUN_MODULES.get(name) is not module
-
-
-def _project_has(top: str, project_dir: str) -> bool:
-    """Whether the project itself holds the top-level module or package `top`."""
-    return os.path.isdir(os.path.join(project_dir, top)) or os.path.isfile(
-        os.path.join(project_dir, f"{top}.py")
-    )
-
-
-def _import_module(module_name: str, project_dir: str) -> Any:
-    """Import `module_name` with `project_dir` first on the path.
-
-    When the project holds the module's top-level package, that package is imported afresh:
-    one imported earlier from elsewhere (another project in the same process) must not stand
-    in for this one's, and one imported by an earlier run of this process (a scheduler, an
-    orchestrator) may describe a model that has changed since. A ref into an installed
-    package (`dlt.sources...`) evicts nothing: re-importing a library the process already
-    uses would split its classes in two.
-    """
-    top = module_name.split(".")[0]
-    if _project_has(top, project_dir) and (project_dir, top) not in _FRESH:
-        for loaded in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
-            del sys.modules[loaded]
-        _FRESH.add((project_dir, top))  # once per run: two sources of one module share it
-    # first on the path even when an earlier run put it further back: another project's
-    # package of the same name must not shadow this one's
-    while project_dir in sys.path:
-        sys.path.remove(project_dir)
-    sys.path.insert(0, project_dir)
-    importlib.invalidate_caches()
-    return importlib.import_module(module_name)
-
-
 def _missing_config_message(source: str, exc: Exception) -> str:
     from dlt_contract_ops.settings.missing import missing_config_message
 
@@ -284,14 +229,19 @@ def _ref_hint(obj: Any, missing: str, prefix: str) -> str:
 
 
 def build_source(
-    name: str, ref: str, project_dir: str, *, timeout: float = DEFAULT_SOURCE_BUILD_TIMEOUT
+    name: str, ref: str, project_dir: str, *, timeout: float = DEFAULT_SOURCE_BUILD_TIMEOUT,
+    bound: Sequence[tuple[str, str]] = (),
 ) -> BuiltSource:
-    """Import `ref` ("module:attribute") under `project_dir`, build it once, read its models;
-    SourceBuildTimeoutError when that takes over `timeout` seconds (`bounded_build`)."""
-    return bounded_build(lambda: _build_source(name, ref, project_dir), name, ref, timeout)
+    """Import `ref` ("module:attribute") under `project_dir`, build it once, read its models
+    (`bound`: those bound by configuration, `sources.bindings`); SourceBuildTimeoutError when
+    that takes over `timeout` seconds (`bounded_build`)."""
+    return bounded_build(lambda: _build_source(name, ref, project_dir, bound), name, ref,
+                         timeout)
 
 
-def _build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
+def _build_source(
+    name: str, ref: str, project_dir: str, bound: Sequence[tuple[str, str]] = ()
+) -> BuiltSource:
     from dlt.common.schema import Schema
     from dlt.extract import DltResource
 
@@ -326,9 +276,12 @@ def _build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
     models: dict[str, type[Any]] = {}
     modelled: list[ModelledResource] = []
     notes: list[str] = []
+    bound_models = import_bound_models(name, bound, project_dir)
+    notes += [f"`{r}` in `[sources.{name}.contract_ops.models]`: no such resource"
+              for r in bound_models if r not in resources]
     for res_name, resource in resources.items():
-        model = resource._hints.get("original_columns") if resource._hints else None
-        if not (isinstance(model, type) and hasattr(model, "model_fields")):
+        model = resource_model(resource, bound_models)
+        if model is None:
             notes.append(f"resource `{res_name}` has no Pydantic model: skipped")
             continue
         table_name = resource.table_name

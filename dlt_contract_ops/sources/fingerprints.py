@@ -273,7 +273,7 @@ def module_prints(
     before this run (a long-lived process) and either edited since it was fingerprinted as
     imported or, never fingerprinted, a project module or one installed after this process
     began (an upgrade under a running scheduler)."""
-    from dlt_contract_ops.sources.discovery import imported_this_run
+    from dlt_contract_ops.sources.project_imports import imported_this_run
 
     prints: dict[str, list[Any]] = {}  # one RECORD stands for many modules: hashed once
     doubtful: list[str] = []

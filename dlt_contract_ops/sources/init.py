@@ -72,7 +72,9 @@ def _candidates(
     from dlt.extract.reference import SourceFactory
 
     from dlt_contract_ops.errors import RunsOnImportError
-    from dlt_contract_ops.sources.discovery import _import_module  # reconcile's own import rules
+    from dlt_contract_ops.sources.project_imports import (
+        _import_module,  # reconcile's own import rules
+    )
 
     by_id: dict[int, tuple[str, Any]] = {}
     notes = []

@@ -58,6 +58,16 @@ def destination_tables(
     """Tables the newest schema `schema_name` stored in the dataset (`_dlt_version`) has
     loaded: ONE query, run only when the dataset has that table. None when it has no record
     of the schema, or the record cannot be read (logged: the caller decides without it)."""
+    stored = stored_schema(adapter, naming, schema_name, live)
+    return None if stored is None else seen_tables(stored.get("tables", {}).items())
+
+
+def stored_schema(
+    adapter: DestinationAdapter, naming: Any, schema_name: str, live: Mapping[str, LiveTable]
+) -> dict[str, Any] | None:
+    """The newest schema `schema_name` stored in the dataset (`_dlt_version`), as dlt's
+    dict: ONE query, run only when the dataset has that table. None when it has no record
+    of the schema, or the record cannot be read (logged)."""
     from dlt.common.schema.typing import VERSION_TABLE_NAME
 
     from dlt_contract_ops.detectors.queries import stored_schema_query
@@ -78,7 +88,9 @@ def destination_tables(
     try:
         value = rows[0][0]
         stored = value if isinstance(value, dict) else json.loads(_schema_text(value))
-        return seen_tables(stored.get("tables", {}).items())
+        if not isinstance(stored, dict):
+            raise ValueError("not a JSON object")
+        return stored
     except (ValueError, AttributeError) as exc:
         log.warning("the stored schema `%s` in dataset `%s` is unreadable: %s", schema_name,
                     adapter.dataset, exc)

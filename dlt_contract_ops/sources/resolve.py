@@ -48,12 +48,13 @@ def resolve_source(
         from dlt_contract_ops.sources.cache import cached_source
 
         built = cached_source(name, settings.ref, project_dir, project.source_build_timeout,
-                              settings.pipeline_name)
+                              settings.pipeline_name, bound=settings.models)
         return ResolvedSource(settings, built)
     from dlt_contract_ops.sources.discovery import build_source
 
     timeout = project.source_build_timeout
-    return ResolvedSource(settings, build_source(name, settings.ref, project_dir, timeout=timeout))
+    built = build_source(name, settings.ref, project_dir, timeout=timeout, bound=settings.models)
+    return ResolvedSource(settings, built)
 
 
 def resolve_target_of(

@@ -24,8 +24,9 @@ from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.model.findings import ReconcileResult, results_document
 from dlt_contract_ops.settings.files import project_context
 from dlt_contract_ops.sources.cache import cache_path, cached_source
-from dlt_contract_ops.sources.discovery import begin_run, build_source, declared_code_sets
+from dlt_contract_ops.sources.discovery import build_source, declared_code_sets
 from dlt_contract_ops.sources.fingerprints import FORMAT, static_key
+from dlt_contract_ops.sources.project_imports import begin_run
 from tests.projects import Project
 
 #: every detector a sweep can run: the ones needing the models (contract, the code sets of

@@ -1,0 +1,96 @@
+"""`dlt-contract-ops models infer`: parse, call `infer.service.infer_models`, render."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from dlt_contract_ops.commands.common import project_dir_option, source_error, usage_error
+
+if TYPE_CHECKING:
+    from dlt_contract_ops.infer.service import InferReport
+
+
+def render(report: InferReport, dry_run: bool) -> tuple[str, str]:
+    """(stdout, stderr): with `dry_run` stdout is only the binding TOML, so it can be
+    redirected into `.dlt/config.toml`."""
+    verb = "would write" if dry_run else "wrote"
+    lines = [f"{verb} `{m.path}`: model of table `{m.table}` (resource `{m.resource}`)"
+             + ("" if m.ref else "; outside the project: bind it by hand")
+             for m in report.models]
+    lines += [f"note: {n}" for n in report.notes]
+    if report.bindings and not dry_run:
+        lines.append(f"Bound the models in `{report.config_file}`.")
+    summary = "".join(f"{line}\n" for line in lines)
+    return (report.bindings, summary) if dry_run else (summary, "")
+
+
+def as_json(report: InferReport) -> dict[str, Any]:
+    """The report for machines: each module, its binding, the notes, the binding TOML."""
+    return {
+        "written": report.written,
+        "models": [{"source": m.source, "resource": m.resource, "table": m.table,
+                    "path": str(m.path), "ref": m.ref} for m in report.models],
+        "notes": list(report.notes),
+        "bindings": report.bindings,
+        "config_file": str(report.config_file),
+        "queries": dict(report.queries),
+    }
+
+
+@click.group()
+def models() -> None:
+    """Write Pydantic models for what dlt loaded."""
+
+
+@models.command()
+@click.option("-s", "--source", "sources", multiple=True, metavar="NAME",
+              help="A source declared in [sources.NAME.contract_ops] (repeatable).")
+@click.option("--all", "all_sources", is_flag=True, help="Every declared source.")
+@click.option("--pipeline", default=None, metavar="NAME",
+              help="A local dlt pipeline, declared as a source or not.")
+@click.option("--out", default=None, metavar="DIR",
+              help="Folder for the modules, under the project. Default: inferred_models.")
+@click.option("--dry-run", is_flag=True,
+              help="Write nothing; print the `[sources.X.contract_ops.models]` bindings.")
+@click.option("--force", is_flag=True,
+              help="Overwrite existing modules; infer again the resources bound by configuration.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+@click.option("--code-set-max-values", type=click.IntRange(min=0), default=None, metavar="N",
+              help="A text column with at most N distinct values is a code set. Default: "
+              "[contract_ops.infer] code_set_max_values, else 10.")
+@click.option("--code-set-min-rows", type=click.IntRange(min=0), default=None, metavar="N",
+              help="...over at least N non-NULL rows. Default: [contract_ops.infer] "
+              "code_set_min_rows, else 100.")
+@project_dir_option
+def infer(
+    sources: tuple[str, ...], all_sources: bool, pipeline: str | None, out: str | None,
+    dry_run: bool, force: bool, fmt: str, code_set_max_values: int | None,
+    code_set_min_rows: int | None, project_dir: str | None,
+) -> None:
+    """A Pydantic model module for each loaded table whose resource has no model, bound to
+    its resource in .dlt/config.toml."""
+    from dlt_contract_ops.errors import ConfigError, ContractOpsError, UnsupportedDestinationError
+    from dlt_contract_ops.infer.service import infer_models
+
+    if sum((bool(sources), all_sources, pipeline is not None)) != 1:
+        usage_error(ValueError("Pass one of `-s SOURCE`, `--all` or `--pipeline NAME`."))
+    try:
+        report = infer_models(
+            sources, all_sources=all_sources, pipeline=pipeline, out=out,
+            project_dir=project_dir, dry_run=dry_run, force=force,
+            code_set_max_values=code_set_max_values, code_set_min_rows=code_set_min_rows,
+        )
+    except (ConfigError, UnsupportedDestinationError) as exc:  # the request is at fault
+        usage_error(exc)
+    except ContractOpsError as exc:  # the destination or the source could not answer
+        source_error(exc)
+    if fmt == "json":
+        click.echo(json.dumps(as_json(report), indent=2, ensure_ascii=False))
+        return
+    stdout, stderr = render(report, dry_run)
+    click.echo(stdout, nl=False)
+    click.echo(stderr, nl=False, err=True)

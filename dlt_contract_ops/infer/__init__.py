@@ -1,0 +1,1 @@
+"""`models infer`: Pydantic models written from what dlt loaded (stored schema and data)."""

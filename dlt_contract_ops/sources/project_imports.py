@@ -1,0 +1,65 @@
+"""Importing the project's own modules: afresh once per run, the project first on the path.
+
+A long-lived process (a scheduler, an orchestrator) runs many sweeps; each sees the models as
+their files say now (`begin_run`), and one project's package never stands in for another's.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from typing import Any
+
+#: (project dir, top-level package) imported afresh in this run (see `begin_run`)
+_FRESH: set[tuple[str, str]] = set()
+
+
+#: the modules loaded when this run began (see `imported_this_run`)
+_RUN_MODULES: dict[str, Any] = {}
+
+
+def begin_run() -> None:
+    """A new run: the project's own modules will be imported afresh once more, so a
+    long-lived process (a scheduler, an orchestrator) sees a model edited since."""
+    _FRESH.clear()
+    _RUN_MODULES.clear()
+    _RUN_MODULES.update(sys.modules)
+
+
+def imported_this_run(name: str, module: Any) -> bool:
+    """Whether module `name` was (re)imported since the run began: else its code may be
+    older than its file (a project module outside the ref's package, loaded by an earlier
+    run of a long-lived process)."""
+    return _RUN_MODULES.get(name) is not module
+
+
+def _project_has(top: str, project_dir: str) -> bool:
+    """Whether the project itself holds the top-level module or package `top`."""
+    return os.path.isdir(os.path.join(project_dir, top)) or os.path.isfile(
+        os.path.join(project_dir, f"{top}.py")
+    )
+
+
+def _import_module(module_name: str, project_dir: str) -> Any:
+    """Import `module_name` with `project_dir` first on the path.
+
+    When the project holds the module's top-level package, that package is imported afresh:
+    one imported earlier from elsewhere (another project in the same process) must not stand
+    in for this one's, and one imported by an earlier run of this process (a scheduler, an
+    orchestrator) may describe a model that has changed since. A ref into an installed
+    package (`dlt.sources...`) evicts nothing: re-importing a library the process already
+    uses would split its classes in two.
+    """
+    top = module_name.split(".")[0]
+    if _project_has(top, project_dir) and (project_dir, top) not in _FRESH:
+        for loaded in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
+            del sys.modules[loaded]
+        _FRESH.add((project_dir, top))  # once per run: two sources of one module share it
+    # first on the path even when an earlier run put it further back: another project's
+    # package of the same name must not shadow this one's
+    while project_dir in sys.path:
+        sys.path.remove(project_dir)
+    sys.path.insert(0, project_dir)
+    importlib.invalidate_caches()
+    return importlib.import_module(module_name)
