@@ -147,6 +147,11 @@ class AlertSinkError(ContractOpsError):
     """An alert sink could not be found, loaded or constructed."""
 
 
+class UnsupportedDltError(ConfigError):
+    """The installed dlt lacks a private member this package uses (`dlt_private.py`): a dlt
+    outside the supported range."""
+
+
 class DetectorPluginError(ConfigError):
     """An entry of the `dlt_contract_ops.detectors` group cannot be registered: it fails to
     import, is not a `Detector`, breaks one of its rules, or takes a name already taken. The

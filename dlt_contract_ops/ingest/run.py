@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dlt_contract_ops import dlt_private
 from dlt_contract_ops.core.ingest import ColumnShape, GatePolicy, Shape, compare
 from dlt_contract_ops.errors import ContractOpsError, GateRejected
 from dlt_contract_ops.ingest.alert import NOT_KEPT
@@ -64,7 +65,8 @@ def _expected(
     ungated: set[str] = set()
     for resource in resources:
         table = naming.normalize_table_identifier(_table_of(resource) or resource.name)
-        model = resource._hints.get("original_columns") if resource._hints else None
+        hints = dlt_private.resource_hints(resource)
+        model = hints.get("original_columns") if hints else None
         if isinstance(model, type) and hasattr(model, "model_fields"):
             exp = expected_table(resource.name, table, model, naming)
             cols = shape.setdefault(table, {})
@@ -123,12 +125,8 @@ def check_batch(
     policy = policy or GatePolicy()
     target = {k: v for k, v in run_kwargs.items() if k in _TARGET_KWARGS}
     if target:
-        # what `pipeline.run` does with these keywords before it extracts (dlt 1.x)
-        pipeline._set_destinations(
-            destination=target.get("destination"), staging=target.get("staging"),
-            destination_credentials=target.get("credentials"),
-        )
-        pipeline._set_dataset_name(target.get("dataset_name"))
+        dlt_private.set_target(pipeline, target.get("destination"), target.get("staging"),
+                               target.get("credentials"), target.get("dataset_name"))
     resources = _resources(data)
     source_name = source_name or _source_name(data, resources)
     with gate_lock(pipeline, lock_timeout) as root:

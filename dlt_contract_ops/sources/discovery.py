@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
+from dlt_contract_ops import dlt_private
 from dlt_contract_ops.core.columns import ExpectedColumn, ExpectedTable
 from dlt_contract_ops.core.naming import expected_table, nested_tables
 from dlt_contract_ops.errors import SourceConfigMissingError, SourceImportError
@@ -327,7 +328,8 @@ def _build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
     modelled: list[ModelledResource] = []
     notes: list[str] = []
     for res_name, resource in resources.items():
-        model = resource._hints.get("original_columns") if resource._hints else None
+        hints = dlt_private.resource_hints(resource)
+        model = hints.get("original_columns") if hints else None
         if not (isinstance(model, type) and hasattr(model, "model_fields")):
             notes.append(f"resource `{res_name}` has no Pydantic model: skipped")
             continue
