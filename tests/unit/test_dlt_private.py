@@ -4,19 +4,22 @@ it needs, with the parameters it passes, and says in one line which dlt range is
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+import dlt_contract_ops
 from dlt_contract_ops.dlt_private import NEEDED, SUPPORTED_DLT, check, owners
 from dlt_contract_ops.errors import ConfigError, UnsupportedDltError
-from tests.unit.test_one_home import ROOT
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
+
+ROOT = Path(dlt_contract_ops.__file__).parent.parent
 
 
 def _stand_ins() -> dict[str, SimpleNamespace]:
