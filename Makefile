@@ -36,7 +36,8 @@ demo: $(STAMP)
 # the dlt range it is tested on: `make test` runs the suite on the newest dlt the range allows
 # and then the tests of what uses that API on the oldest, in a venv of their own
 # (.venv-compat; about a minute on a fresh clone, most of it pip). Raise the range's
-# bounds in pyproject.toml when a dlt release is tested (the oldest is read from there).
+# bounds in pyproject.toml and `SUPPORTED_DLT` in dlt_private.py (a test keeps them equal) when a
+# dlt release is tested; the oldest is read from pyproject.toml.
 COMPAT_VENV := .venv-compat
 COMPAT_STAMP := $(COMPAT_VENV)/.installed
 DLT_OLDEST := $(shell sed -nE 's/^ *"dlt>=([0-9.]+),.*/\1/p' pyproject.toml)
