@@ -57,6 +57,10 @@ NEEDED = (
            ("item_storage", "load_storage", "normalize_storage", "schema", "load_id", "config")),
     Member("JsonLItemsNormalizer", "_normalize_chunk",
            ("root_table_name", "items", "may_have_pua", "skip_write")),
+    # the extract file's line encoding (`TypedJsonlListWriter`) and its reading (`Normalize`)
+    Member("json", "typed_dumpb", ("obj",)),
+    Member("json", "loadb", ("s",)),
+    Member("json", "may_have_pua", ("line",)),
 )
 
 
@@ -94,12 +98,17 @@ def _unsupported(what: str) -> UnsupportedDltError:
 
 def owners() -> dict[str, Any]:
     """The installed dlt's classes that `NEEDED` names."""
+    from types import SimpleNamespace
+
+    from dlt.common.json import json, may_have_pua
     from dlt.common.storages import LoadStorage
     from dlt.normalize.items_normalizers import JsonLItemsNormalizer
     from dlt.pipeline.pipeline import Pipeline
 
     return {"Pipeline": Pipeline, "LoadStorage": LoadStorage,
-            "JsonLItemsNormalizer": JsonLItemsNormalizer}
+            "JsonLItemsNormalizer": JsonLItemsNormalizer,
+            "json": SimpleNamespace(typed_dumpb=json.typed_dumpb, loadb=json.loadb,
+                                    may_have_pua=may_have_pua)}
 
 
 @functools.cache
@@ -176,8 +185,14 @@ def jsonl_normalizer(schema: Any, config: Any) -> Any:
 
 
 def normalize_row(normalizer: Any, table: str, row: dict[str, Any]) -> None:
-    """Infer `row` into the normalizer's schema as a row of `table` (nothing written)."""
-    normalizer._normalize_chunk(table, [row], False, True)
+    """Infer `row` into the normalizer's schema as a row of `table` (nothing written), as
+    `pipeline.normalize()` would: through the extract file's encoding first (dlt's typed JSON
+    line, read back as the normalize step reads it), so the normalizer gets the values it gets
+    from a package (dlt 1.30's takes only pendulum datetimes, which that decoding makes)."""
+    from dlt.common.json import json, may_have_pua
+
+    line = json.typed_dumpb([row])
+    normalizer._normalize_chunk(table, json.loadb(line), may_have_pua(line), True)
 
 
 # --- resources -----------------------------------------------------------------------------
