@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dlt_contract_ops import dlt_private
+import dlt_contract_ops.dlt_private as dlt_private
 from dlt_contract_ops.contracts.annotations import (
     _constraint,
     _is_model,

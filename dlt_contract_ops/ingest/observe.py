@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
-from dlt_contract_ops import dlt_private
+import dlt_contract_ops.dlt_private as dlt_private
 from dlt_contract_ops.core.columns import DLT_COLUMNS
 from dlt_contract_ops.core.ingest import ColumnShape, Shape
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from dlt_contract_ops import dlt_private
+import dlt_contract_ops.dlt_private as dlt_private
 from dlt_contract_ops.errors import ContractOpsError
 from dlt_contract_ops.ingest.observe import Tap
 

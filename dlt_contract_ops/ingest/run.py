@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dlt_contract_ops import dlt_private
+import dlt_contract_ops.dlt_private as dlt_private
 from dlt_contract_ops.core.ingest import ColumnShape, GatePolicy, Shape, compare
 from dlt_contract_ops.errors import ContractOpsError, GateRejected
 from dlt_contract_ops.ingest.alert import NOT_KEPT

@@ -1,8 +1,7 @@
 """Import a user's source from its `module:attribute` ref and build it once.
 
-The Pydantic model lives only on the resource (`resource._hints["original_columns"]`); dlt
-does not persist it in the stored schema, so reconcile imports the user's code.
-"""
+The Pydantic model lives only on the resource (its hints, `dlt_private.resource_hints`): dlt
+does not persist it in the stored schema, so reconcile imports the user's code."""
 
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
-from dlt_contract_ops import dlt_private
+import dlt_contract_ops.dlt_private as dlt_private
 from dlt_contract_ops.core.columns import ExpectedColumn, ExpectedTable
 from dlt_contract_ops.core.naming import expected_table, nested_tables
 from dlt_contract_ops.errors import SourceConfigMissingError, SourceImportError
@@ -328,8 +327,7 @@ def _build_source(name: str, ref: str, project_dir: str) -> BuiltSource:
     modelled: list[ModelledResource] = []
     notes: list[str] = []
     for res_name, resource in resources.items():
-        hints = dlt_private.resource_hints(resource)
-        model = hints.get("original_columns") if hints else None
+        model = (dlt_private.resource_hints(resource) or {}).get("original_columns")
         if not (isinstance(model, type) and hasattr(model, "model_fields")):
             notes.append(f"resource `{res_name}` has no Pydantic model: skipped")
             continue
