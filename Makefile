@@ -35,7 +35,7 @@ demo: $(STAMP)
 # The gate uses dlt's private API (dlt_contract_ops/dlt_private.py), so pyproject.toml declares
 # the dlt range it is tested on: `make test` runs the suite on the newest dlt the range allows
 # and then the tests of what uses that API on the oldest, in a venv of their own
-# (.venv-compat; about a minute on a fresh clone, most of it pip). Raise the range's
+# (.venv-compat; 44 CPU-s on a fresh clone, about 15 of them pip's install). Raise the range's
 # bounds in pyproject.toml and `SUPPORTED_DLT` in dlt_private.py (a test keeps them equal) when a
 # dlt release is tested; the oldest is read from pyproject.toml.
 COMPAT_VENV := .venv-compat
