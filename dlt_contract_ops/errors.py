@@ -179,6 +179,11 @@ class AlertSinkError(ConfigError):
     `reconcile` refuses to run on it, exit 2, before anything is swept or alerted)."""
 
 
+class UnsupportedDltError(ConfigError):
+    """The installed dlt lacks a private member this package uses (`dlt_private.py`): a dlt
+    outside the supported range."""
+
+
 class DetectorPluginError(ConfigError):
     """An entry of the `dlt_contract_ops.detectors` group cannot be registered: it fails to
     import, is not a `Detector`, breaks one of its rules, or takes a name already taken. The

@@ -85,17 +85,29 @@ def shared_loads(
     folder. Into a fresh project they run once per test run under a key of the steps, the
     source module and the project's config; later tests get a copy of what they left (the
     same file, load ids and pipeline state). Into a loaded project they simply run.
-    `steps` must name everything `run` does with them (JSON)."""
+    `steps` must name everything `run` does with them (JSON), one load a step: a baseline is
+    built from the baseline of its steps but the last (`_shared`), so tests whose first loads
+    begin alike share those loads too."""
     if not (BASELINES and steps and is_fresh(project, pipeline)):
         run(steps)
         return
+    _shared(project, list(steps), pipeline, module, dataset, run)
+
+
+def _shared(project: Project, steps: list[Any], pipeline: str, module: str, dataset: str,
+            run: Callable[[Sequence[Any]], None]) -> None:
+    """The baseline of `steps` restored into the fresh project, built first if need be: its
+    last step run on a copy of the baseline of the others. The locks are taken from the
+    longest steps to the shortest, so two builds never wait on each other in a cycle."""
     saved = BASELINES[0] / baseline_key(project, steps, module, dataset)
     with FileLock(str(saved) + ".lock"):
         if saved.exists():
             _restore(saved, project, pipeline)
-        else:
-            run(steps)
-            _keep(project, pipeline, saved)
+            return
+        if len(steps) > 1:
+            _shared(project, steps[:-1], pipeline, module, dataset, run)
+        run(steps[-1:])
+        _keep(project, pipeline, saved)
 
 
 def load_duckdb(

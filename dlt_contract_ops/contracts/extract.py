@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import dlt_contract_ops.dlt_private as dlt_private
 from dlt_contract_ops.contracts.annotations import (
     _constraint,
     _is_model,
@@ -164,7 +165,7 @@ def resource_hints(built: Any, name: str, naming: Any) -> DltHints:
     """
     resources = getattr(built, "resources", None)
     resource = built if resources is None else resources[name]
-    hints = getattr(resource, "_hints", None) or {}
+    hints = dlt_private.resource_hints(resource) or {}
     for key in ("primary_key", "merge_key", "columns"):
         if callable(hints.get(key)):
             raise DeclarationError(

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal
 
 from sqlglot import exp
 
+import dlt_contract_ops.dlt_private as dlt_private
 from dlt_contract_ops.destinations.execution import SqlClientAdapter
 from dlt_contract_ops.destinations.naming import data_location
 from dlt_contract_ops.destinations.sql import (
@@ -280,7 +281,7 @@ class SQLiteAdapter(SqlalchemyAdapter):
         if client is None or self.dataset in ("main", ""):
             return select
         try:
-            path = client._sqlite_dataset_filename(self.dataset)  # dlt's own file naming
+            path = dlt_private.sqlite_dataset_file(client, self.dataset)
         except Exception:  # an in-memory or unusual database: the SELECT as it is
             return select
         literal = exp.Literal.string(str(path)).sql(dialect="sqlite")

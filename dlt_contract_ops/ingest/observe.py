@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
 
+import dlt_contract_ops.dlt_private as dlt_private
 from dlt_contract_ops.core.columns import DLT_COLUMNS
 from dlt_contract_ops.core.ingest import ColumnShape, Shape
 
@@ -54,7 +55,7 @@ def observe(
 ) -> tuple[Shape, dict[str, set[str]]]:
     """The shape the tapped items take in dlt, and per resource the tables it produced."""
     if all(isinstance(i, dict) for t in taps for i in t.items):
-        capabilities = pipeline._get_destination_capabilities()
+        capabilities = dlt_private.destination_capabilities(pipeline)
         observer = Observer(schema_name, normalizers, capabilities)
         roots = {t.resource: observer.add_table(t.table, t.max_nesting) for t in taps}
         for tap in taps:
@@ -122,13 +123,8 @@ class Observer:
 
     def _normalize(self, table: str, row: dict[str, Any]) -> None:
         if self._normalizer is None:
-            from dlt.normalize.items_normalizers import JsonLItemsNormalizer
-
-            # no storages: `skip_write` infers the schema without writing a file
-            self._normalizer = JsonLItemsNormalizer(
-                None, None, None, self.schema, "gate", self._config  # type: ignore[arg-type]
-            )
-        self._normalizer._normalize_chunk(table, [row], False, True)
+            self._normalizer = dlt_private.jsonl_normalizer(self.schema, self._config)
+        dlt_private.normalize_row(self._normalizer, table, row)
 
     def _is_settled(self, table: str, item: dict[str, Any]) -> bool:
         columns = self.schema.tables[table]["columns"]

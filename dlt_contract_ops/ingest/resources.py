@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import dlt_contract_ops.dlt_private as dlt_private
 from dlt_contract_ops.errors import ContractOpsError
 from dlt_contract_ops.ingest.observe import Tap
 
@@ -41,7 +42,7 @@ def _admit_additions(resource: Any) -> Any:
         return None
     if validator.original_model.model_config.get("extra") is not None:
         return None
-    contract = resource._hints.get("schema_contract")
+    contract = dlt_private.resource_hints(resource).get("schema_contract")
     if contract != {"tables": "evolve", "columns": "discard_value", "data_type": "freeze"}:
         return None  # set by the user (dlt stores the expanded default when none is given)
     resource.apply_hints(schema_contract={**contract, "columns": "evolve"})
@@ -52,9 +53,7 @@ def _restore(resource: Any, contract: Any, tap: Tap) -> None:
     """Give the caller's resource back its own contract and validator: one that refuses
     nothing must not outlive the gate (a plain `pipeline.run` of it later would load rows
     the model refused), nor a tap (it would keep every item of every later run)."""
-    steps = resource._pipe.steps
-    for at in [i for i, step in enumerate(steps) if step is tap][::-1]:
-        resource._pipe.remove_step(at)
+    dlt_private.remove_steps(resource, tap)
     if contract is not None:
         resource.apply_hints(schema_contract=contract)  # dlt rebuilds the validator
         return
@@ -62,8 +61,9 @@ def _restore(resource: Any, contract: Any, tap: Tap) -> None:
     inner = getattr(deferring, "inner", None)
     if inner is not None:
         resource.validator = inner
-        if resource._hints and resource._hints.get("validator") is deferring:
-            resource._hints["validator"] = inner
+        hints = dlt_private.resource_hints(resource)
+        if hints and hints.get("validator") is deferring:
+            hints["validator"] = inner
 
 
 def _defer_refusals(resource: Any, tap: Tap) -> list[BaseException]:
@@ -80,9 +80,10 @@ def _defer_refusals(resource: Any, tap: Tap) -> list[BaseException]:
     else:
         deferring = _deferring_validator()(inner, refusals, tap)
         resource.validator = deferring
-        if resource._hints and resource._hints.get("validator") is not None:
+        hints = dlt_private.resource_hints(resource)
+        if hints and hints.get("validator") is not None:
             # dlt re-sets the pipe's validator from the hints when it extracts
-            resource._hints["validator"] = deferring
+            hints["validator"] = deferring
     return refusals
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import dlt_contract_ops.dlt_private as dlt_private
 from dlt_contract_ops.core.ingest import ColumnShape, GatePolicy, Shape, compare
 from dlt_contract_ops.errors import NOT_KEPT, ContractOpsError, GateRejected, QuarantineError
 from dlt_contract_ops.ingest.observe import Tap, observe
@@ -142,12 +143,8 @@ def check_batch(
     policy = policy or GatePolicy()
     target = {k: v for k, v in run_kwargs.items() if k in _TARGET_KWARGS}
     if target:
-        # what `pipeline.run` does with these keywords before it extracts (dlt 1.x)
-        pipeline._set_destinations(
-            destination=target.get("destination"), staging=target.get("staging"),
-            destination_credentials=target.get("credentials"),
-        )
-        pipeline._set_dataset_name(target.get("dataset_name"))
+        dlt_private.set_target(pipeline, target.get("destination"), target.get("staging"),
+                               target.get("credentials"), target.get("dataset_name"))
     resources = _resources(data)
     source_name = source_name or _source_name(data, resources)
     with gate_lock(pipeline, lock_timeout) as root:

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import dlt_contract_ops.dlt_private as dlt_private
 from dlt_contract_ops.errors import GateBusyError
 from dlt_contract_ops.statefile import write_text
 
@@ -87,14 +88,13 @@ def staging_pipeline(pipeline: Any, root: Path) -> Iterator[Any]:
             (working / "state.json").write_text(json.dumps(doc), encoding="utf-8")
             if (real / "schemas").is_dir():
                 shutil.copytree(real / "schemas", working / "schemas")
-        schema_config = getattr(pipeline, "_schema_storage_config", None)
         staged = dlt.pipeline(
             pipeline_name=pipeline.pipeline_name,
             pipelines_dir=str(folder),
             destination=pipeline.destination,
             staging=pipeline.staging,
             dataset_name=pipeline.dataset_name,
-            import_schema_path=getattr(schema_config, "import_schema_path", None),  # type: ignore[arg-type]  # dlt's default is None too
+            import_schema_path=dlt_private.import_schema_path(pipeline),  # type: ignore[arg-type]  # dlt's default is None too
             dev_mode=False,
             progress=pipeline.collector,
         )
@@ -105,14 +105,11 @@ def staging_pipeline(pipeline: Any, root: Path) -> Iterator[Any]:
 
 def hand_over(pipeline: Any, staged: Any) -> None:
     """Give `pipeline` the staged, normalized packages and the staged state and schemas."""
-    from dlt.common.storages import LoadStorage
     from dlt.common.versioned_state import json_encode_state
 
     load_ids = list(staged.list_normalized_load_packages())
-    source = Path(staged.working_dir) / "load" / "normalized"
-    target = Path(pipeline.working_dir) / "load" / "normalized"
-    # as owner, as dlt's normalize step opens it: creates the load folders on a first run
-    LoadStorage(True, [], pipeline._load_storage_config())
+    source = dlt_private.normalized_folder(staged)
+    target = dlt_private.normalized_folder(pipeline, create=True)  # a first run has none
     journal = Path(pipeline.working_dir) / _JOURNAL
     state = staged.state  # read from its file: a copy of its own
     doc = {
@@ -142,7 +139,7 @@ def finish_handover(pipeline: Any) -> None:
     except ValueError:  # cut while being written: the rename after it never ran
         journal.unlink()
         return
-    normalized = Path(pipeline.working_dir) / "load" / "normalized"
+    normalized = dlt_private.normalized_folder(pipeline)
     if any((normalized / lid).exists() for lid in doc["load_ids"]):
         schemas = [Schema.from_dict(s) for s in doc["schemas"].values()]
         _install(pipeline, json_decode_state(doc["state"]), schemas)
@@ -150,11 +147,9 @@ def finish_handover(pipeline: Any) -> None:
 
 
 def _install(pipeline: Any, state: Any, schemas: list[Any]) -> None:
-    """dlt's own routine for installing a (state, schemas) pair into a working folder, without
-    wiping the schemas first (a crash between wipe and write would lose them)."""
+    """Install a (state, schemas) pair into the pipeline's working folder, dev mode kept."""
     state.setdefault("_local", {})["_dev_mode"] = bool(pipeline.dev_mode)
-    pipeline._state_to_props(state)
-    pipeline._install_state_and_schemas(state, schemas, replace=False)
+    dlt_private.install_state_and_schemas(pipeline, state, schemas)
 
 
 def accepted_ids(root: Path) -> set[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import dlt_contract_ops.dlt_private as dlt_private
 from dlt_contract_ops.errors import SourceImportError
 
 
@@ -20,7 +21,8 @@ def resource_model(
     place a resource's model is read (reconcile, contracts, the gate)."""
     model = bound.get(resource.name)
     if model is None:
-        model = resource._hints.get("original_columns") if resource._hints else None
+        hints = dlt_private.resource_hints(resource)
+        model = hints.get("original_columns") if hints else None
     return model if isinstance(model, type) and hasattr(model, "model_fields") else None
 
 

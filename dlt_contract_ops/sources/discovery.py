@@ -1,8 +1,7 @@
 """Import a user's source from its `module:attribute` ref and build it once.
 
-The Pydantic model lives only on the resource (`resource._hints["original_columns"]`); dlt
-does not persist it in the stored schema, so reconcile imports the user's code.
-"""
+The Pydantic model lives only on the resource (its hints, `dlt_private.resource_hints`): dlt
+does not persist it in the stored schema, so reconcile imports the user's code."""
 
 from __future__ import annotations
 

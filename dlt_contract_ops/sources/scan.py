@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import dlt_contract_ops.dlt_private as dlt_private
 from dlt_contract_ops.errors import RunsOnImportError
 
 #: folders `init` never looks into: environments, build output, caches, tests
@@ -71,27 +72,6 @@ def runs_on_import(code: str) -> str | None:
     return None
 
 
-def _visitor_class() -> type[Any]:
-    """dlt's own script reader (`dlt deploy` and `dlt init` use it), which resolves `import
-    dlt as d` and `from dlt import source as s`, taught two more spellings."""
-    from dlt.reflection.script_visitor import PipelineScriptVisitor
-
-    class SourceVisitor(PipelineScriptVisitor):
-        def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> Any:
-            return self.visit_FunctionDef(node)  # type: ignore[arg-type]  # same fields
-
-        def visit_Assign(self, node: ast.Assign) -> Any:
-            # `src = dlt.source`: a name for a decorator, used as `@src` further down
-            if self._curr_pass == 1 and isinstance(node.value, ast.Name | ast.Attribute):
-                fn = self.func_aliases.get(ast.unparse(node.value))
-                for target in node.targets:
-                    if fn and isinstance(target, ast.Name):
-                        self.func_aliases[target.id] = fn
-            self.generic_visit(node)
-
-    return SourceVisitor
-
-
 def defines_sources(code: str) -> bool:
     """Whether `code` defines a dlt source or resource: a function decorated with dlt's
     `source`, `resource` or `transformer`, or a call of one (`dlt.resource(rows, ...)`),
@@ -103,15 +83,7 @@ def defines_sources(code: str) -> bool:
     >>> defines_sources("import dlt\\ndlt.pipeline('p').run([1])")
     False
     """
-    from dlt.common.reflection.utils import set_ast_parents
-    from dlt.reflection import names
-
-    tree = ast.parse(code)
-    set_ast_parents(tree)  # dlt's reader needs each node's parent
-    visitor = _visitor_class()(code)
-    visitor.visit_passes(tree)
-    made = (names.SOURCE, names.RESOURCE, names.TRANSFORMER)
-    return bool(visitor.known_sources_resources) or any(visitor.known_calls.get(f) for f in made)
+    return dlt_private.defines_sources(ast.parse(code), code)
 
 
 def project_modules(project_dir: str) -> tuple[list[ProjectModule], list[str]]:
@@ -172,7 +144,6 @@ def runs_refused() -> Iterator[None]:
     from unittest.mock import patch
 
     from dlt.common.known_env import DLT_DATA_DIR
-    from dlt.extract.pipe_iterator import ManagedPipeIterator
     from dlt.pipeline.pipeline import Pipeline
 
     def refused(step: str) -> Any:
@@ -186,7 +157,7 @@ def runs_refused() -> Iterator[None]:
         for step in REFUSED_STEPS:
             stack.enter_context(patch.object(Pipeline, step, refused(step)))
         stack.enter_context(
-            patch.object(ManagedPipeIterator, "__init__", refused("extracting a resource"))
+            patch.object(dlt_private.pipe_iterator(), "__init__", refused("extracting a resource"))
         )
         throwaway = stack.enter_context(tempfile.TemporaryDirectory(prefix="contract-ops-init-"))
         # only this key is put back: what else the module sets in the environment at import

@@ -94,3 +94,15 @@ def test_items_that_are_not_mappings_take_dlt_s_pipeline(pipeline: Any) -> None:
     assert {c: s.data_type for c, s in shape["orders"].items()} == {
         "id": "bigint", "price": "decimal"}
     assert tables == {"orders": {"orders"}}
+
+
+@pytest.mark.parametrize("tz", [dt.timezone.utc, None])
+def test_a_timestamp_is_seen_as_dlt_normalizes_it(pipeline: Any, tz: dt.tzinfo | None) -> None:
+    # the normalizer gets what a package gives it: on dlt 1.30 it took only pendulum
+    # datetimes, and a Python datetime given as sent raised AttributeError (`in_tz`)
+    when = dt.datetime(2000, 1, 1, tzinfo=tz)
+    rows = [{"order_id": None}] * 4 + [{"order_id": None, "Gift-Wrap": None, "amount": when},
+                                       {"amount": when, "when": when}]
+    shape, _ = observe(pipeline, _taps(rows, 1), "shop", None)
+    assert shape["orders"]["amount"].data_type == "timestamp"
+    assert observe_with_pipeline(pipeline, _taps(rows, 1), "shop", None)[0] == shape

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from dlt.common.configuration.specs.pluggable_run_context import PluggableRunContext
 
+import dlt_contract_ops.settings.files as settings_files
 import dlt_contract_ops.settings.project as project_settings
 from tests.projects import Project
 
@@ -15,15 +15,18 @@ from tests.projects import Project
 def test_reconcile_loads_the_configuration_and_reads_the_settings_once(
     shop_project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    reloads: list[Any] = []
+    entered: list[Any] = []
     computed: list[str] = []
-    reload, load_project, load_source = (PluggableRunContext.reload,
-                                         project_settings._load_project_settings,
-                                         project_settings._load_source_settings)
+    check_syntax, load_project, load_source = (settings_files._check_toml_syntax,
+                                               project_settings._load_project_settings,
+                                               project_settings._load_source_settings)
 
-    def counted_reload(self: Any, *args: Any, **kwargs: Any) -> Any:
-        reloads.append(args[:1])
-        return reload(self, *args, **kwargs)
+    def counted_entry(target: Any) -> None:
+        # `project_context` checks the project's TOML files each time it points dlt's run
+        # context at the project (and reloads it); a context within one of the same folder
+        # does neither
+        entered.append(str(target))
+        check_syntax(target)
 
     def counted_project(check_keys: bool) -> Any:
         computed.append("project")
@@ -33,7 +36,7 @@ def test_reconcile_loads_the_configuration_and_reads_the_settings_once(
         computed.append(f"source {name} {check_keys}")
         return load_source(name, project, check_keys)
 
-    monkeypatch.setattr(PluggableRunContext, "reload", counted_reload)
+    monkeypatch.setattr(settings_files, "_check_toml_syntax", counted_entry)
     monkeypatch.setattr(project_settings, "_load_project_settings", counted_project)
     monkeypatch.setattr(project_settings, "_load_source_settings", counted_source)
 
@@ -41,7 +44,7 @@ def test_reconcile_loads_the_configuration_and_reads_the_settings_once(
 
     assert proc.returncode == 0, proc.stderr
     assert '"findings"' in proc.stdout  # the sweep ran
+    # dlt's configuration is loaded into the project once, not again for the sweep
+    assert entered.count(str(shop_project.root)) == 1
     # the name check reads the source without checking its keys, the sweep with
     assert computed == ["project", "source shop False", "source shop True"]
-    # dlt's configuration is loaded into the project once, not again for the sweep
-    assert reloads.count((str(shop_project.root),)) == 1

@@ -12,6 +12,7 @@ import pytest
 
 import dlt_contract_ops
 from dlt_contract_ops.core.columns import DLT_COLUMNS, DLT_PREFIX, free_name
+from dlt_contract_ops.dlt_private import NEEDED
 from dlt_contract_ops.errors import ConfigError, did_you_mean
 from dlt_contract_ops.model.findings import DriftFinding, finding_id
 from dlt_contract_ops.settings.project import FRACTION, NON_NEGATIVE, WHOLE
@@ -90,6 +91,19 @@ def _literal(*values: str) -> object:
     return check
 
 
+#: dlt's private members the package uses (`dlt_private.NEEDED`, and the instance attributes
+#: it reads by name)
+DLT_PRIVATE = frozenset({m.name for m in NEEDED if m.name.startswith("_") and m.name != "__init__"}
+                        | {"_hints", "_pipe", "_schema_storage_config", "_sqlite_dataset_filename",
+                           "_curr_pass"})
+
+
+def _dlt_private(node: ast.AST, docs: set[int]) -> bool:
+    if isinstance(node, ast.Attribute):
+        return node.attr in DLT_PRIVATE
+    return isinstance(node, ast.Constant) and node.value in DLT_PRIVATE and id(node) not in docs
+
+
 def test_the_sweep_sees_the_package() -> None:
     # the scans below cannot pass by scanning nothing
     assert "errors.py" in MODULES
@@ -114,6 +128,10 @@ def test_the_sweep_sees_the_package() -> None:
         ("html.escape", _imports("html"), []),
         ("a hand-checked fraction", _defines("as_fraction"), []),
         ("a hand-checked whole number", _defines("_positive_int"), []),
+        ("dlt's private members", _dlt_private, ["dlt_private.py"]),
+        ("dlt's normalizer", _imports("dlt.normalize"), ["dlt_private.py"]),
+        ("dlt's script reader", _imports("dlt.reflection"), ["dlt_private.py"]),
+        ("dlt's pipe iterator", _imports("dlt.extract.pipe_iterator"), ["dlt_private.py"]),
     ],
 )
 def test_one_home(what: str, predicate: object, home: list[str]) -> None:
