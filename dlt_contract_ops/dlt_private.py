@@ -194,7 +194,13 @@ def normalize_row(normalizer: Any, table: str, row: dict[str, Any]) -> None:
     from a package (dlt 1.30's takes only pendulum datetimes, which that decoding makes)."""
     from dlt.common.json import json, may_have_pua
 
-    line = json.typed_dumpb([row])
+    try:
+        line = json.typed_dumpb([row])
+    except (TypeError, ValueError, OverflowError):
+        # a value the extract file cannot hold (an integer over 64 bits): dlt's extract of the
+        # batch fails too, and the gate rejects it; the row is still seen as it was sent
+        normalizer._normalize_chunk(table, [row], False, True)
+        return
     normalizer._normalize_chunk(table, json.loadb(line), may_have_pua(line), True)
 
 
