@@ -86,13 +86,16 @@ def matching_pipelines(
     pipelines: Sequence[LocalPipeline],
     *,
     any_schema: bool = False,
+    every: bool = False,
 ) -> list[LocalPipeline]:
     """The pipelines whose stored schema is the source's, best first: schema `schema_name`
     holding the most of `tables` (at least one of them, when any are given). With
     `any_schema` (a standalone resource, which lands in the pipeline's own schema) a schema
     of any name qualifies when it holds every one of `tables`.
 
-    Only the best are returned: one pipeline, or the ones tied for best.
+    Only the best are returned: one pipeline, or the ones tied for best; with `every`, all
+    that qualify (the source loaded by several pipelines, into several destinations), best
+    first.
     """
     wanted = frozenset(tables)
     if any_schema and not wanted:
@@ -107,6 +110,8 @@ def matching_pipelines(
                     if not any_schema or wanted <= t), default=-1)
         if best > 0 or (best == 0 and not wanted):
             scored.append((best, pipeline))
+    if every:
+        return [pipeline for _, pipeline in sorted(scored, key=lambda s: -s[0])]
     top = max((score for score, _ in scored), default=None)
     return [pipeline for score, pipeline in scored if score == top]
 
