@@ -21,8 +21,6 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-pytestmark = pytest.mark.postgres
-
 SOURCE = """\
 import dlt
 from pydantic import BaseModel
@@ -89,6 +87,7 @@ def _additive(doc: dict[str, Any]) -> dict[str, list[list[str]]]:
     return out
 
 
+@pytest.mark.postgres
 def test_init_declares_each_pipeline_and_reconcile_sweeps_each(
     project: Project, pg_dataset: str
 ) -> None:
@@ -122,3 +121,22 @@ def test_init_declares_each_pipeline_and_reconcile_sweeps_each(
     # one table by its own name selects only that pipeline
     one = project.cli("reconcile", "-s", "shop_pg", "--dry-run", "--format", "json")
     assert _additive(json.loads(one.stdout)) == {"shop_pg": [["coupon"]]}
+
+
+def test_a_source_name_selects_its_tables(project: Project) -> None:
+    """`-s NAME`: the table NAME and every table whose `source_name` is NAME, also when NAME
+    has no table of its own (declared by hand); a name selecting nothing stays, for its
+    unknown-source error."""
+    from dlt_contract_ops.settings.files import project_context
+    from dlt_contract_ops.settings.project import selected_sources
+
+    project.source("shop", "m:shop", pipeline_name="a")
+    project.source("shop_b", "m:shop", pipeline_name="b", source_name="shop")
+    project.source("crm_x", "m:crm", pipeline_name="x", source_name="crm")
+    project.source("crm_y", "m:crm", pipeline_name="y", source_name="crm")
+    with project_context(str(project.root)):
+        assert selected_sources(["shop"]) == ["shop", "shop_b"]
+        assert selected_sources(["shop_b"]) == ["shop_b"]
+        assert selected_sources(["crm", "shop_b", "shop"]) == ["crm_x", "crm_y", "shop_b",
+                                                               "shop"]
+        assert selected_sources(["nope"]) == ["nope"]
