@@ -33,10 +33,10 @@ from dlt_contract_ops.settings.project import (
     RemovalSettings,
     declared_sources,
     load_project_settings,
-    selected_sources,
 )
 from dlt_contract_ops.sinks.base import AlertSink
 from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter
+from dlt_contract_ops.sources.onboarding import selected_sources
 
 log = logging.getLogger("dlt_contract_ops")
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
@@ -388,30 +388,6 @@ def declared_sources() -> list[str]:
                 if isinstance(table, Mapping) and isinstance(table.get(PROJECT_SECTION), Mapping):
                     names.add(name)
     return sorted(names)
-
-
-def selected_sources(names: Iterable[str]) -> list[str]:
-    """The declared sources `-s NAME` selects: the table `NAME` and every table whose
-    `source_name` is `NAME` (the same dlt source loaded by another pipeline), each once, in
-    the order given. A name that selects nothing is kept, for its unknown-source error; a
-    table whose settings cannot be read selects only itself (its error is reported then)."""
-    from dlt_contract_ops.errors import ContractOpsError
-
-    declared = declared_sources()
-    group: dict[str, list[str]] = {}
-    project = ProjectSettings()  # only `source_name` is read: the defaults do
-    for table in declared:
-        try:
-            settings = load_source_settings(table, project, check_keys=False)
-        except ContractOpsError:
-            continue
-        if settings.source_name and settings.source_name != table:
-            group.setdefault(settings.source_name, []).append(table)
-    out: list[str] = []
-    for name in names:
-        own = [name] if name in declared or name not in group else []
-        out.extend(own + group.get(name, []))
-    return list(dict.fromkeys(out))
 
 
 def default_state_file(project_dir: str | os.PathLike[str], data_dir: str) -> Path:

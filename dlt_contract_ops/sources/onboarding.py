@@ -207,3 +207,31 @@ def sources_of_pipeline(pipeline_name: str, project_dir: str | None = None) -> l
         "`[sources.<name>.contract_ops]`, or run `dlt-contract-ops init` to declare the "
         "project's sources."
     )
+
+
+def selected_sources(names: Iterable[str]) -> list[str]:
+    """The declared sources `-s NAME` selects: the table `NAME` and every table whose
+    `source_name` is `NAME` (the same dlt source loaded by another pipeline), each once, in
+    the order given. A name that selects nothing is kept, for its unknown-source error; a
+    table whose settings cannot be read selects only itself (its error is reported then)."""
+    from dlt_contract_ops.settings.project import (
+        ProjectSettings,
+        declared_sources,
+        load_source_settings,
+    )
+
+    declared = declared_sources()
+    group: dict[str, list[str]] = {}
+    project = ProjectSettings()  # only `source_name` is read: the defaults do
+    for table in declared:
+        try:
+            settings = load_source_settings(table, project, check_keys=False)
+        except ContractOpsError:
+            continue
+        if settings.source_name and settings.source_name != table:
+            group.setdefault(settings.source_name, []).append(table)
+    out: list[str] = []
+    for name in names:
+        own = [name] if name in declared or name not in group else []
+        out.extend(own + group.get(name, []))
+    return list(dict.fromkeys(out))

@@ -128,7 +128,7 @@ def test_a_source_name_selects_its_tables(project: Project) -> None:
     has no table of its own (declared by hand); a name selecting nothing stays, for its
     unknown-source error."""
     from dlt_contract_ops.settings.files import project_context
-    from dlt_contract_ops.settings.project import selected_sources
+    from dlt_contract_ops.sources.onboarding import selected_sources
 
     project.source("shop", "m:shop", pipeline_name="a")
     project.source("shop_b", "m:shop", pipeline_name="b", source_name="shop")
