@@ -107,6 +107,11 @@ def test_init_declares_each_pipeline_and_reconcile_sweeps_each(
                     "dataset_name": pg_dataset},
     }
 
+    config = (project.root / ".dlt" / "config.toml").read_text()
+    again = project.cli("init")
+    assert "Nothing to add" in again.stdout, again.stdout
+    assert (project.root / ".dlt" / "config.toml").read_text() == config
+
     clean = project.cli("reconcile", "--all", "--dry-run", "--format", "json")
     assert clean.returncode == 0, clean.stderr
     assert _additive(json.loads(clean.stdout)) == {"shop": [], "shop_pg": []}
