@@ -3,7 +3,8 @@
 Behind `dlt-contract-ops init` (declare every source found in `.dlt/config.toml`), behind
 reconcile when a source's `pipeline_name` is not configured (the local pipeline whose stored
 schema is the source's), behind `dlt pipeline <name> reconcile` (the sources of a
-pipeline), and behind `reconcile -s <source>` (the tables of a source's pipelines). A local pipeline is one with a working folder in dlt's pipelines dir.
+pipeline), and behind `reconcile -s <source>` (the tables of a source's pipelines). A local
+pipeline is one with a working folder in dlt's pipelines dir.
 """
 
 from __future__ import annotations
