@@ -23,6 +23,8 @@ def render(report: InitReport, dry_run: bool) -> tuple[str, str]:
             continue
         verb = "would add" if dry_run else "added"
         where = f"pipeline `{source.pipeline_name}`" if source.pipeline_name else "no pipeline"
+        if source.source_name:
+            where += f", another pipeline of source `{source.source_name}`"
         lines.append(f"{verb} {table}: `{source.ref}` ({len(source.resources)} modelled "
                      f"resource(s), {where})")
     lines += [f"note: {n}" for n in report.notes]

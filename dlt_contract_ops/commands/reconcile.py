@@ -197,7 +197,8 @@ def included(options: dict[str, Any]) -> set[str]:
 
 @click.command(cls=DetectorFlags)
 @click.option("-s", "--source", "sources", multiple=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops]; repeatable.")
+              help="A source declared in [sources.NAME.contract_ops] (and the tables of its "
+                   "other pipelines: source_name = NAME); repeatable.")
 @click.option("--all", "all_sources", is_flag=True, help="Every declared source.")
 @click.option("--dry-run", is_flag=True, help="Print and return findings; emit no alerts.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text",

@@ -36,6 +36,7 @@ from dlt_contract_ops.settings.project import (
 )
 from dlt_contract_ops.sinks.base import AlertSink
 from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter
+from dlt_contract_ops.sources.onboarding import selected_sources
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -181,7 +182,7 @@ def check_source_names(
 
     with project_context(project_dir):
         project = load_project_settings()
-        for name in sources:
+        for name in selected_sources(sources):
             try:
                 load_source_settings(name, project, check_keys=False)
             except UnknownSourceError:
@@ -229,7 +230,7 @@ def run(
         project = load_project_settings()
         for problem in misplaced_sections():
             log.warning("%s", problem)
-        names = list(dict.fromkeys(sources)) if sources is not None else declared_sources()
+        names = selected_sources(sources) if sources is not None else declared_sources()
         if not names:
             raise ConfigError(no_source_message(os.path.join(pdir, ".dlt", "config.toml")))
         sink_names = tuple(alert_sinks) if alert_sinks is not None else project.alert_sinks

@@ -152,6 +152,8 @@ class SourceSettings:
     name: str
     ref: str
     pipeline_name: str | None = None
+    #: `source_name`: the source this table declares for one more of its pipelines
+    source_name: str | None = None
     destination: str | None = None
     dataset_name: str | None = None
     injected_columns: tuple[str, ...] = ()
@@ -350,6 +352,7 @@ def _load_source_settings(
         name=name,
         ref=ref,
         pipeline_name=text("pipeline_name"),
+        source_name=text("source_name"),
         destination=text("destination"),
         dataset_name=text("dataset_name"),
         # the source's list adds to the project-wide one: order kept, duplicates dropped

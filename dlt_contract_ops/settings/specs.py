@@ -107,6 +107,9 @@ class SourceSpec(BaseConfiguration):
     """`[sources.<X>.contract_ops]`: one declared source and its overrides."""
 
     ref: Optional[Any] = None  # noqa: UP045
+    #: the dlt source this table declares for one more pipeline (`-s <source_name>` selects
+    #: every table of it); unset: the table's own name
+    source_name: Optional[Any] = None  # noqa: UP045
     pipeline_name: Optional[Any] = None  # noqa: UP045
     destination: Optional[Any] = None  # noqa: UP045
     dataset_name: Optional[Any] = None  # noqa: UP045

@@ -33,6 +33,9 @@ class FoundSource:
     pipeline_name: str | None = None
     destination: str | None = None
     dataset_name: str | None = None
+    #: the dlt source's name, on the table of each pipeline but the first (`name` is then
+    #: `<source>_<pipeline>`)
+    source_name: str | None = None
     #: where it is declared already (then kept as it is); None for a new declaration
     declared_in: str | None = None
 
@@ -40,6 +43,7 @@ class FoundSource:
         """The keys `init` writes, in order; unknown ones left out."""
         pairs = (
             ("ref", self.ref),
+            ("source_name", self.source_name),
             ("pipeline_name", self.pipeline_name),
             ("destination", self.destination),
             ("dataset_name", self.dataset_name),
@@ -182,19 +186,33 @@ def _scan(project_dir: str) -> tuple[list[tuple[str, BuiltSource]], list[str]]:
 
 def _declared(
     source: FoundSource, pipelines: Sequence[LocalPipeline], built: BuiltSource, notes: list[str]
-) -> FoundSource:
-    """`source` with the local pipeline whose schema is its own, when there is exactly one."""
+) -> list[FoundSource]:
+    """`source` once per local pipeline whose schema is its own. The first (a pipeline named
+    as the source, else the one holding most of its tables) keeps the source's name; each
+    other one gets a table of its own, `<source>_<pipeline>` with `source_name`, so reconcile
+    sweeps every destination the source is loaded into and `-s <source>` selects them all.
+    """
     schema, tables, standalone = _target(built, source.name)
-    found = matching_pipelines(schema, tables, pipelines, any_schema=standalone)
-    if len(found) != 1:
-        why = (
-            f"{len(found)} local pipelines hold its schema: {', '.join(p.shown for p in found)}"
-            if found
-            else "no local pipeline holds its schema"
-        )
-        notes.append(f"source `{source.name}`: {why}; set `pipeline_name` by hand")
-        return source
-    pipeline = found[0]
+    found = matching_pipelines(schema, tables, pipelines, any_schema=standalone, every=True)
+    if not found:
+        notes.append(f"source `{source.name}`: no local pipeline holds its schema; set "
+                     "`pipeline_name` by hand")
+        return [source]
+    found.sort(key=lambda p: p.name != source.name)  # stable: best first otherwise
+    out = []
+    for n, pipeline in enumerate(found):
+        name, source_name = source.name, None
+        if n:
+            name = (pipeline.name if pipeline.name.startswith(f"{source.name}_")
+                    else f"{source.name}_{pipeline.name}")
+            source_name = source.name
+        out.append(replace(_loaded_by(source, pipeline, notes), name=name,
+                           source_name=source_name))
+    return out
+
+
+def _loaded_by(source: FoundSource, pipeline: LocalPipeline, notes: list[str]) -> FoundSource:
+    """`source` with the `pipeline_name`, `destination` and `dataset_name` of `pipeline`."""
     destination = pipeline.destination_name
     if destination and destination != pipeline.destination_type:
         # a named destination made in code may not resolve by name: the pipeline's state has it
@@ -203,12 +221,8 @@ def _declared(
             f"destination `{destination}`: `destination` left to the pipeline's state"
         )
         destination = None
-    return replace(
-        source,
-        pipeline_name=pipeline.name,
-        destination=destination,
-        dataset_name=pipeline.dataset_name,
-    )
+    return replace(source, pipeline_name=pipeline.name, destination=destination,
+                   dataset_name=pipeline.dataset_name)
 
 
 def toml_tables(sources: Iterable[FoundSource]) -> str:
@@ -238,7 +252,8 @@ def init_project(project_dir: str | None = None, *, dry_run: bool = False) -> In
 
     Each source gets `[sources.<dlt source name>.contract_ops]` with `ref` and, from the
     local pipeline whose stored schema is the source's, `pipeline_name`, `destination` and
-    `dataset_name`. The tables are appended: the file's content stays as it was, and a source
+    `dataset_name`; a source several local pipelines load gets one table per pipeline
+    (`_declared`). The tables are appended: the file's content stays as it was, and a source
     declared already (in any of dlt's TOML files or the environment) is kept, not
     overwritten. `dry_run` writes nothing; `InitReport.toml` holds what would be appended.
     """
@@ -249,14 +264,25 @@ def init_project(project_dir: str | None = None, *, dry_run: bool = False) -> In
         found, notes = scan_project(target)
         declared = set(declared_sources())
         pipelines = local_pipelines() if found else ()
-        sources = []
+        sources: list[FoundSource] = []
+        # a table of another pipeline (`<source>_<pipeline>`) never takes a name in use
+        taken = declared | {b.schema_name for _, b in found}
         for ref, built in found:
             source = FoundSource(built.schema_name, ref, tuple(r.resource for r in built.resources))
             if source.name in declared:
                 where = locate(source_section(source.name)) or "the environment"
                 sources.append(replace(source, declared_in=where))
-            else:
-                sources.append(_declared(source, pipelines, built, notes))
+                continue
+            for one in _declared(source, pipelines, built, notes):
+                if one.source_name and (one.name in taken
+                                        or any(s.name == one.name for s in sources)):
+                    notes.append(
+                        f"source `{source.name}`: pipeline `{one.pipeline_name}` not declared: "
+                        f"the name `{one.name}` is taken; declare it by hand under another name"
+                        f' with `source_name = "{source.name}"`'
+                    )
+                    continue
+                sources.append(one)
     config = Path(target, ".dlt", "config.toml")
     report = InitReport(config, tuple(sources), tuple(notes), "", written=False)
     toml = toml_tables(report.added)

@@ -2,8 +2,9 @@
 
 Behind `dlt-contract-ops init` (declare every source found in `.dlt/config.toml`), behind
 reconcile when a source's `pipeline_name` is not configured (the local pipeline whose stored
-schema is the source's), and behind `dlt pipeline <name> reconcile` (the sources of a
-pipeline). A local pipeline is one with a working folder in dlt's pipelines dir.
+schema is the source's), behind `dlt pipeline <name> reconcile` (the sources of a
+pipeline), and behind `reconcile -s <source>` (the tables of a source's pipelines). A local
+pipeline is one with a working folder in dlt's pipelines dir.
 """
 
 from __future__ import annotations
@@ -86,13 +87,16 @@ def matching_pipelines(
     pipelines: Sequence[LocalPipeline],
     *,
     any_schema: bool = False,
+    every: bool = False,
 ) -> list[LocalPipeline]:
     """The pipelines whose stored schema is the source's, best first: schema `schema_name`
     holding the most of `tables` (at least one of them, when any are given). With
     `any_schema` (a standalone resource, which lands in the pipeline's own schema) a schema
     of any name qualifies when it holds every one of `tables`.
 
-    Only the best are returned: one pipeline, or the ones tied for best.
+    Only the best are returned: one pipeline, or the ones tied for best; with `every`, all
+    that qualify (the source loaded by several pipelines, into several destinations), best
+    first.
     """
     wanted = frozenset(tables)
     if any_schema and not wanted:
@@ -107,6 +111,8 @@ def matching_pipelines(
                     if not any_schema or wanted <= t), default=-1)
         if best > 0 or (best == 0 and not wanted):
             scored.append((best, pipeline))
+    if every:
+        return [pipeline for _, pipeline in sorted(scored, key=lambda s: -s[0])]
     top = max((score for score, _ in scored), default=None)
     return [pipeline for score, pipeline in scored if score == top]
 
@@ -202,3 +208,31 @@ def sources_of_pipeline(pipeline_name: str, project_dir: str | None = None) -> l
         "`[sources.<name>.contract_ops]`, or run `dlt-contract-ops init` to declare the "
         "project's sources."
     )
+
+
+def selected_sources(names: Iterable[str]) -> list[str]:
+    """The declared sources `-s NAME` selects: the table `NAME` and every table whose
+    `source_name` is `NAME` (the same dlt source loaded by another pipeline), each once, in
+    the order given. A name that selects nothing is kept, for its unknown-source error; a
+    table whose settings cannot be read selects only itself (its error is reported then)."""
+    from dlt_contract_ops.settings.project import (
+        ProjectSettings,
+        declared_sources,
+        load_source_settings,
+    )
+
+    declared = declared_sources()
+    group: dict[str, list[str]] = {}
+    project = ProjectSettings()  # only `source_name` is read: the defaults do
+    for table in declared:
+        try:
+            settings = load_source_settings(table, project, check_keys=False)
+        except ContractOpsError:
+            continue
+        if settings.source_name and settings.source_name != table:
+            group.setdefault(settings.source_name, []).append(table)
+    out: list[str] = []
+    for name in names:
+        own = [name] if name in declared or name not in group else []
+        out.extend(own + group.get(name, []))
+    return list(dict.fromkeys(out))
