@@ -244,7 +244,13 @@ def _decide(
 
     schema = staged.default_schema if staged.default_schema_name else Schema(source_name)
     normalizers = schema.to_dict().get("normalizers")
-    observed, produced = observe(staged, batch.taps, schema.name, normalizers)
+    try:
+        observed, produced = observe(staged, batch.taps, schema.name, normalizers)
+    except Exception as exc:  # a value dlt cannot normalize (a set, a tuple key): rejected
+        notes = [] if batch.extract_error is None else [
+            f"extract failed: {_root_message(batch.extract_error)}"]
+        why = f"{type(_root(exc)).__name__}: {_root_message(exc)}"
+        return _Verdict([], f"dlt could not read the batch ({why})", notes, False)
     expected, notes, ungated = _expected(
         batch.resources, schema.naming, source_name, contracts_dir, observed
     )
@@ -313,11 +319,16 @@ def _refuse_unchecked_packages(pipeline: Any, root: Path) -> None:
     pipeline.load()  # batches this gate accepted before a crash cut their load short
 
 
-def _root_message(exc: BaseException) -> str:
-    """The innermost cause's message on one line (dlt wraps a validation error thrice)."""
+def _root(exc: BaseException) -> BaseException:
+    """The innermost cause (dlt wraps a validation error thrice)."""
     while exc.__cause__ is not None and exc.__cause__ is not exc:
         exc = exc.__cause__
-    return " ".join(str(exc).split())
+    return exc
+
+
+def _root_message(exc: BaseException) -> str:
+    """The innermost cause's message on one line."""
+    return " ".join(str(_root(exc)).split())
 
 
 def gated_run(

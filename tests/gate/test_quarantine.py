@@ -14,6 +14,7 @@ import pytest
 
 from dlt_contract_ops import GateRejected, gated_run
 from dlt_contract_ops.core.ingest import GatePolicy
+from dlt_contract_ops.errors import NOT_KEPT
 from tests.gate.conftest import Target, baseline_orders, trusted
 from tests.gate.seed import MERGE, SLICE, Order
 from tests.gate.test_alerts import hook  # noqa: F401  # the webhook receiver fixture
@@ -107,3 +108,26 @@ def test_a_rejected_arrow_batch_is_kept_as_its_rows(
         encoding="utf-8").splitlines()]
     assert sent == [{**r, "order_date": r["order_date"].isoformat()} for r in rows]
     assert trusted(pipeline) == (3, 18500)
+
+
+@pytest.mark.parametrize(("what", "odd"), [
+    ("a set value", {"tags": {"a", "b"}}),
+    ("a tuple key", {("x", 1): 3}),
+])
+def test_a_batch_dlt_cannot_read_is_rejected_not_a_crash(
+    duckdb_target: Target, hook: Receiver, tmp_path: Path, what: str, odd: dict[Any, Any],  # noqa: F811
+) -> None:
+    """dlt's own extract and normalizer raise on these (a plain `pipeline.run` fails); the
+    gate crashed with their TypeError / AttributeError, with no alert and nothing kept."""
+    pipeline = baseline_orders(duckdb_target)
+    with pytest.raises(GateRejected) as caught:
+        gated_run(pipeline, _orders([{**r, **odd} for r in SLICE]),
+                  quarantine_dir=tmp_path / "q")
+    report = caught.value.report
+    assert report.reason.startswith("dlt could not read the batch ("), report.reason
+    [request] = hook.wait_for(1)
+    assert request.json()["finding"]["reproduce"].startswith(report.reason)
+    assert trusted(pipeline) == (3, 18500)
+    assert pipeline.list_normalized_load_packages() == []
+    kept = report.quarantine is not None or any(n.startswith(NOT_KEPT) for n in report.notes)
+    assert kept, report.notes  # kept, or said why not
