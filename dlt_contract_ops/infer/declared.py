@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from dlt_contract_ops.contracts.model import ColumnContract
@@ -47,26 +47,31 @@ class _Node:
     children: dict[str, _Node] = field(default_factory=dict)
 
 
-def member_tree(col: ColumnContract) -> _Node:
-    """`col`'s members as a tree of path steps (`[]`, `{}`, a nested field's name)."""
+def member_tree(col: ColumnContract, typed: Iterable[str] = ()) -> _Node:
+    """`col`'s members as a tree of path steps (`[]`, `{}`, a nested field's name), with a
+    place for each `typed` path too (values a document gives a type, declaring nothing)."""
     root = _Node()
-    for member in col.members:
+    for path, member in [*((p, None) for p in typed), *((m.name, m) for m in col.members)]:
         node = root
-        for step in _segments(member.name):
+        for step in _segments(path):
             node = node.children.setdefault(step, _Node())
-        node.member = member
+        if member is not None:
+            node.member = member
     return root
 
 
-def bound_expression(text: str, imports: set[Import]) -> str:
-    """A Python expression whose value `contracts.constraints.bound_text` writes as `text`.
+def bound_expression(text: str, imports: set[Import], *, exact: bool = False) -> str:
+    """A Python expression whose value `contracts.constraints.bound_text` writes as `text`;
+    `exact` (a decimal column's bound): a `Decimal` rather than a float.
 
     >>> bound_expression("1", set()), bound_expression("1.50", set())
     ('1', 'Decimal("1.50")')
+    >>> bound_expression("0.5", set()), bound_expression("0.5", set(), exact=True)
+    ('0.5', 'Decimal("0.5")')
     >>> bound_expression("2020-01-01", set())
     'date.fromisoformat("2020-01-01")'
     """
-    for kind in (int, float):
+    for kind in (int, float) if not exact else (int,):
         try:
             if str(kind(text)) == text:
                 return text
@@ -110,7 +115,8 @@ def _semantics(values: Mapping[str, object], imports: set[Import]) -> str | None
 
 def _constraints(col: ColumnContract, imports: set[Import]) -> dict[str, str]:
     """`Field(...)` arguments of `col`'s bounds, lengths and pattern."""
-    args = {name: bound_expression(getattr(col, name), imports)
+    exact = col.type == "decimal"
+    args = {name: bound_expression(getattr(col, name), imports, exact=exact)
             for name in _BOUNDS if getattr(col, name) is not None}
     for name in ("min_length", "max_length"):
         if getattr(col, name) is not None:
@@ -143,7 +149,8 @@ def _member_type(node: _Node, hint: str, new_class: NewClass, imports: set[Impor
             default = f"Field(default=None, alias={_literal(alias)})" if alias else "None"
             if alias:
                 imports.add(FIELD)
-            fields.append(FieldText(name, text, default, None))
+            fields.append(FieldText(name, text if text == "Any" else f"{text} | None",
+                                    default, None))
         base = new_class(hint, fields)
     else:
         base = _python_type(leaf_types.get(path), imports)
@@ -227,8 +234,10 @@ def declared_field(
         notes.append(f"column `{col.name}`: a json column of a model with child tables is "
                      "typed `Any`, so the declarations inside it are left out")
     elif col.members:
-        text = _member_type(member_tree(col), col.name, new_class, imports, leaf_types or {},
-                            "")
+        leaf_types = leaf_types or {}
+        imports.discard(ANY)  # `dict[str, Any] | list[Any]`'s, replaced
+        text = _member_type(member_tree(col, leaf_types), col.name, new_class, imports,
+                            leaf_types, "")
     if in_child_table and col.categories is not None and col.type == "text":
         text = f"Literal[{', '.join(_literal(v) for v in col.categories)}]"
         imports.add(("typing", "Literal"))
