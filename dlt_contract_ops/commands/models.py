@@ -70,8 +70,8 @@ def models() -> None:
 @project_dir_option
 def infer(
     sources: tuple[str, ...], all_sources: bool, pipeline: str | None,
-    from_odcs: str | None, out: str | None, dry_run: bool, force: bool, fmt: str, code_set_max_values: int | None,
-    code_set_min_rows: int | None, project_dir: str | None,
+    from_odcs: str | None, out: str | None, dry_run: bool, force: bool, fmt: str,
+    code_set_max_values: int | None, code_set_min_rows: int | None, project_dir: str | None,
 ) -> None:
     """A Pydantic model module for each loaded table whose resource has no model, bound to
     its resource in .dlt/config.toml; or (`--from-odcs FILE`) the models an ODCS document

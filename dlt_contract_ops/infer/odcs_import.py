@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from dlt_contract_ops.contracts.odcs import ChildTable
 from dlt_contract_ops.contracts.model import ResourceContract
+from dlt_contract_ops.contracts.odcs import ChildTable
 from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.infer.module import InferredTable, render_module
 from dlt_contract_ops.infer.service import (
