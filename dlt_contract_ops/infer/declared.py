@@ -28,6 +28,7 @@ from dlt_contract_ops.infer.fields import (
     Import,
     _literal,
     annotation,
+    finished_field,
     python_name,
 )
 
@@ -250,19 +251,7 @@ def declared_field(
     if semantics is not None:
         imports.add(ANNOTATED)
         text = f"Annotated[{text}, {semantics}]"
-    optional = col.nullable and text != "Any"
-    if optional:
-        text = f"{text} | None"
-    if alias is not None:
-        args = {"alias": _literal(alias), **args}
-    default: str | None = None
-    if args:
-        imports.add(FIELD)
-        pairs = ", ".join(f"{k}={v}" for k, v in args.items())
-        default = f"Field(default=None, {pairs})" if optional else f"Field({pairs})"
-    elif optional or text == "Any":
-        default = "None"
-    return FieldText(name, text, default, comment, frozenset(imports)), notes
+    return finished_field(name, alias, text, args, col.nullable, imports, comment), notes
 
 
 __all__ = ["NewClass", "bound_expression", "declared_field", "member_tree"]

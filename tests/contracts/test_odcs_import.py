@@ -273,6 +273,8 @@ def test_bad_input_is_one_line_exit_2(project: Project) -> None:
     err = _fails(project, "--from-odcs", "invalid.yaml")
     assert "`invalid.yaml` is not a valid ODCS v3 document: at " \
            "`schema[0].properties[1].logicalType`" in err, err
+    (project.root / "list.yaml").write_text("- a\n- b\n")
+    assert "`list.yaml` is not an ODCS document" in _fails(project, "--from-odcs", "list.yaml")
     (project.root / "ok.yaml").write_text(FOREIGN)
     _ok(project, "models", "infer", "--from-odcs", "ok.yaml")
     module = project.root / "inferred_models" / "seller_payments" / "tbl_payments.py"
@@ -282,3 +284,50 @@ def test_bad_input_is_one_line_exit_2(project: Project) -> None:
     assert module.read_bytes() == before
     _ok(project, "models", "infer", "--from-odcs", "ok.yaml", "--force")
     assert "Pass one of" in _fails(project, "--from-odcs", "ok.yaml", "--all")
+
+
+#: a child table (custom `parentTable`, as an export writes it) whose column declares a unit
+CHILD_UNIT = """
+apiVersion: v3.1.0
+kind: DataContract
+id: 1e0c7a3e-55b4-4f0e-9f39-4c7f1f3c1b11
+version: 1.0.0
+status: active
+name: fleet
+schema:
+  - name: trucks
+    properties:
+      - {name: id, logicalType: integer, required: true}
+  - name: trucks__loads
+    customProperties:
+      - {property: resource, value: trucks}
+      - {property: parentTable, value: trucks}
+    properties:
+      - name: weight
+        logicalType: number
+        customProperties: [{property: unit, value: t}]
+"""
+
+
+def test_dry_run_and_what_a_model_cannot_declare(project: Project) -> None:
+    project.module("pipelines.fleet", "import dlt\n\n\n@dlt.resource\ndef trucks():\n"
+                   "    yield from ()\n\n\n@dlt.source(name='fleet')\ndef fleet():\n"
+                   "    return trucks\n")
+    project.source("fleet", "pipelines.fleet:fleet")
+    (project.root / "fleet.yaml").write_text(CHILD_UNIT)
+    config = (project.root / ".dlt" / "config.toml").read_text()
+    proc = _ok(project, "models", "infer", "--from-odcs", "fleet.yaml", "--dry-run")
+    assert proc.stdout == ('[sources.fleet.contract_ops.models]\n'
+                           'trucks = "inferred_models.fleet.trucks:Trucks"\n')
+    assert "would write `" in proc.stderr
+    # the unit on a child table's column has no place in a model: said, not dropped silently
+    assert ("note: table `trucks__loads`: column `weight` of a child table declares "
+            'Semantics(unit="t"), which a model cannot declare there: left out') in proc.stderr
+    assert not (project.root / "inferred_models").exists()
+    assert (project.root / ".dlt" / "config.toml").read_text() == config
+    report = json.loads(_ok(project, "models", "infer", "--from-odcs", "fleet.yaml",
+                            "--format", "json").stdout)
+    assert [(m["resource"], m["table"], m["ref"]) for m in report["models"]] == [
+        ("trucks", "trucks", "inferred_models.fleet.trucks:Trucks")]
+    text = (project.root / "inferred_models" / "fleet" / "trucks.py").read_text()
+    assert "loads: list[TrucksLoads] = []" in text, text
