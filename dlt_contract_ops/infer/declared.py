@@ -210,9 +210,9 @@ def declared_field(
     """(the field declaring `col`, notes on what it could not declare).
 
     `in_child_table`: the model is a list's item model that `skip_nested_types` lands as a
-    child table, where only the type may declare (a `Semantics` there is refused): a code set
-    is a `Literal`. `leaf_types`: member path -> the dlt type the document gives the values
-    there (None: unknown, typed `Any`)."""
+    child table, where only the type and the description may declare (a `Semantics` or a
+    constraint there is refused): a code set is a `Literal`. `leaf_types`: member path ->
+    the dlt type the document gives the values there (None: unknown, typed `Any`)."""
     notes: list[str] = []
     column = {"name": col.name, "data_type": col.type, "nullable": col.nullable,
               "precision": col.precision, "scale": col.scale, "timezone": False}
@@ -244,10 +244,17 @@ def declared_field(
         imports.add(("typing", "Literal"))
         values["categories"] = None
     semantics = _semantics(values, imports)
-    if semantics is not None and in_child_table:
-        notes.append(f"column `{col.name}` of a child table declares {semantics}, which a "
-                     "model cannot declare there: left out")
+    constrained = _field_call({k: v for k, v in args.items() if k != "description"}, set())
+    if in_child_table:  # a contract command refuses these inside a `skip_nested_types` list
+        for declared in (semantics, constrained):
+            if declared is not None:
+                notes.append(f"column `{col.name}` of a child table declares {declared}, "
+                             "which a model cannot declare there: left out")
         semantics = None
+        args = {k: v for k, v in args.items() if k == "description"}
+    if text == "Any" and col.type not in (None, "json"):
+        notes.append(f"column `{col.name}`: dlt type `{col.type}` has no Python type: typed "
+                     "`Any`")
     if semantics is not None:
         imports.add(ANNOTATED)
         text = f"Annotated[{text}, {semantics}]"

@@ -306,6 +306,7 @@ schema:
       - name: weight
         logicalType: number
         customProperties: [{property: unit, value: t}]
+      - {name: plate, logicalType: string, logicalTypeOptions: {maxLength: 8, pattern: "^[A-Z]"}}
 """
 
 
@@ -323,6 +324,9 @@ def test_dry_run_and_what_a_model_cannot_declare(project: Project) -> None:
     # the unit on a child table's column has no place in a model: said, not dropped silently
     assert ("note: table `trucks__loads`: column `weight` of a child table declares "
             'Semantics(unit="t"), which a model cannot declare there: left out') in proc.stderr
+    assert ("note: table `trucks__loads`: column `plate` of a child table declares "
+            'Field(max_length=8, pattern="^[A-Z]"), which a model cannot declare there: '
+            "left out") in proc.stderr
     assert not (project.root / "inferred_models").exists()
     assert (project.root / ".dlt" / "config.toml").read_text() == config
     report = json.loads(_ok(project, "models", "infer", "--from-odcs", "fleet.yaml",
@@ -331,3 +335,6 @@ def test_dry_run_and_what_a_model_cannot_declare(project: Project) -> None:
         ("trucks", "trucks", "inferred_models.fleet.trucks:Trucks")]
     text = (project.root / "inferred_models" / "fleet" / "trucks.py").read_text()
     assert "loads: list[TrucksLoads] = []" in text, text
+    assert "    plate: str | None = None\n" in text, text
+    # the models these notes are about guard the resource: its contract reads
+    _ok(project, "contract", "snapshot", "-s", "fleet", "--version", "1.0.0")
