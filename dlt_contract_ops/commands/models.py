@@ -51,6 +51,8 @@ def models() -> None:
 @click.option("--all", "all_sources", is_flag=True, help="Every declared source.")
 @click.option("--pipeline", default=None, metavar="NAME",
               help="A local dlt pipeline, declared as a source or not.")
+@click.option("--from-odcs", "from_odcs", default=None, metavar="FILE",
+              help="The models an ODCS v3 document (YAML) declares, instead of a loaded table's.")
 @click.option("--out", default=None, metavar="DIR",
               help="Folder for the modules, under the project. Default: inferred_models.")
 @click.option("--dry-run", is_flag=True,
@@ -67,23 +69,31 @@ def models() -> None:
               "code_set_min_rows, else 100.")
 @project_dir_option
 def infer(
-    sources: tuple[str, ...], all_sources: bool, pipeline: str | None, out: str | None,
-    dry_run: bool, force: bool, fmt: str, code_set_max_values: int | None,
-    code_set_min_rows: int | None, project_dir: str | None,
+    sources: tuple[str, ...], all_sources: bool, pipeline: str | None,
+    from_odcs: str | None, out: str | None, dry_run: bool, force: bool, fmt: str,
+    code_set_max_values: int | None, code_set_min_rows: int | None, project_dir: str | None,
 ) -> None:
     """A Pydantic model module for each loaded table whose resource has no model, bound to
-    its resource in .dlt/config.toml."""
+    its resource in .dlt/config.toml; or (`--from-odcs FILE`) the models an ODCS document
+    declares."""
     from dlt_contract_ops.errors import ConfigError, ContractOpsError, UnsupportedDestinationError
     from dlt_contract_ops.infer.service import infer_models
 
-    if sum((bool(sources), all_sources, pipeline is not None)) != 1:
-        usage_error(ValueError("Pass one of `-s SOURCE`, `--all` or `--pipeline NAME`."))
+    if sum((bool(sources), all_sources, pipeline is not None, from_odcs is not None)) != 1:
+        usage_error(ValueError(
+            "Pass one of `-s SOURCE`, `--all`, `--pipeline NAME` or `--from-odcs FILE`."))
     try:
-        report = infer_models(
-            sources, all_sources=all_sources, pipeline=pipeline, out=out,
-            project_dir=project_dir, dry_run=dry_run, force=force,
-            code_set_max_values=code_set_max_values, code_set_min_rows=code_set_min_rows,
-        )
+        if from_odcs is not None:
+            from dlt_contract_ops.infer.odcs_import import import_odcs
+
+            report = import_odcs(from_odcs, out=out, project_dir=project_dir, dry_run=dry_run,
+                                 force=force)
+        else:
+            report = infer_models(
+                sources, all_sources=all_sources, pipeline=pipeline, out=out,
+                project_dir=project_dir, dry_run=dry_run, force=force,
+                code_set_max_values=code_set_max_values, code_set_min_rows=code_set_min_rows,
+            )
     except (ConfigError, UnsupportedDestinationError) as exc:  # the request is at fault
         usage_error(exc)
     except ContractOpsError as exc:  # the destination or the source could not answer

@@ -212,6 +212,22 @@ def field_text(
     # the data decides where it was measured: dlt marks every inferred column nullable
     nullable = facts.nulls > 0 if facts is not None and facts.rows else bool(
         column.get("nullable", True))
+    above = None
+    if facts is not None and facts.low is not None and facts.high is not None:
+        above = f"observed {shown(facts.low)} .. {shown(facts.high)}"
+    return finished_field(name, alias, text, args, nullable, imports, comment, above)
+
+
+def finished_field(
+    name: str, alias: str | None, text: str, args: dict[str, str], nullable: bool,
+    imports: set[Import], comment: str | None, above: str | None = None,
+) -> FieldText:
+    """The field of type `text` with its `Field(...)` `args`: `| None = None` when
+    `nullable` (an `Any` is nullable as it is), the alias first among the arguments.
+
+    >>> finished_field("a", "A", "int", {"ge": "1"}, True, set(), None).lines()
+    ['a: int | None = Field(default=None, alias="A", ge=1)']
+    """
     optional = nullable and text != "Any"
     if optional:
         text = f"{text} | None"
@@ -224,7 +240,4 @@ def field_text(
         default = f"Field(default=None, {pairs})" if optional else f"Field({pairs})"
     elif optional or text == "Any":
         default = "None"
-    above = None
-    if facts is not None and facts.low is not None and facts.high is not None:
-        above = f"observed {shown(facts.low)} .. {shown(facts.high)}"
     return FieldText(name, text, default, comment, frozenset(imports), above)

@@ -10,9 +10,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from dlt_contract_ops.contracts.model import ResourceContract
 from dlt_contract_ops.core.columns import DLT_PREFIX
+from dlt_contract_ops.infer.declared import declared_field
 from dlt_contract_ops.infer.fields import (
     ANY,
     ColumnFacts,
@@ -36,6 +38,12 @@ class InferredTable:
     children: tuple[InferredTable, ...] = ()
     #: column -> what the data showed (empty: not measured)
     facts: Mapping[str, ColumnFacts] = field(default_factory=dict)
+    #: what a contract declares for the table (`--from-odcs`): its columns, instead of
+    #: `columns`, render with their declarations, the class is named as its `model`, and its
+    #: keys, grain and owners become `@TableSemantics(...)`
+    contract: ResourceContract | None = None
+    #: column -> member path -> the dlt type a document gives the values there
+    leaf_types: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,19 @@ class Header:
     dataset: str
     load_id: str | None
     source: str | None = None
+
+    def describe(self, table: str) -> list[str]:
+        return [
+            f"Model of table `{shown(table)}`, inferred by `dlt-contract-ops models infer`.",
+            "",
+            f"Pipeline: `{shown(self.pipeline)}`",
+            *([f"Source: `{shown(self.source)}`"] if self.source else []),
+            f"Dataset: `{shown(self.dataset)}`",
+            (f"Newest load: `{shown(self.load_id)}`" if self.load_id
+             else "Newest load: none recorded"),
+            "",
+            "Review it (types, optional fields, code sets), then commit it.",
+        ]
 
 
 def data_columns(columns: Mapping[str, Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
@@ -86,6 +107,10 @@ class _Writer:
     classes: list[str] = field(default_factory=list)
     imports: set[Import] = field(default_factory=set)
     names: set[str] = field(default_factory=set)
+    #: (table, column) -> its field's name, for `@TableSemantics` to name fields by
+    fields: dict[tuple[str, str], str] = field(default_factory=dict)
+    #: what a declared table could not declare in its model
+    notes: list[str] = field(default_factory=list)
 
     def model(self, table: InferredTable, *, root: bool) -> str:
         """Write `table`'s class (its children's first); returns its name."""
@@ -94,9 +119,13 @@ class _Writer:
         for child in table.children:
             lists.append(self._list_field(table.table, child, taken))
         nested = bool(table.children) or not root  # a child's own rows are unnested by dlt
-        fields = [field_text(c, self.naming, taken, table.facts.get(c["name"]),
-                             json_as_any=nested) for c in table.columns]
-        name = class_name(table.table, self.names)
+        if table.contract is not None:
+            fields = self._declared(table, taken, nested=nested, root=root)
+        else:
+            fields = [field_text(c, self.naming, taken, table.facts.get(c["name"]),
+                                 json_as_any=nested) for c in table.columns]
+        wanted = table.contract.model if table.contract is not None else ""
+        name = class_name(wanted if wanted.isidentifier() else table.table, self.names)
         body = [f"    {line}" for f in (*fields, *lists) for line in f.lines()]
         for f in (*fields, *lists):
             self.imports.update(f.imports)
@@ -105,7 +134,61 @@ class _Writer:
             body.insert(0, '    dlt_config: ClassVar[dict[str, Any]] = {"skip_nested_types": True}')
         self.imports.add(("pydantic", "BaseModel"))
         doc = f'    """Rows of table `{shown(table.table)}`."""'
-        self.classes.append("\n".join([f"class {name}(BaseModel):", doc, "", *body]))
+        head = [f"class {name}(BaseModel):", doc, "", *body]
+        if table.contract is not None and (decorator := self._table_semantics(table.contract)):
+            head.insert(0, decorator)
+        self.classes.append("\n".join(head))
+        return name
+
+    def _declared(self, table: InferredTable, taken: set[str], *, nested: bool, root: bool
+                  ) -> list[FieldText]:
+        """The fields of a declared table; `self.fields` maps its columns to field names."""
+        assert table.contract is not None
+        out = []
+        for col in table.contract.columns:
+            text, notes = declared_field(
+                col, self.naming, taken, self.nested_class, json_as_any=nested,
+                in_child_table=not root, leaf_types=table.leaf_types.get(col.name))
+            self.fields[table.table, col.name] = text.name
+            self.notes += [f"table `{table.table}`: {n}" for n in notes]
+            out.append(text)
+        return out
+
+    def _table_semantics(self, contract: ResourceContract) -> str | None:
+        """`@TableSemantics(...)` of a contract's keys, grain and owners (fields by name)."""
+        def name(column: str) -> str:
+            return _literal(self.fields.get((contract.table, column), column))
+
+        def items(values: list[str]) -> str:
+            return f"({', '.join(values)}{',' if len(values) == 1 else ''})"
+
+        parts = []
+        if contract.keys:
+            parts.append(f"keys={items([name(k) for k in contract.keys])}")
+        if contract.grain is not None:
+            parts.append(f"grain={_literal(contract.grain)}")
+        if contract.owner is not None:
+            parts.append(f"owner={_literal(contract.owner)}")
+        if contract.consumer_owners:
+            owners = [_literal(o) for o in contract.consumer_owners]
+            parts.append(f"consumer_owners={items(owners)}")
+        if contract.change_key is not None:
+            parts.append(f"change_key={name(contract.change_key)}")
+        if not parts:
+            return None
+        self.imports.add(("dlt_contract_ops", "TableSemantics"))
+        return f"@TableSemantics({', '.join(parts)})"
+
+    def nested_class(self, hint: str, fields: list[FieldText]) -> str:
+        """A model for values inside a json column: it keeps what it does not declare
+        (`extra="allow"`), so validating a row through it drops no key."""
+        name = class_name(hint, self.names)
+        self.imports.update({("pydantic", "BaseModel"), ("pydantic", "ConfigDict")})
+        body = ['    model_config = ConfigDict(extra="allow")', ""]
+        for f in fields:
+            self.imports.update(f.imports)
+            body += [f"    {line}" for line in f.lines()]
+        self.classes.append("\n".join([f"class {name}(BaseModel):", *body]))
         return name
 
     def _list_field(self, parent: str, child: InferredTable, taken: set[str]) -> FieldText:
@@ -140,20 +223,24 @@ def _import_lines(imports: set[Import]) -> list[str]:
 _STDLIB = frozenset({"datetime", "decimal", "typing"})
 
 
-def render_module(table: InferredTable, naming: Any, header: Header) -> tuple[str, str]:
-    """(module text, root class name) of `table`'s model; unformatted (see `format_files`)."""
+class Describes(Protocol):
+    def describe(self, table: str) -> list[str]:
+        """The module docstring's lines for root table `table`."""
+
+
+def render_module(
+    table: InferredTable, naming: Any, header: Describes, notes: list[str] | None = None
+) -> tuple[str, str]:
+    """(module text, root class name) of `table`'s model; unformatted (see `format_files`).
+    What a declared table could not declare is added to `notes`."""
     writer = _Writer(naming)
     root = writer.model(table, root=True)
+    if notes is not None:
+        notes += writer.notes
+    first, *rest = header.describe(table.table)
     lines = [
-        f'"""Model of table `{shown(table.table)}`, inferred by `dlt-contract-ops models infer`.',
-        "",
-        f"Pipeline: `{shown(header.pipeline)}`",
-        *([f"Source: `{shown(header.source)}`"] if header.source else []),
-        f"Dataset: `{shown(header.dataset)}`",
-        (f"Newest load: `{shown(header.load_id)}`" if header.load_id
-         else "Newest load: none recorded"),
-        "",
-        "Review it (types, optional fields, code sets), then commit it.",
+        f'"""{first}',
+        *rest,
         '"""',
         "",
         *_import_lines(writer.imports),

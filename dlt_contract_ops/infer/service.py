@@ -98,20 +98,8 @@ def infer_models(
                 if not all_sources:
                     raise
                 notes.append(f"{exc} Skipped.")  # --all: the other sources go on
-    existing = [m.path for m, _ in planned if m.path.exists()]
-    if existing and not force and not dry_run:
-        raise ConfigError(
-            f"`{existing[0]}` exists ({len(existing)} module(s) would be overwritten): pass "
-            "`--force` to overwrite, or `--out` another folder."
-        )
     config = Path(pdir, ".dlt", "config.toml")
-    bindings = binding_tables([m for m, _ in planned])
-    if not dry_run:
-        for model, text in planned:
-            _write_module(model.path, text, out_dir)
-        format_files([str(m.path) for m, _ in planned])
-        if bindings:
-            write_bindings(config, [m for m, _ in planned])
+    bindings = write_planned(planned, out_dir, config, force=force, dry_run=dry_run)
     models = tuple(m for m, _ in planned)
     per_resource = Counter((m.source, m.resource) for m in models if m.source)
     notes += [f"resource `{r}` (source `{s}`) loads {n} tables: not bound; bind one model by "
@@ -222,7 +210,7 @@ def _infer_target(
             package = t.source or t.schema_name
             path = out_dir / package / f"{name}.py"
             text, cls = render_module(inferred, schema.naming, header)
-            ref = _module_ref(path, pdir)
+            ref = module_ref(path, pdir)
             out.append((InferredModel(t.source, resource, name, path,
                                       f"{ref}:{cls}" if ref else None),
                         text))
@@ -273,7 +261,31 @@ def _tree(
     return InferredTable(name, columns, children, measured(name, columns, root))
 
 
-def _module_ref(path: Path, pdir: Path) -> str | None:
+def write_planned(
+    planned: Sequence[tuple[InferredModel, str]], out_dir: Path, config: Path, *, force: bool,
+    dry_run: bool,
+) -> str:
+    """Write the modules (formatted) and bind them in `config`; returns the binding TOML.
+    An existing module is kept unless `force`: a ConfigError naming it, nothing written.
+    `dry_run` writes nothing."""
+    existing = [m.path for m, _ in planned if m.path.exists()]
+    if existing and not force and not dry_run:
+        raise ConfigError(
+            f"`{existing[0]}` exists ({len(existing)} module(s) would be overwritten): pass "
+            "`--force` to overwrite, or `--out` another folder."
+        )
+    models = [m for m, _ in planned]
+    bindings = binding_tables(models)
+    if not dry_run:
+        for model, text in planned:
+            _write_module(model.path, text, out_dir)
+        format_files([str(m.path) for m in models])
+        if bindings:
+            write_bindings(config, models)
+    return bindings
+
+
+def module_ref(path: Path, pdir: Path) -> str | None:
     """`path`'s dotted module name from the project root; None outside it, or when a part
     is not a Python identifier."""
     try:
