@@ -9,7 +9,8 @@ pipeline is one with a working folder in dlt's pipelines dir.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -214,23 +215,28 @@ def selected_sources(names: Iterable[str]) -> list[str]:
     """The declared sources `-s NAME` selects: the table `NAME` and every table whose
     `source_name` is `NAME` (the same dlt source loaded by another pipeline), each once, in
     the order given. A name that selects nothing is kept, for its unknown-source error; a
-    table whose settings cannot be read selects only itself (its error is reported then)."""
-    from dlt_contract_ops.settings.project import (
-        ProjectSettings,
-        declared_sources,
-        load_source_settings,
-    )
+    `source_name` is read from the TOML files and the environment as the tables are found."""
+    from dlt_contract_ops.settings.files import toml_files
+    from dlt_contract_ops.settings.project import PROJECT_SECTION, declared_sources
 
     declared = declared_sources()
-    group: dict[str, list[str]] = {}
-    project = ProjectSettings()  # only `source_name` is read: the defaults do
+    # `source_name` read as `declared_sources` reads the tables (the files and the
+    # environment), not by resolving each table's settings: the sweep resolves them once
+    owner: dict[str, str] = {}
+    for f in toml_files():
+        sources = f.doc.get("sources")
+        for table, section in (sources.items() if isinstance(sources, Mapping) else ()):
+            ops = section.get(PROJECT_SECTION) if isinstance(section, Mapping) else None
+            if isinstance(ops, Mapping) and isinstance(ops.get("source_name"), str):
+                owner.setdefault(table, ops["source_name"])
     for table in declared:
-        try:
-            settings = load_source_settings(table, project, check_keys=False)
-        except ContractOpsError:
-            continue
-        if settings.source_name and settings.source_name != table:
-            group.setdefault(settings.source_name, []).append(table)
+        env = os.environ.get(f"SOURCES__{table.upper()}__{PROJECT_SECTION.upper()}__SOURCE_NAME")
+        if env:
+            owner[table] = env  # the environment wins, as in dlt's own resolution
+    group: dict[str, list[str]] = {}
+    for table in declared:
+        if owner.get(table) and owner[table] != table:
+            group.setdefault(owner[table], []).append(table)
     out: list[str] = []
     for name in names:
         own = [name] if name in declared or name not in group else []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import dlt_contract_ops
 from dlt_contract_ops.contracts.canonical import from_document
 from dlt_contract_ops.contracts.odcs_read import contracts_from_odcs
 from tests.contracts.test_odcs import SHOP
@@ -147,8 +149,11 @@ def _lint(*paths: Path) -> None:
     """ruff and mypy (strict) accept the generated modules."""
     for tool in (["ruff", "check", "--no-cache", "--isolated"],
                  ["mypy", "--strict", "--no-incremental", "--follow-imports=silent"]):
+        # mypy cannot follow an editable install's import hook (`make install` makes one):
+        # it is shown where the package's source is, as a wheel install would place it
+        env = {**os.environ, "MYPYPATH": str(Path(dlt_contract_ops.__file__).parents[1])}
         proc = subprocess.run([sys.executable, "-m", *tool, *map(str, paths)],
-                              capture_output=True, text=True, check=False)
+                              capture_output=True, text=True, check=False, env=env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
