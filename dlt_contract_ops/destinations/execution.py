@@ -87,9 +87,9 @@ class SqlClientAdapter(CatalogNames, ClientSession):
     """
 
     name: ClassVar[str] = "sql"
-    capabilities: ClassVar[Capabilities] = Capabilities(  # DuckDB's: an offline adapter's
-        dialect="duckdb", read_only="the renderer only", approximate_distinct=True,
-        regex_search=True, prepared_queries=True)
+    #: each subclass declares its own (`prepared_queries=True`: it inherits `run` and
+    #: `with_reproduce`); none here, so a subclass that forgets is refused when it loads
+    capabilities: ClassVar[Capabilities]
     paramstyle: ClassVar[ParamStyle] = "format"
 
     location: str

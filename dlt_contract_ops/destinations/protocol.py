@@ -161,7 +161,10 @@ def capability_problems(cls: type) -> list[str]:
     (`over_files`, `prepared_queries`) the class does not keep."""
     caps = getattr(cls, "capabilities", None)
     if caps is None:
-        return []  # reported as a missing member
+        if "capabilities" not in _declared(cls):
+            return []  # reported as a missing member
+        return ["`capabilities` is annotated but not set: declare `capabilities = "
+                "Capabilities(dialect=..., read_only=...)` on the class"]
     if not isinstance(caps, Capabilities):
         return [f"`capabilities` is a `{type(caps).__name__}`, not a "
                 "`dlt_contract_ops.destinations.capabilities.Capabilities`"]
