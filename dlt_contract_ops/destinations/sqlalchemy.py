@@ -68,18 +68,13 @@ def _unbound_reads(dbapi_connection: Any, record: Any) -> None:
         dbapi_connection._read_timeout = None  # PyMySQL has no public setter
 
 
-NO_REGEX_SQLITE = "SQLite has no built-in regular-expression function"
-
-
 class SqlalchemyAdapter(SqlClientAdapter):
     """Dispatches to the adapter of the engine's backend (`from_job_client`)."""
 
     name: ClassVar[str] = "sqlalchemy"
-    #: the dispatcher's own; each backend's class declares its destination's
-    capabilities: ClassVar[Capabilities] = Capabilities(
+    capabilities: ClassVar[Capabilities] = Capabilities(  # each backend's class has its own
         dialect="sqlite", read_only="each backend's session statement (`on_connect`)",
-        prepared_queries=True, no_regex=NO_REGEX_SQLITE,
-    )
+        prepared_queries=True)
     #: SQLAlchemy `text()` binds `:name` on every backend
     paramstyle: ClassVar[ParamStyle] = "named"
     #: SQLAlchemy dialect names this class serves
@@ -194,12 +189,10 @@ class SQLiteAdapter(SqlalchemyAdapter):
     """
 
     metadata_size_columns: ClassVar[tuple[str, ...]] = ()
-
+    #: a busy timeout (locks) but no statement timeout: the adapter interrupts a query
     capabilities: ClassVar[Capabilities] = Capabilities(
         dialect="sqlite", read_only="`PRAGMA query_only = ON` on every new connection",
-        # a busy timeout (locks) but no statement timeout: the adapter interrupts
-        query_timeout_by="client", prepared_queries=True, no_regex=NO_REGEX_SQLITE,
-    )
+        prepared_queries=True, no_regex="SQLite has no built-in regular-expression function")
     backends: ClassVar[tuple[str, ...]] = ("sqlite",)
     on_connect = staticmethod(_session("PRAGMA query_only = ON"))
     network: ClassVar[bool] = False
@@ -309,13 +302,10 @@ class MySQLAdapter(SqlalchemyAdapter):
     """
 
     metadata_size_columns: ClassVar[tuple[str, ...]] = ()
-
     capabilities: ClassVar[Capabilities] = Capabilities(
-        dialect="mysql",
-        read_only="`SET SESSION TRANSACTION READ ONLY` on every new connection",
+        dialect="mysql", read_only="`SET SESSION TRANSACTION READ ONLY` on every connection",
         query_timeout_by="server", prepared_queries=True,
-        no_regex="MariaDB has no REGEXP_LIKE, so MySQL-family destinations are not matched",
-    )
+        no_regex="MariaDB has no REGEXP_LIKE, so MySQL-family destinations are not matched")
     backends: ClassVar[tuple[str, ...]] = ("mysql", "mariadb")
     on_connect = staticmethod(_session("SET SESSION TRANSACTION READ ONLY"))
 
@@ -388,11 +378,8 @@ class SqlaPostgresAdapter(SqlalchemyAdapter):
     """PostgreSQL through SQLAlchemy: sessions default to read-only transactions."""
 
     capabilities: ClassVar[Capabilities] = Capabilities(
-        dialect="postgres",
-        read_only="`SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY` on every new "
-                  "connection",
-        query_timeout_by="server", regex_search=True, prepared_queries=True,
-    )
+        dialect="postgres", query_timeout_by="server", regex_search=True, prepared_queries=True,
+        read_only="`SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY` on every connection")
     backends: ClassVar[tuple[str, ...]] = ("postgresql",)
     on_connect = staticmethod(
         _session("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
