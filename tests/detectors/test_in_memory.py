@@ -9,16 +9,21 @@ from __future__ import annotations
 
 import importlib
 import re
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any, ClassVar
 
 import duckdb
 import pytest
 from dlt.common.normalizers.naming.snake_case import NamingConvention
+from sqlglot import exp
 
 from dlt_contract_ops.core.columns import ExpectedColumn, ExpectedTable
+from dlt_contract_ops.destinations.capabilities import Capabilities
 from dlt_contract_ops.destinations.connect import Target
 from dlt_contract_ops.destinations.memory import InMemoryAdapter
+from dlt_contract_ops.destinations.rendered import Rendered
 from dlt_contract_ops.detectors.additive import run_additive
 from dlt_contract_ops.detectors.base import DetectorRun
 from dlt_contract_ops.engine.context import SourceContext
@@ -45,10 +50,29 @@ def test_the_pages_freshness_test_passes_on_the_in_memory_adapter(
     module.test_a_table_loaded_ten_days_ago_is_stale()
 
 
-def test_a_builtin_detector_samples_an_unmodelled_column_in_memory() -> None:
+class TreesOnly(InMemoryAdapter):
+    """Runs sqlglot trees only, as a third-party adapter does: nothing hands it the
+    renderer's prepared values, whatever class it is."""
+
+    capabilities: ClassVar[Capabilities] = replace(
+        InMemoryAdapter.capabilities, prepared_queries=False)
+
+
+@pytest.mark.parametrize("cls", [InMemoryAdapter, TreesOnly])
+def test_a_builtin_detector_samples_an_unmodelled_column_in_memory(
+    cls: type[InMemoryAdapter],
+) -> None:
     now = datetime(2026, 1, 11, 12, tzinfo=timezone.utc)
     load = f"{now.timestamp() - 3600:.6f}"
-    adapter = InMemoryAdapter("shop_data")
+    adapter = cls("shop_data")
+    handed: list[type] = []
+    run_all = adapter.run_all
+
+    def recording(batch: Any, kind: Any, **options: Any) -> Any:
+        handed.extend(type(query) for query, _ in batch)
+        return run_all(batch, kind, **options)
+
+    adapter.run_all = recording  # type: ignore[method-assign]
     adapter.add_table(
         "orders",
         {"id": "BIGINT", "coupon": "VARCHAR", "_dlt_load_id": "VARCHAR", "_dlt_id": "VARCHAR"},
@@ -64,6 +88,7 @@ def test_a_builtin_detector_samples_an_unmodelled_column_in_memory() -> None:
     )
     result = run_additive(DetectorRun("additive", ctx, Emitter([]), None, source))
     assert dict(adapter.queries) == {"metadata": 1, "sample": 1}
+    assert handed == [Rendered if cls.capabilities.prepared_queries else exp.Select]
     adapter.close()
 
     assert result.error is None
