@@ -3,7 +3,7 @@
 Builds a dataset straight in PostgreSQL (127.0.0.1:5432, `test`): `--tables` tables of
 `--columns` nullable integer columns and `--rows` rows, with dlt's `_dlt_load_id` spread over
 the last three days, and a matching source whose resources declare Pydantic models. Then times
-`removal` with `PostgresAdapter.max_concurrency` = 1 and = `--sessions` (min/median of
+`removal` with `PostgresAdapter.capabilities.pool_size` = 1 and = `--sessions` (min/median of
 `--repeats`). The dataset is dropped at the end.
 """
 
@@ -72,10 +72,12 @@ def project(folder: Path, tables: int, columns: int) -> None:
 
 
 def measure(folder: Path, sessions: int, repeats: int) -> list[float]:
+    from dataclasses import replace
+
     from dlt_contract_ops.destinations.postgres import PostgresAdapter
     from dlt_contract_ops.engine.reconcile import run
 
-    PostgresAdapter.max_concurrency = sessions
+    PostgresAdapter.capabilities = replace(PostgresAdapter.capabilities, pool_size=sessions)
     times = []
     for _ in range(repeats + 1):  # the first run warms imports and PostgreSQL's cache
         started = time.perf_counter()

@@ -17,26 +17,6 @@ from dlt_contract_ops.contracts.verify import EXAMPLES_PER_VIOLATION, Check
 from dlt_contract_ops.core.columns import free_name
 from dlt_contract_ops.destinations.sql import col, param
 
-#: dialects with a regular-expression match that searches the value as Pydantic does
-#: (`exp.RegexpLike`: DuckDB `REGEXP_MATCHES`, PostgreSQL `~`, BigQuery `REGEXP_CONTAINS`).
-#: Others are left out: Snowflake's `REGEXP_LIKE` anchors the pattern at both ends, SQLite
-#: has no built-in `REGEXP`, MariaDB no `REGEXP_LIKE`.
-REGEX_DIALECTS = frozenset({"duckdb", "postgres", "bigquery"})
-
-_NO_REGEX = {
-    "snowflake": "Snowflake's REGEXP_LIKE matches the whole value, not a search as Pydantic's "
-                 "pattern does",
-    "sqlite": "SQLite has no built-in regular-expression function",
-    "mysql": "MariaDB has no REGEXP_LIKE, so MySQL-family destinations are not matched",
-}
-
-
-def regex_note(dialect: str) -> str:
-    """Why patterns are not verified on `dialect` (empty when they are)."""
-    if dialect in REGEX_DIALECTS:
-        return ""
-    return _NO_REGEX.get(dialect, f"no regular-expression match is known for dialect `{dialect}`")
-
 
 def _one(n: int) -> exp.Expr:
     return exp.Literal.number(n)

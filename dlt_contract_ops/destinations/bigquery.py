@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LiveTable
+from dlt_contract_ops.destinations.capabilities import Capabilities
 from dlt_contract_ops.destinations.execution import SqlClientAdapter
 from dlt_contract_ops.destinations.naming import data_location
 from dlt_contract_ops.destinations.sql import ParamStyle, ident
@@ -33,7 +34,10 @@ class BigQueryAdapter(SqlClientAdapter):
     """
 
     name: ClassVar[str] = "bigquery"
-    dialect: ClassVar[str] = "bigquery"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        dialect="bigquery", read_only="none: give it credentials that can only read",
+        approximate_distinct=True, regex_search=True, prepared_queries=True,
+    )
     paramstyle: ClassVar[ParamStyle] = "format"
     #: BigQuery's COLUMNS has no size columns: `data_type` spells it (`NUMERIC(5, 2)`)
     metadata_size_columns: ClassVar[tuple[str, ...]] = ()

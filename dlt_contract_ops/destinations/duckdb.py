@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from sqlglot import exp
 
+from dlt_contract_ops.destinations.capabilities import Capabilities
 from dlt_contract_ops.destinations.execution import SqlClientAdapter
 from dlt_contract_ops.destinations.naming import data_location
 from dlt_contract_ops.destinations.sql import ParamStyle
@@ -31,11 +32,13 @@ class DuckDBAdapter(SqlClientAdapter):
     """DuckDB through dlt's duckdb client; `information_schema.columns`, `?` parameters."""
 
     name: ClassVar[str] = "duckdb"
-    dialect: ClassVar[str] = "duckdb"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        dialect="duckdb", read_only="the database file is opened read-only",
+        approximate_distinct=True, regex_search=True, prepared_queries=True,
+        # a row group: DuckDB's zone maps (min/max per column) skip whole row groups
+        load_prune_rows=122_880,
+    )
     paramstyle: ClassVar[ParamStyle] = "qmark"
-    query_timeout_by: ClassVar[Literal["server", "client"]] = "client"
-    #: a row group: DuckDB's zone maps (min/max per column) skip whole row groups
-    load_prune_rows: ClassVar[int | None] = 122_880
 
     def metadata_rows_estimate(self) -> exp.Expression:
         """`duckdb_tables().estimated_size` of the row's table: the catalog's row count, no

@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from datetime import datetime, timezone
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from sqlglot import exp
 
@@ -26,6 +26,7 @@ from dlt_contract_ops.destinations.batch import (
     run_queued,
     withdraw,
 )
+from dlt_contract_ops.destinations.capabilities import Capabilities
 from dlt_contract_ops.destinations.connection import CANCEL_GRACE, ClientSession
 from dlt_contract_ops.destinations.naming import CatalogNames, capabilities, data_location
 from dlt_contract_ops.destinations.protocol import QueryKind
@@ -60,15 +61,13 @@ _A = TypeVar("_A", bound="SqlClientAdapter")
 SERVER_GRACE = 10.0
 
 
-
 def shaped(
     adapter: Any, shape: Shape, table: str, names: Sequence[str]
 ) -> exp.Expression | ShapedQuery:
-    """`table`'s query of `shape`: shaped where the adapter renders shapes (a
-    `SqlClientAdapter`: one template per shape, filled in per table), else its tree (what any
-    `DestinationAdapter` runs)."""
+    """`table`'s query of `shape`: shaped (one template per shape, filled in per table) where
+    the adapter declares `prepared_queries`, else its tree (what any adapter runs)."""
     query = ShapedQuery(shape, table, tuple(names))
-    return query if isinstance(adapter, SqlClientAdapter) else query.expression(adapter)
+    return query if adapter.capabilities.prepared_queries else query.expression(adapter)
 
 
 def _reads_a_table(column: exp.Column) -> bool:
@@ -77,22 +76,21 @@ def _reads_a_table(column: exp.Column) -> bool:
     source = select.args.get("from_") if select is not None else None
     return source is not None and isinstance(source.this, exp.Table)
 
-class SqlClientAdapter(CatalogNames, ClientSession):
-    """A DestinationAdapter over a dlt `SqlClientBase`; subclasses declare what differs.
 
-    Class attributes a subclass sets: `name` (the dlt destination type and entry-point name),
-    `dialect` (sqlglot), `paramstyle` (how its driver binds), `metadata_schema_column`,
-    `query_timeout_by`. Hooks: `metadata_query`/`metadata_params`, `adapt_param`,
-    `coerce_placeholder`, `_before_open`/`_on_open` (make a session read-only, apply the
-    timeouts), `_execute`, `_interrupt_query` (stop the running statement server-side).
+class SqlClientAdapter(CatalogNames, ClientSession):
+    """A DestinationAdapter over a dlt `SqlClientBase`; subclasses declare what differs:
+    `name` (the dlt destination type, the entry-point name), `capabilities` (its dialect, who
+    bounds a query's time, ...), `paramstyle`, `metadata_schema_column`. Hooks:
+    `metadata_query`/`metadata_params`, `adapt_param`, `coerce_placeholder`,
+    `_before_open`/`_on_open` (make a session read-only, apply the timeouts), `_execute`,
+    `_interrupt_query` (stop the running statement server-side).
     """
 
     name: ClassVar[str] = "sql"
-    dialect: ClassVar[str] = "duckdb"
+    #: each subclass declares its own (`prepared_queries=True`: it inherits `run` and
+    #: `with_reproduce`); none here, so a subclass that forgets is refused when it loads
+    capabilities: ClassVar[Capabilities]
     paramstyle: ClassVar[ParamStyle] = "format"
-    #: who bounds a query's run time: "server" (a session setting the adapter applies) or
-    #: "client" (the adapter stops the query when `Timeouts.query` has passed)
-    query_timeout_by: ClassVar[Literal["server", "client"]] = "client"
 
     location: str
     queries: Counter[str]
@@ -228,7 +226,7 @@ class SqlClientAdapter(CatalogNames, ClientSession):
 
     def render(self, query: exp.Expression) -> str:
         """The query in this destination's dialect, as it would run (placeholders as `?`)."""
-        return render(self.prepare(query), self.dialect, owned=True)
+        return render(self.prepare(query), self.capabilities.dialect, owned=True)
 
     def driver_sql(
         self, query: Query, n_params: int, kind: QueryKind, *, owned: bool = False,
@@ -244,10 +242,12 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         if isinstance(query, Rendered):  # prepared and rendered already (`rendered.py`)
             return bind_marks(query.text, list(query.marks), self.paramstyle, n_params)
         if kind == "metadata":
-            return render_bound(query, self.dialect, self.paramstyle, n_params, owned=owned)
+            return render_bound(query, self.capabilities.dialect, self.paramstyle, n_params,
+                                owned=owned)
         # `prepare` returns a copy of its own (or the handed-over tree): rendered in place
         prepared = self.prepare(query, owned=owned)
-        return render_bound(prepared, self.dialect, self.paramstyle, n_params, owned=True)
+        return render_bound(prepared, self.capabilities.dialect, self.paramstyle, n_params,
+                            owned=True)
 
     def run(
         self, query: Query, params: Sequence[Any], kind: QueryKind, *,
@@ -278,7 +278,7 @@ class SqlClientAdapter(CatalogNames, ClientSession):
 
     def _deadline(self) -> float:
         """Seconds the caller waits for one query before stopping it itself."""
-        if self.query_timeout_by == "server":  # the server's own timeout comes first
+        if self.capabilities.query_timeout_by == "server":  # the server's own timeout comes first
             return self.timeouts.query * 2 + SERVER_GRACE
         return self.timeouts.query
 
@@ -327,7 +327,8 @@ class SqlClientAdapter(CatalogNames, ClientSession):
             if future.done() and future.exception() is None:  # finished as the time ran out
                 rows, _ = future.result()
                 return [tuple(r) for r in (rows or [])]
-            detail = "" if self.query_timeout_by == "client" else "the server did not answer"
+            detail = ("" if self.capabilities.query_timeout_by == "client"
+                      else "the server did not answer")
             raise self.timeout_error(job.named, job.kind, "statement timeout", detail) from None
         except Exception as exc:
             failure = self.translate_error(exc, job.named, job.kind)
@@ -395,5 +396,5 @@ class SqlClientAdapter(CatalogNames, ClientSession):
     def reproduce(self, query: exp.Expression, params: Sequence[Any]) -> str:
         values = [self.adapt_param(p) for p in params]
         # `prepare` returns a copy of its own: changed and rendered in place
-        return render(inline_params(self.prepare(query), values, owned=True), self.dialect,
-                      owned=True)
+        return render(inline_params(self.prepare(query), values, owned=True),
+                      self.capabilities.dialect, owned=True)

@@ -22,12 +22,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LOAD_ID, LiveTable
 from dlt_contract_ops.destinations.batch import Query
+from dlt_contract_ops.destinations.capabilities import Capabilities
 from dlt_contract_ops.destinations.duckdb import quiet_progress_bar
 from dlt_contract_ops.destinations.execution import PreparedQuery, SqlClientAdapter
 from dlt_contract_ops.destinations.lake_files import (
@@ -123,14 +124,19 @@ class FilesystemAdapter(SqlClientAdapter):
     """
 
     name: ClassVar[str] = "filesystem"
-    dialect: ClassVar[str] = "duckdb"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        dialect="duckdb",
+        read_only="an in-memory DuckDB holding only views over the files; nothing is written",
+        approximate_distinct=True, regex_search=True, prepared_queries=True,
+        # its tables are views `list_columns` makes on its own in-memory connection: every
+        # instance lists the dataset (a sweep's second source on the dataset too)
+        lists_per_adapter=True, over_files=True,
+    )
     paramstyle: ClassVar[ParamStyle] = "qmark"
-    query_timeout_by: ClassVar[Literal["server", "client"]] = "client"
     #: DuckDB type names carry their size (`DECIMAL(38,9)`): read from the name
     metadata_size_columns: ClassVar[tuple[str, ...]] = ()
-    #: its tables are views `list_columns` makes on its own in-memory connection: every
-    #: instance lists the dataset (a sweep's second source on the dataset too)
-    lists_for_its_queries: ClassVar[bool] = True
+    read_problems: tuple[ReadProblem, ...]
+    files_read: Counter[str]
 
     def __init__(self, sql_client: Any, *, job_client: Any = None, **kwargs: Any) -> None:
         kwargs.setdefault("casefold", str)  # DuckDB keeps names as dlt wrote them

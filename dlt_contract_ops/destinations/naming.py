@@ -69,10 +69,6 @@ class CatalogNames:
     )
     #: a reported text length from which on the text is unbounded (Snowflake's `TEXT`)
     unbounded_length: ClassVar[int | None] = None
-    #: the fewest rows a query filtered on `_dlt_load_id` reads of a table (DuckDB: one row
-    #: group, what its zone maps skip): below that, profiling a table costs what scanning it
-    #: does (`core.profile_choice`); None: the destination declares none
-    load_prune_rows: ClassVar[int | None] = None
 
     def __init__(
         self, *, dataset: str, catalog: str | None, casefold: Callable[[str], str]

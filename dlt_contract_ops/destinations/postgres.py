@@ -15,11 +15,12 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from sqlglot import exp
 
 from dlt_contract_ops.destinations.batch import Query
+from dlt_contract_ops.destinations.capabilities import Capabilities
 from dlt_contract_ops.destinations.execution import PreparedQuery, Rows, SqlClientAdapter
 from dlt_contract_ops.destinations.naming import data_location
 from dlt_contract_ops.destinations.protocol import QueryKind
@@ -42,13 +43,14 @@ class PostgresAdapter(SqlClientAdapter):
     """
 
     name: ClassVar[str] = "postgres"
-    dialect: ClassVar[str] = "postgres"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        dialect="postgres", read_only="`default_transaction_read_only=on` at connection start",
+        query_timeout_by="server", regex_search=True, prepared_queries=True,
+        # coverage queries run at once, each on its own read-only session: PostgreSQL runs
+        # one query per backend process, so separate tables scan in parallel
+        pool_size=4,
+    )
     paramstyle: ClassVar[ParamStyle] = "format"
-    query_timeout_by: ClassVar[Literal["server", "client"]] = "server"
-
-    #: coverage queries run at once, each on its own read-only session: PostgreSQL runs one
-    #: query per backend process, so separate tables scan in parallel
-    max_concurrency: ClassVar[int] = 4
     #: sessions the last `run_all` ran queries on (1 when it ran on the adapter's own)
     pool_sessions: int = 1
 
@@ -108,11 +110,11 @@ class PostgresAdapter(SqlClientAdapter):
         self, batch: Sequence[tuple[Query, Sequence[Any]]],
         kind: QueryKind, *, owned: bool = False,
     ) -> list[Rows | Exception]:
-        """Run the batch on up to `max_concurrency` sessions of their own (same credentials,
+        """Run the batch on up to `capabilities.pool_size` sessions of their own (same credentials,
         so read-only and bounded too). Rendering and the read-only check happen here, before
         any thread. A session that cannot open is logged and kept in `pool_failures`; the
         queries it would have run run on the adapter's own connection."""
-        workers = min(self.max_concurrency, len(batch))
+        workers = min(self.capabilities.pool_size, len(batch))
         if workers < 2:
             self.pool_sessions = 1
             return super().run_all(batch, kind, owned=owned)

@@ -1,8 +1,9 @@
 """The DestinationAdapter protocol: everything the reconciler calls on an adapter.
 
 An adapter registered in the `dlt_contract_ops.destinations` entry-point group is checked
-against `MEMBERS` when it loads (`destinations.connect.adapter_class`), so a missing member is
-an error naming the entry point and its distribution, not an AttributeError mid-run.
+against `MEMBERS` (the protocol's own members) and its declared `Capabilities` when it loads
+(`destinations.connect.adapter_class`), so a missing member or a wrong declaration is an
+error naming the entry point and its distribution, not an AttributeError mid-run.
 """
 
 from __future__ import annotations
@@ -14,9 +15,13 @@ from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LiveTable
+from dlt_contract_ops.destinations.capabilities import Capabilities
 from dlt_contract_ops.destinations.timeouts import Timeouts
 
-__all__ = ["MEMBERS", "DestinationAdapter", "QueryKind", "protocol_problems"]
+__all__ = [
+    "MEMBERS", "Capabilities", "DestinationAdapter", "FileAdapter", "QueryKind",
+    "protocol_problems",
+]
 
 #: "schema": dlt's stored schema in the dataset (`_dlt_version`), read when a modelled table
 #: is absent, to tell one dropped from one never loaded (`sources/loaded.py`)
@@ -33,8 +38,9 @@ class DestinationAdapter(Protocol):
 
     #: the dlt destination type, and the entry-point name
     name: ClassVar[str]
-    #: the sqlglot dialect every query renders in
-    dialect: ClassVar[str]
+    #: what the destination can do: dialect, approximate distinct, regex, read-only
+    #: session, pool size, ... (`capabilities.py`); callers ask it, never probe the adapter
+    capabilities: ClassVar[Capabilities]
 
     @classmethod
     def from_job_client(
@@ -111,38 +117,79 @@ class DestinationAdapter(Protocol):
         ...
 
 
+@runtime_checkable
+class FileAdapter(DestinationAdapter, Protocol):
+    """An adapter whose tables are folders of files: what `Capabilities.over_files` promises."""
+
+    #: after `list_columns`: what kept a table from being read in full, or is worth a note
+    read_problems: tuple[Any, ...]
+    #: the data files the queries scanned (path -> scans)
+    files_read: Mapping[str, int]
+
+    def table_folder(self, name: str) -> str:
+        """Where `name`'s files are (a URL for a remote bucket)."""
+        ...
+
+
+def _members(protocol: type) -> tuple[str, ...]:
+    """A protocol's own members in the order it declares them (attributes, then methods)."""
+    names = [n for n in inspect.get_annotations(protocol) if not n.startswith("_")]
+    names += [n for n in protocol.__dict__ if not n.startswith("_") and n not in names]
+    return tuple(names)
+
+
 #: every member of the protocol, as `adapter_class` checks a loaded adapter class
-MEMBERS: tuple[str, ...] = (
-    "name",
-    "dialect",
-    "from_job_client",
-    "dataset",
-    "location",
-    "queries",
-    "query_seconds",
-    "list_columns",
-    "run",
-    "run_all",
-    "partition_column",
-    "table",
-    "reproduce",
-    "type_mapper",
-    "cancel",
-    "close",
-)
+MEMBERS: tuple[str, ...] = _members(DestinationAdapter)
+#: what a declared capability adds to the members a class must have
+_PROMISED: dict[str, tuple[str, ...]] = {
+    "over_files": _members(FileAdapter),
+    "prepared_queries": ("with_reproduce",),
+}
 
 
-def _declared(cls: type) -> set[str]:
+def _declared(cls: type, members: tuple[str, ...] = MEMBERS) -> set[str]:
     """Members a class has, including instance attributes it only annotates."""
-    names = {n for n in MEMBERS if hasattr(cls, n)}
+    names = {n for n in members if hasattr(cls, n)}
     for klass in cls.__mro__:
-        names.update(n for n in getattr(klass, "__annotations__", {}) if n in MEMBERS)
+        names.update(n for n in getattr(klass, "__annotations__", {}) if n in members)
     return names
+
+
+def capability_problems(cls: type) -> list[str]:
+    """What is wrong with `cls.capabilities`: not a `Capabilities`, a dialect sqlglot does
+    not know, no word on how the session is read-only, a pool of no session, or a promise
+    (`over_files`, `prepared_queries`) the class does not keep."""
+    caps = getattr(cls, "capabilities", None)
+    if caps is None:
+        if "capabilities" not in _declared(cls):
+            return []  # reported as a missing member
+        return ["`capabilities` is annotated but not set: declare `capabilities = "
+                "Capabilities(dialect=..., read_only=...)` on the class"]
+    if not isinstance(caps, Capabilities):
+        return [f"`capabilities` is a `{type(caps).__name__}`, not a "
+                "`dlt_contract_ops.destinations.capabilities.Capabilities`"]
+    from sqlglot.dialects.dialect import Dialect
+
+    problems = []
+    try:
+        Dialect.get_or_raise(caps.dialect)
+    except ValueError:
+        problems.append(f"`capabilities.dialect` `{caps.dialect}` is not a sqlglot dialect")
+    if not caps.read_only.strip():
+        problems.append("`capabilities.read_only` is empty: say how the session is read-only")
+    if caps.pool_size < 1:
+        problems.append(f"`capabilities.pool_size` is {caps.pool_size}: at least 1")
+    for flag, needs in _PROMISED.items():
+        if getattr(caps, flag):
+            have = _declared(cls, needs)
+            problems += [f"`capabilities.{flag}` without `{m}`" for m in needs if m not in have]
+    return problems
 
 
 def protocol_problems(cls: object) -> list[str]:
     """What keeps `cls` from being a DestinationAdapter class: missing members (in protocol
-    order), and a `from_job_client` that cannot take `timeouts=`. Empty when it conforms.
+    order), a wrong `capabilities` declaration, and a `from_job_client` that cannot take
+    `timeouts=`. Empty when it conforms.
 
     >>> protocol_problems(int)[0]
     'missing `name`'
@@ -151,6 +198,7 @@ def protocol_problems(cls: object) -> list[str]:
         return [f"the entry point names a `{type(cls).__name__}` object, not a class"]
     have = _declared(cls)
     problems = [f"missing `{m}`" for m in MEMBERS if m not in have]
+    problems += capability_problems(cls)
     factory = getattr(cls, "from_job_client", None)
     if factory is not None:
         try:

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 from sqlglot import exp
 
+from dlt_contract_ops.destinations.capabilities import Capabilities
 from dlt_contract_ops.destinations.sql import _generate, literal, render_marked
 
 log = logging.getLogger("dlt_contract_ops")
@@ -30,7 +31,7 @@ class _Adapter(Protocol):
     """What a one-render query uses of `execution.SqlClientAdapter` (which imports this)."""
 
     @property
-    def dialect(self) -> str: ...
+    def capabilities(self) -> Capabilities: ...
 
     def prepare(self, query: exp.Expression, *, owned: bool = False) -> exp.Expression: ...
 
@@ -59,15 +60,16 @@ def render_once(
 ) -> tuple[Rendered | exp.Expression, str]:
     """What to run for `query` with `params`, and its `reproduce` text, from one render.
     Not `plain` (the adapter's `reproduce` adds to the query's text): rendered each way."""
-    key = (type(adapter), adapter.dialect)
+    key = (type(adapter), adapter.capabilities.dialect)
     if not plain or _CHECKED.get(key) is False:
         return query, adapter.reproduce(query, params)
     ordinary = adapter.reproduce(query, params) if key not in _CHECKED else None
     prepared = adapter.prepare(query)  # a copy of its own: marked and rendered in place
-    text, marks = render_marked(prepared, adapter.dialect, owned=True)
+    text, marks = render_marked(prepared, adapter.capabilities.dialect, owned=True)
     reproduce = text
     for mark, value in zip(marks, params, strict=True):
-        shown = _generate(literal(adapter.adapt_param(value)), adapter.dialect, owned=True)
+        shown = _generate(literal(adapter.adapt_param(value)), adapter.capabilities.dialect,
+                           owned=True)
         reproduce = reproduce.replace(mark, shown, 1)
     if ordinary is not None:
         _CHECKED[key] = reproduce == ordinary

@@ -29,6 +29,7 @@ from typing import Protocol
 
 from sqlglot import exp
 
+from dlt_contract_ops.destinations.capabilities import Capabilities
 from dlt_contract_ops.destinations.sql import _generate, compared_column, ident, render_marked
 
 log = logging.getLogger("dlt_contract_ops")
@@ -38,7 +39,7 @@ class _Adapter(Protocol):
     """What a template uses of `execution.SqlClientAdapter` (which imports this module)."""
 
     @property
-    def dialect(self) -> str: ...
+    def capabilities(self) -> Capabilities: ...
 
     @property
     def dataset(self) -> str: ...
@@ -144,11 +145,11 @@ class Templates:
                 return found[name]
             return adapter.catalog_column(tables, name)
 
-        rendered = {_generate(table.copy(), adapter.dialect, owned=True): TABLE}
+        rendered = {_generate(table.copy(), adapter.capabilities.dialect, owned=True): TABLE}
         for i, s in enumerate(sentinels):
-            rendered[_generate(ident(s), adapter.dialect, owned=True)] = i
+            rendered[_generate(ident(s), adapter.capabilities.dialect, owned=True)] = i
         tree = adapter.prepare(query.shape.build(table, sentinels), owned=True, lookup=lookup)
-        text, marks = render_marked(tree, adapter.dialect, owned=True)
+        text, marks = render_marked(tree, adapter.capabilities.dialect, owned=True)
         cut = re.split("(" + "|".join(map(re.escape, rendered)) + ")", _unmarked(text, marks))
         parts: list[str | int] = [rendered.get(p, p) if i % 2 else p for i, p in enumerate(cut)]
         if set(rendered.values()) - {p for p in parts if isinstance(p, int)}:
@@ -159,8 +160,8 @@ class Templates:
               live_table: exp.Table) -> str:
         table = self.tables.get(live_table.name)
         if table is None:
-            table = self.tables[live_table.name] = _generate(live_table.copy(), adapter.dialect,
-                                                             owned=True)
+            table = self.tables[live_table.name] = _generate(
+                live_table.copy(), adapter.capabilities.dialect, owned=True)
         names = [self._identifier(adapter, live_table.name, n) for n in query.names]
         return "".join(
             p if isinstance(p, str) else table if p == TABLE else names[p]
@@ -173,15 +174,15 @@ class Templates:
         spelled = found[0] if found is not None else adapter.to_live(name)
         rendered = self.identifiers.get(spelled)
         if rendered is None:
-            rendered = self.identifiers[spelled] = _generate(ident(spelled), adapter.dialect,
-                                                             owned=True)
+            rendered = self.identifiers[spelled] = _generate(
+                ident(spelled), adapter.capabilities.dialect, owned=True)
         return rendered
 
 
 def _ordinary(adapter: _Adapter, query: ShapedQuery) -> tuple[str, list[str]]:
     """The query's tree, built, prepared and rendered as any query is."""
     return render_marked(adapter.prepare(query.expression(adapter), owned=True),
-                         adapter.dialect, owned=True)
+                         adapter.capabilities.dialect, owned=True)
 
 
 def _compared(query: ShapedQuery) -> tuple[int, ...]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from dlt_contract_ops.destinations.capabilities import Capabilities
 from dlt_contract_ops.destinations.execution import SqlClientAdapter
 from dlt_contract_ops.destinations.naming import data_location
 from dlt_contract_ops.destinations.sql import ParamStyle
@@ -28,7 +29,12 @@ class SnowflakeAdapter(SqlClientAdapter):
     so `INFORMATION_SCHEMA.COLUMNS` is the database's and is filtered on `table_schema`."""
 
     name: ClassVar[str] = "snowflake"
-    dialect: ClassVar[str] = "snowflake"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        dialect="snowflake", read_only="none: give it a role that can only read",
+        approximate_distinct=True, prepared_queries=True,
+        no_regex="Snowflake's REGEXP_LIKE matches the whole value, not a search as "
+                 "Pydantic's pattern does",
+    )
     paramstyle: ClassVar[ParamStyle] = "format"
     #: the length Snowflake reports for a `TEXT`/`VARCHAR` declared without one (dlt's
     #: `max_text_data_type_length` for Snowflake): unbounded, not a narrowing

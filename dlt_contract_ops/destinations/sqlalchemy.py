@@ -15,11 +15,12 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, timezone
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar
 
 from sqlglot import exp
 
 import dlt_contract_ops.dlt_private as dlt_private
+from dlt_contract_ops.destinations.capabilities import Capabilities
 from dlt_contract_ops.destinations.execution import SqlClientAdapter
 from dlt_contract_ops.destinations.naming import data_location
 from dlt_contract_ops.destinations.sql import (
@@ -71,7 +72,9 @@ class SqlalchemyAdapter(SqlClientAdapter):
     """Dispatches to the adapter of the engine's backend (`from_job_client`)."""
 
     name: ClassVar[str] = "sqlalchemy"
-    dialect: ClassVar[str] = "sqlite"
+    capabilities: ClassVar[Capabilities] = Capabilities(  # each backend's class has its own
+        dialect="sqlite", read_only="each backend's session statement (`on_connect`)",
+        prepared_queries=True)
     #: SQLAlchemy `text()` binds `:name` on every backend
     paramstyle: ClassVar[ParamStyle] = "named"
     #: SQLAlchemy dialect names this class serves
@@ -138,7 +141,7 @@ class SqlalchemyAdapter(SqlClientAdapter):
         if settings:
             cursor = dbapi_connection.cursor()
             try:
-                cursor.execute(render_session_settings(settings, self.dialect))
+                cursor.execute(render_session_settings(settings, self.capabilities.dialect))
             finally:
                 cursor.close()
 
@@ -186,13 +189,13 @@ class SQLiteAdapter(SqlalchemyAdapter):
     """
 
     metadata_size_columns: ClassVar[tuple[str, ...]] = ()
-
-    dialect: ClassVar[str] = "sqlite"
+    #: a busy timeout (locks) but no statement timeout: the adapter interrupts a query
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        dialect="sqlite", read_only="`PRAGMA query_only = ON` on every new connection",
+        prepared_queries=True, no_regex="SQLite has no built-in regular-expression function")
     backends: ClassVar[tuple[str, ...]] = ("sqlite",)
     on_connect = staticmethod(_session("PRAGMA query_only = ON"))
     network: ClassVar[bool] = False
-    #: SQLite has a busy timeout (locks) but no statement timeout: the adapter interrupts
-    query_timeout_by: ClassVar[Literal["server", "client"]] = "client"
 
     def connect_params(self, cparams: dict[str, Any]) -> None:
         # sqlite3's `timeout` is the busy timeout: how long to wait for another
@@ -299,11 +302,12 @@ class MySQLAdapter(SqlalchemyAdapter):
     """
 
     metadata_size_columns: ClassVar[tuple[str, ...]] = ()
-
-    dialect: ClassVar[str] = "mysql"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        dialect="mysql", read_only="`SET SESSION TRANSACTION READ ONLY` on every connection",
+        query_timeout_by="server", prepared_queries=True,
+        no_regex="MariaDB has no REGEXP_LIKE, so MySQL-family destinations are not matched")
     backends: ClassVar[tuple[str, ...]] = ("mysql", "mariadb")
     on_connect = staticmethod(_session("SET SESSION TRANSACTION READ ONLY"))
-    query_timeout_by: ClassVar[Literal["server", "client"]] = "server"
 
     def __init__(self, sql_client: Any, **kwargs: Any) -> None:
         super().__init__(sql_client, **kwargs)
@@ -345,7 +349,7 @@ class MySQLAdapter(SqlalchemyAdapter):
         try:
             cursor = connection.cursor()
             try:
-                cursor.execute(render_kill_query(session_id, self.dialect))
+                cursor.execute(render_kill_query(session_id, self.capabilities.dialect))
             finally:
                 cursor.close()
         finally:
@@ -373,12 +377,13 @@ class MySQLAdapter(SqlalchemyAdapter):
 class SqlaPostgresAdapter(SqlalchemyAdapter):
     """PostgreSQL through SQLAlchemy: sessions default to read-only transactions."""
 
-    dialect: ClassVar[str] = "postgres"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        dialect="postgres", query_timeout_by="server", regex_search=True, prepared_queries=True,
+        read_only="`SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY` on every connection")
     backends: ClassVar[tuple[str, ...]] = ("postgresql",)
     on_connect = staticmethod(
         _session("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
     )
-    query_timeout_by: ClassVar[Literal["server", "client"]] = "server"
 
     def connect_params(self, cparams: dict[str, Any]) -> None:
         # startup options, as on the `postgres` destination; appended, so they win

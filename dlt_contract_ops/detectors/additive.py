@@ -5,14 +5,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any
-
-from sqlglot import exp
+from typing import TYPE_CHECKING, Any, cast
 
 from dlt_contract_ops.core.additive import AdditiveDrift, detect_additive
 from dlt_contract_ops.core.columns import ROW_ID, ExpectedTable, TimeAxis
+from dlt_contract_ops.destinations.batch import Query
 from dlt_contract_ops.destinations.jsonable import jsonable
-from dlt_contract_ops.destinations.rendered import Rendered
 from dlt_contract_ops.detectors.base import DetectorRun
 from dlt_contract_ops.detectors.queries import (
     SAMPLES_PER_COLUMN,
@@ -22,6 +20,9 @@ from dlt_contract_ops.detectors.queries import (
 )
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 
+if TYPE_CHECKING:
+    from dlt_contract_ops.destinations.execution import SqlClientAdapter
+
 
 @dataclass
 class _Plan:
@@ -30,7 +31,7 @@ class _Plan:
     expected: ExpectedTable
     drift: AdditiveDrift
     axis: TimeAxis | None
-    query: exp.Expression | Rendered
+    query: Query
     params: list[Any]
     reproduce: str
 
@@ -65,9 +66,10 @@ def run_additive(run: DetectorRun) -> ReconcileResult:
         # the finding's `reproduce` is this very query: from the one render that runs, where
         # the adapter renders so (`destinations.rendered`), else rendered first, then handed
         # over to run (rendered in place, not copied again)
-        once = getattr(ctx.adapter, "with_reproduce", None)
-        ready, reproduce = (once(query, params) if once is not None
-                            else (query, ctx.adapter.reproduce(query, params)))
+        ready, reproduce = (
+            cast("SqlClientAdapter", ctx.adapter).with_reproduce(query, params)
+            if ctx.adapter.capabilities.prepared_queries
+            else (query, ctx.adapter.reproduce(query, params)))
         plans.append(_Plan(expected, drift, axis, ready, params, reproduce))
 
     # one sample query per drifted table, independent: the adapter renders each while the

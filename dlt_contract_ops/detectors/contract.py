@@ -29,7 +29,6 @@ from dlt_contract_ops.contracts.verify_queries import (
     aggregate_query,
     examples_query,
     read_examples,
-    regex_note,
 )
 from dlt_contract_ops.core.columns import ExpectedTable, LiveTable
 from dlt_contract_ops.destinations.jsonable import jsonable
@@ -52,7 +51,7 @@ def _plan(ctx: SourceContext, expected: ExpectedTable, live: LiveTable) -> Plan:
     model = ctx.built.models[expected.resource]
     naming = ctx.built.naming
     contract = contract_from_model(ctx.name, expected, model, naming)
-    note = regex_note(ctx.adapter.dialect)
+    note = ctx.adapter.capabilities.regex_note
     return plan_checks(
         contract,
         live.columns,

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
+from typing import cast
 
 from dlt_contract_ops.core.columns import LiveTable
 from dlt_contract_ops.core.declared import detect_missing, detect_type
+from dlt_contract_ops.destinations.protocol import FileAdapter
 from dlt_contract_ops.detectors.base import DetectorRun
 from dlt_contract_ops.detectors.queries import select_columns
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
@@ -19,7 +21,8 @@ def run_missing(run: DetectorRun) -> ReconcileResult:
     failures: list[str] = []
     # an adapter over files (`FilesystemAdapter.table_folder`): a loaded table whose folder
     # is gone lost its data (a bucket has no DROP TABLE), an error besides the finding
-    folder_of = getattr(ctx.adapter, "table_folder", None)
+    folder_of = (cast(FileAdapter, ctx.adapter).table_folder
+                 if ctx.adapter.capabilities.over_files else None)
     # a table the pipeline loaded and that is gone now misses every declared column
     gone = [(e, LiveTable(e.table, {})) for e in ctx.built.tables if e.table in ctx.dropped]
     for expected, live in [*ctx.present_tables(), *gone]:

@@ -62,7 +62,7 @@ def run_distribution(run: DetectorRun) -> ReconcileResult:
         first = w.baseline[0].load_id
         reproduce = ctx.adapter.reproduce(
             history_query(t.table, [c for c in t.columns if c.name in columns],
-                          ctx.adapter.dialect),
+                          ctx.adapter.capabilities.approximate_distinct),
             [first],
         )
         finding = ctx.finding(

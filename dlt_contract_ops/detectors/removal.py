@@ -299,7 +299,7 @@ def _scanned(ctx: SourceContext, plans: Sequence[_Plan], min_rows: int | None) -
     `_dlt_load_id` axis only, where the scan groups by load and so gives the same findings
     (`dark_since` included); a time column of the table's own keeps its profiles."""
     needed = "distribution" in ctx.memo.get("detectors", ())
-    prune = getattr(ctx.adapter, "load_prune_rows", None)  # a capability; third parties lack it
+    prune = ctx.adapter.capabilities.load_prune_rows
     return frozenset(
         p.expected.table for p in plans
         if p.axis.kind == "load_id" and served_by(

@@ -14,13 +14,14 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from dlt_contract_ops.core.additive import ignored_columns
 from dlt_contract_ops.core.columns import PARENT_ID, ROOT_ID, ExpectedTable, LiveTable, TimeAxis
 from dlt_contract_ops.core.timeaxis import choose_time_axis
 from dlt_contract_ops.destinations.base import DestinationAdapter
 from dlt_contract_ops.destinations.connect import Target
+from dlt_contract_ops.destinations.protocol import FileAdapter
 from dlt_contract_ops.detectors.queries import Rows, nested_rows
 from dlt_contract_ops.engine.read_problems import source_read_errors
 from dlt_contract_ops.engine.sweep_stats import SweepStats, observed, record
@@ -274,18 +275,20 @@ class Sweep:
             settings, resolved.built, self.project, self.project_dir
         )
         self.adapters.append(adapter)
-        key = (target.destination_type, str(getattr(adapter, "location", "")), adapter.dataset)
+        key = (target.destination_type, adapter.location, adapter.dataset)
+        caps = adapter.capabilities
         # an adapter whose queries read what its own listing made (views over files) lists
         # for each source; the others once per dataset and run
-        if key not in self._live_cache or getattr(adapter, "lists_for_its_queries", False):
+        if key not in self._live_cache or caps.lists_per_adapter:
             self._live_cache[key] = adapter.list_columns()
-            self._read_problems[key] = tuple(getattr(adapter, "read_problems", ()))
+            self._read_problems[key] = (
+                tuple(cast(FileAdapter, adapter).read_problems) if caps.over_files else ())
         live = self._live_cache[key]
         read_notes: list[str] = []
         # a table whose files could not be read is absent from `live` without being gone
         unreadable = source_read_errors(self._read_problems[key], built, read_notes)
         if not live and built.tables and not unreadable:
-            where = f" at `{adapter.location}`" if getattr(adapter, "location", "") else ""
+            where = f" at `{adapter.location}`" if adapter.location else ""
             raise DestinationError(
                 f"Dataset `{adapter.dataset}`{where} has no tables: it does not exist, or "
                 f"pipeline `{target.pipeline_name}` never loaded into it. Check "
@@ -361,8 +364,9 @@ class Sweep:
             for adapter in self.adapters:
                 stats.queries.update(adapter.queries)
                 stats.query_seconds.update(adapter.query_seconds)
-                stats.locations.add(str(getattr(adapter, "location", "")))
-                stats.files_read.update(getattr(adapter, "files_read", {}))
+                stats.locations.add(adapter.location)
+                if adapter.capabilities.over_files:
+                    stats.files_read.update(cast(FileAdapter, adapter).files_read)
             record(stats)
         for adapter in self.adapters:
             try:

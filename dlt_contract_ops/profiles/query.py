@@ -35,13 +35,6 @@ from dlt_contract_ops.core.columns import LOAD_ID
 from dlt_contract_ops.destinations.sql import col
 from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
 
-#: dialects whose own approximate distinct count sqlglot renders from `exp.ApproxDistinct`;
-#: elsewhere (PostgreSQL, SQLite, MySQL have none) an exact `COUNT(DISTINCT ...)`
-APPROX_DIALECTS = frozenset(
-    {"duckdb", "bigquery", "snowflake", "databricks", "spark", "clickhouse", "redshift",
-     "trino", "presto", "athena"}
-)
-
 ColumnKind = Literal["number", "time", "category", "other"]
 
 
@@ -90,14 +83,17 @@ def kind_of(dlt_type: str | None) -> ColumnKind:
     return "other"
 
 
-def approx_distinct(column: str, dialect: str) -> exp.Expression:
-    if dialect in APPROX_DIALECTS:
+def approx_distinct(column: str, approximate: bool) -> exp.Expression:
+    """The destination's own approximate distinct count where it has one (the adapter's
+    `capabilities.approximate_distinct`), else an exact `COUNT(DISTINCT ...)` (PostgreSQL,
+    SQLite and MySQL have none)."""
+    if approximate:
         return exp.ApproxDistinct(this=col(column))
     return exp.Count(this=exp.Distinct(expressions=[col(column)]))
 
 
 def _aggregates(
-    columns: Sequence[ProfiledColumn], dialect: str, detailed: bool = True
+    columns: Sequence[ProfiledColumn], approximate: bool, detailed: bool = True
 ) -> list[exp.Expression]:
     """`COUNT(*)`, then per column its non-NULL count and, `detailed`, its distinct count
     (counted columns) and min/max (numbers, times). Not `detailed` (counts only: what removal
@@ -106,7 +102,7 @@ def _aggregates(
     for c in columns:
         out.append(exp.Count(this=col(c.name)))
         if detailed and c.counted:
-            out.append(approx_distinct(c.name, dialect))
+            out.append(approx_distinct(c.name, approximate))
         if c.ranged and (detailed or c.range_read):
             out += [exp.Min(this=col(c.name)), exp.Max(this=col(c.name))]
     return out
@@ -124,7 +120,7 @@ def profile_layout(columns: Sequence[ProfiledColumn]) -> tuple[tuple[bool, bool,
 
 
 def profile_query(
-    table: exp.Table, columns: Sequence[ProfiledColumn], dialect: str, *,
+    table: exp.Table, columns: Sequence[ProfiledColumn], approximate: bool, *,
     bound: Bound, detailed: bool = True, loads: int = 0, count_row: bool = False,
     load_id: str = LOAD_ID,
 ) -> exp.Expression:
@@ -142,7 +138,7 @@ def profile_query(
     `_aggregates`). `load_id`: the load id column's name (a shape's sentinel stands in)."""
     # built fresh, so sqlglot's builders edit in place (`copy=False`) instead of copying the
     # growing tree at each step
-    select = [col(load_id), *_aggregates(columns, dialect, detailed)]
+    select = [col(load_id), *_aggregates(columns, approximate, detailed)]
     q = exp.select(*select, copy=False).from_(table.copy(), copy=False)
     lid = col(load_id)
     if bound == "since":
@@ -162,12 +158,12 @@ def profile_query(
 
 
 def history_query(
-    table: exp.Table, columns: Sequence[ProfiledColumn], dialect: str
+    table: exp.Table, columns: Sequence[ProfiledColumn], approximate: bool
 ) -> exp.Expression:
     """The profile of each load from a given load id on (one parameter), oldest first: a
     finding's `reproduce`, to paste into the destination's console."""
     return (
-        exp.select(col(LOAD_ID), *_aggregates(columns, dialect))
+        exp.select(col(LOAD_ID), *_aggregates(columns, approximate))
         .from_(table.copy())
         .where(exp.GTE(this=col(LOAD_ID), expression=exp.Placeholder()))
         .group_by(col(LOAD_ID))

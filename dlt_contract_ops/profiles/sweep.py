@@ -99,8 +99,7 @@ def store_of(settings: SourceSettings, lock_timeout: float = 30.0) -> ProfileSto
 
 
 def scope_of(ctx: SourceContext) -> Scope:
-    return Scope(ctx.target.destination_type, str(getattr(ctx.adapter, "location", "")),
-                 ctx.adapter.dataset)
+    return Scope(ctx.target.destination_type, ctx.adapter.location, ctx.adapter.dataset)
 
 
 def _with_categories(
@@ -269,15 +268,16 @@ def _profile(
     """The table's profile query (`profile_query`): a shaped query where the adapter renders
     shapes, so tables whose columns are laid out alike share one rendered template
     (`destinations.shapes`). Its names: the load id column, then the profiled columns."""
-    dialect = ctx.adapter.dialect
+    caps = ctx.adapter.capabilities
     columns = t.columns
 
     def build(table: exp.Table, names: Sequence[str]) -> exp.Expression:
         named = [replace(c, name=n) for c, n in zip(columns, names[1:], strict=True)]
-        return profile_query(table, named, dialect, bound=bound, detailed=detailed,
-                             loads=loads, count_row=count_row, load_id=names[0])
+        return profile_query(table, named, caps.approximate_distinct, bound=bound,
+                             detailed=detailed, loads=loads, count_row=count_row,
+                             load_id=names[0])
 
-    key = ("profile", dialect, bound, detailed, loads, count_row, profile_layout(columns))
+    key = ("profile", caps.dialect, bound, detailed, loads, count_row, profile_layout(columns))
     return shaped(ctx.adapter, Shape(key, build), t.expected.table,
                   (LOAD_ID, *(c.name for c in columns)))
 

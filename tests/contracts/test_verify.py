@@ -33,10 +33,10 @@ from dlt_contract_ops.contracts.verify_queries import (
     aggregate_query,
     examples_query,
     read_examples,
-    regex_note,
 )
 from dlt_contract_ops.core.naming import expected_table
 from dlt_contract_ops.destinations.sql import render, table_ref
+from dlt_contract_ops.destinations.sqlalchemy import SQLiteAdapter
 from dlt_contract_ops.output.text import violation_line
 from tests.contracts.builders import col, res
 
@@ -136,7 +136,8 @@ def test_declared_constraints(annotation: Any, bounds: list[Any], patterns: list
 def test_what_cannot_be_verified_is_a_note(
     contract: Any, live: list[str], regex: bool, notes: list[str]
 ) -> None:
-    plan = plan_checks(contract, live, regex=regex, regex_note=regex_note("sqlite"))
+    note = SQLiteAdapter.capabilities.regex_note
+    plan = plan_checks(contract, live, regex=regex, regex_note=note)
     assert len(plan.notes) == len(notes)
     for note, part in zip(plan.notes, notes, strict=True):
         assert part in note
@@ -228,12 +229,6 @@ def test_helper_names_never_shadow_a_column() -> None:
     sql = render(query, "duckdb")
     assert 'AS "__co_rows"' in sql
     assert 'AS "__co_v0"' in sql
-
-
-def test_regex_support_by_dialect() -> None:
-    assert regex_note("duckdb") == regex_note("postgres") == regex_note("bigquery") == ""
-    assert "anchors" in regex_note("snowflake") or "whole value" in regex_note("snowflake")
-    assert "SQLite" in regex_note("sqlite")
 
 
 def test_examples_query_reads_back_by_rank() -> None:

@@ -301,7 +301,7 @@ def slow_select(backend: Backend, adapter: Any) -> Any:
     import sqlglot
     from sqlglot import exp
 
-    query = sqlglot.parse_one(SLOW[backend.kind], read=adapter.dialect)
+    query = sqlglot.parse_one(SLOW[backend.kind], read=adapter.capabilities.dialect)
     orders = adapter.table("orders")
     return query.transform(
         lambda n: orders.copy() if isinstance(n, exp.Table) and n.name == "x" else n

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,8 @@ _RUN_ALL = PostgresAdapter.run_all
 
 
 def _removal(project: Project, monkeypatch: pytest.MonkeyPatch, sessions: int) -> Any:
-    monkeypatch.setattr(PostgresAdapter, "max_concurrency", sessions)
+    caps = replace(PostgresAdapter.capabilities, pool_size=sessions)
+    monkeypatch.setattr(PostgresAdapter, "capabilities", caps)
     used: list[int] = []
 
     def spy(self: PostgresAdapter, batch: Any, kind: Any, **options: Any) -> Any:

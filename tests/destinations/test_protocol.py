@@ -22,13 +22,14 @@ PLUGIN = """
 from typing import Any, ClassVar
 
 from dlt_contract_ops.destinations.base import SqlClientAdapter
+from dlt_contract_ops.destinations.capabilities import Capabilities
 
 
 class Incomplete:
     '''Written against an old idea of the protocol: no run_all, no cancel, ...'''
 
     name: ClassVar[str] = "fakedb"
-    dialect: ClassVar[str] = "postgres"
+    capabilities: ClassVar[Capabilities] = Capabilities("postgres", "a read-only role")
 
     def run(self, query: Any, params: Any, kind: Any) -> list[Any]:
         return []
@@ -47,7 +48,25 @@ class OldFactory(SqlClientAdapter):
 
 class Complete(SqlClientAdapter):
     name: ClassVar[str] = "fakedb_ok"
-    dialect: ClassVar[str] = "postgres"
+    capabilities: ClassVar[Capabilities] = Capabilities("postgres", "a read-only role")
+
+
+class Undeclared(SqlClientAdapter):
+    '''Written before capabilities: `dialect` was a class attribute.'''
+
+    name: ClassVar[str] = "fakedb_old_style"
+    dialect: ClassVar[str] = "clickhouse"
+
+
+class Misdeclared(SqlClientAdapter):
+    name: ClassVar[str] = "fakedb_wrong"
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        "nosuchsql", " ", pool_size=0, over_files=True)
+
+
+class Untyped(SqlClientAdapter):
+    name: ClassVar[str] = "fakedb_dict"
+    capabilities = {"dialect": "postgres"}
 """
 
 
@@ -68,6 +87,9 @@ def plugin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         f"fakedb = {module}:Incomplete\n"
         f"fakedb_old = {module}:OldFactory\n"
         f"fakedb_ok = {module}:Complete\n"
+        f"fakedb_old_style = {module}:Undeclared\n"
+        f"fakedb_wrong = {module}:Misdeclared\n"
+        f"fakedb_dict = {module}:Untyped\n"
     )
     monkeypatch.syspath_prepend(str(site))
     registry.clear_cache()
@@ -102,7 +124,7 @@ def test_an_incomplete_adapter_is_refused_when_it_loads(plugin: str) -> None:
         f"`dlt_contract_ops.destinations` (`{plugin}:Incomplete`, from distribution "
         "`fake-co-adapters 0.3`) does not implement the DestinationAdapter protocol: "
     )
-    missing = [m for m in MEMBERS if m not in ("name", "dialect", "run", "list_columns")]
+    missing = [m for m in MEMBERS if m not in ("name", "capabilities", "run", "list_columns")]
     assert "; ".join(f"missing `{m}`" for m in missing) in message
     assert "missing `run`;" not in message
     assert "subclassing `dlt_contract_ops.destinations.base.SqlClientAdapter`" in message
@@ -116,6 +138,40 @@ def test_a_factory_that_cannot_take_timeouts_is_refused(plugin: str) -> None:
         info.value
     )
     assert "`from_job_client` does not accept the keyword `timeouts`" in str(info.value)
+
+
+def test_an_adapter_that_declares_no_capabilities_is_refused_in_one_line(plugin: str) -> None:
+    with pytest.raises(UnsupportedDestinationError) as info:
+        adapter_class("fakedb_old_style")
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(
+        "The destination adapter registered as `fakedb_old_style` in the entry-point group "
+        f"`dlt_contract_ops.destinations` (`{plugin}:Undeclared`, from distribution "
+        "`fake-co-adapters 0.3`) does not implement the DestinationAdapter protocol: "
+        "`capabilities` is annotated but not set: declare `capabilities = "
+        "Capabilities(dialect=..., read_only=...)` on the class. "
+    )
+
+
+def test_a_wrong_capabilities_declaration_names_each_problem(plugin: str) -> None:
+    with pytest.raises(UnsupportedDestinationError) as info:
+        adapter_class("fakedb_wrong")
+    message = str(info.value)
+    assert "\n" not in message
+    assert f"(`{plugin}:Misdeclared`, from distribution `fake-co-adapters 0.3`)" in message
+    assert (
+        "protocol: `capabilities.dialect` `nosuchsql` is not a sqlglot dialect; "
+        "`capabilities.read_only` is empty: say how the session is read-only; "
+        "`capabilities.pool_size` is 0: at least 1; "
+        "`capabilities.over_files` without `read_problems`; "
+        "`capabilities.over_files` without `files_read`; "
+        "`capabilities.over_files` without `table_folder`. "
+    ) in message
+    with pytest.raises(UnsupportedDestinationError, match=(
+        r"protocol: `capabilities` is a `dict`, not a "
+        r"`dlt_contract_ops\.destinations\.capabilities\.Capabilities`\. ")):
+        adapter_class("fakedb_dict")
 
 
 def test_a_complete_third_party_adapter_loads(plugin: str) -> None:

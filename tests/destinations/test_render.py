@@ -12,7 +12,7 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from dlt_contract_ops.destinations.base import SqlClientAdapter
+from dlt_contract_ops.destinations.duckdb import DuckDBAdapter
 from dlt_contract_ops.destinations.sql import (
     col,
     dialect_for,
@@ -85,7 +85,7 @@ def test_select_is_rendered(statement: str) -> None:
 
 
 def test_offline_adapter_refuses_before_it_could_connect() -> None:
-    adapter = SqlClientAdapter.offline("raw")
+    adapter = DuckDBAdapter.offline("raw")
     with pytest.raises(UnsafeQueryError):
         adapter.run(exp.delete("t"), [], "sample")
     with pytest.raises(UnsafeQueryError):

@@ -36,8 +36,8 @@ def test_builtin_adapters_are_registered_and_declare_themselves(name: str) -> No
     class_name, dialect = BUILTINS[name]
     assert cls.__name__ == class_name
     assert issubclass(cls, SqlClientAdapter)
-    assert (cls.name, cls.dialect) == (name, dialect)
-    Dialect.get_or_raise(cls.dialect)  # a dialect sqlglot knows
+    assert (cls.name, cls.capabilities.dialect) == (name, dialect)
+    Dialect.get_or_raise(cls.capabilities.dialect)  # a dialect sqlglot knows
     # constructible without a driver or a network: it renders, and satisfies the protocol
     offline = cls.offline("raw")
     assert isinstance(offline, DestinationAdapter)
