@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from dlt_contract_ops.core.distribution import DistributionRule
 from dlt_contract_ops.core.history import History
+from dlt_contract_ops.core.timeaxis import Windows
 from dlt_contract_ops.profiles.model import LoadProfile
 
 if TYPE_CHECKING:
@@ -142,10 +143,9 @@ class Gatherer:
         """Keep one source's frame, load profiles and rename handoffs; a picture that cannot
         be drawn is left out, never the source's findings."""
         removal = ctx.settings.removal
-        now = ctx.now or datetime.now(timezone.utc)
-        recent = now - removal.recent_window
+        windows = Windows.of(ctx.clock(), removal)
         self.frames[ctx.name] = Frame(
-            recent.timestamp(), (recent - removal.baseline_window).timestamp(),
+            windows.recent_start.timestamp(), windows.baseline_start.timestamp(),
             removal.baseline_threshold, removal.recent_threshold, ctx.settings.distribution,
         )
         try:
@@ -171,9 +171,7 @@ class Gatherer:
         from dlt_contract_ops.core.columns import LOAD_ID, TimeAxis
         from dlt_contract_ops.detectors.queries import axis_bound, handoff_query
 
-        removal = ctx.settings.removal
-        start = (ctx.now or datetime.now(timezone.utc)) - (
-            removal.recent_window + removal.baseline_window)
+        start = Windows.of(ctx.clock(), ctx.settings.removal).baseline_start
         try:
             query = handoff_query(ctx.adapter.table(table), [old, new], LOAD_ID)
             rows: Any = ctx.adapter.run(query, [axis_bound(start, TimeAxis(LOAD_ID, "load_id"))],
