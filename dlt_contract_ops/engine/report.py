@@ -128,15 +128,13 @@ class Gatherer:
                       history, moment)
 
     def _store_exists(self) -> bool:
-        import dlt
-
         from dlt_contract_ops.profiles.store import default_store
         from dlt_contract_ops.settings.files import project_context
         from dlt_contract_ops.settings.project import load_project_settings
 
         with project_context(self.project_dir):
             project = load_project_settings()
-            path = project.profile_store or default_store(dlt.current.run_context().data_dir)
+            path = project.profile_store or default_store()
             return path.exists()
 
     def _inspect(self, ctx: SourceContext, results: list[ReconcileResult]) -> None:

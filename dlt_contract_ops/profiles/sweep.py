@@ -91,9 +91,7 @@ class TableProfiles:
 
 def store_of(settings: SourceSettings, lock_timeout: float = 30.0) -> ProfileStore:
     """The configured profile store, else the default one in dlt's data dir."""
-    import dlt
-
-    path = settings.profile_store or default_store(dlt.current.run_context().data_dir)
+    path = settings.profile_store or default_store()
     return ProfileStore(path, lock_timeout)
 
 

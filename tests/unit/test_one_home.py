@@ -141,6 +141,17 @@ def _run_clock(node: ast.AST, _: set[int]) -> bool:
         and isinstance(node.values[0], ast.Attribute) and node.values[0].attr == "now"
 
 
+def _state_path(node: ast.AST, _: set[int]) -> bool:
+    """`<a path> / "contract_ops"`: a path built under dlt's data dir by hand."""
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) \
+        and isinstance(node.right, ast.Constant) and node.right.value == "contract_ops"
+
+
+def _project_slug(node: ast.AST, _: set[int]) -> bool:
+    """A project folder's name made safe for a file name (`statefile.project_key`)."""
+    return isinstance(node, ast.Constant) and node.value == "[^A-Za-z0-9_.-]+"
+
+
 def test_the_sweep_sees_the_package() -> None:
     # the scans below cannot pass by scanning nothing
     assert "errors.py" in MODULES
@@ -173,6 +184,8 @@ def test_the_sweep_sees_the_package() -> None:
         ("a load id read as a time", _parses_load_ids, ["core/timeaxis.py"]),
         ("removal's window bounds", _window_arithmetic, []),
         ("the run's clock", _run_clock, ["engine/context.py"]),
+        ("the folder under dlt's data dir", _state_path, ["statefile.py"]),
+        ("a project's file name there", _project_slug, ["statefile.py"]),
     ],
 )
 def test_one_home(what: str, predicate: object, home: list[str]) -> None:
