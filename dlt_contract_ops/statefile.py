@@ -31,11 +31,41 @@ from typing import Any
 from dlt_contract_ops.errors import ContractOpsError, StateFileError
 
 __all__ = [
-    "STALE_AFTER", "StateFileError", "locked", "owner_tag", "pid_alive", "read_json",
-    "read_lines", "read_utf8", "remove_stale", "write_json", "write_text",
+    "STALE_AFTER", "StateFileError", "locked", "owner_tag", "pid_alive", "project_key",
+    "read_json", "read_lines", "read_utf8", "remove_stale", "state_dir", "write_json",
+    "write_text",
 ]
 
 log = logging.getLogger("dlt_contract_ops")
+
+
+def state_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
+    """`<dlt data dir>/contract_ops`: the one folder of the files this package keeps in dlt's
+    data dir (load profiles, alert state, the finding index, locks, quarantine, the source
+    cache). `data_dir` None: the current dlt run context's (call it inside the project's).
+
+    >>> state_dir("/d").as_posix()
+    '/d/contract_ops'
+    """
+    if data_dir is None:
+        import dlt
+
+        data_dir = dlt.current.run_context().data_dir
+    return Path(data_dir) / "contract_ops"
+
+
+def project_key(project_dir: str | os.PathLike[str], also: str | None = None,
+                digits: int = 12) -> str:
+    """`<project folder name>-<hash>`: a project's file name under `state_dir`, readable and
+    unique per absolute project path (and `also`, e.g. a source name).
+
+    >>> project_key("/work/my shop")
+    'my_shop-b064d237f929'
+    """
+    absolute = os.path.abspath(os.fspath(project_dir))
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", os.path.basename(absolute)) or "project"
+    hashed = absolute if also is None else f"{absolute}\0{also}"
+    return f"{slug}-{hashlib.sha256(hashed.encode()).hexdigest()[:digits]}"
 
 
 @contextlib.contextmanager

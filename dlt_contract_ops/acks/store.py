@@ -28,7 +28,15 @@ from typing import Any
 from dlt_contract_ops.errors import ConfigError, StateFileError
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.duration import parse_duration
-from dlt_contract_ops.statefile import locked, read_json, read_utf8, write_json, write_text
+from dlt_contract_ops.statefile import (
+    locked,
+    project_key,
+    read_json,
+    read_utf8,
+    state_dir,
+    write_json,
+    write_text,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -185,10 +193,8 @@ def _render(acks: Sequence[Ack]) -> str:
 
 def _lock_path(path: Path) -> Path:
     """The lock lives in dlt's data dir, not beside the committed file."""
-    import dlt
-
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
-    return Path(dlt.current.run_context().data_dir) / "contract_ops" / "locks" / f"acks-{digest}"
+    return state_dir() / "locks" / f"acks-{digest}"
 
 
 def add_ack(path: Path, ack: Ack, *, lock_timeout: float = 10.0) -> None:
@@ -216,12 +222,7 @@ def remove_ack(path: Path, ack_id: str, *, lock_timeout: float = 10.0) -> bool:
 
 # -- the index of findings the last runs saw ------------------------------------------------
 def index_path(project_dir: str | os.PathLike[str]) -> Path:
-    import dlt
-
-    from dlt_contract_ops.settings.project import default_state_file
-
-    base = default_state_file(project_dir, dlt.current.run_context().data_dir)
-    return base.parent.parent / "findings" / base.name
+    return state_dir() / "findings" / f"{project_key(project_dir)}.json"
 
 
 def remember(project_dir: str | os.PathLike[str], entries: Mapping[str, Mapping[str, Any]]) -> None:

@@ -67,7 +67,7 @@ def _emit(report: Any, fmt: str, locations: Any = None) -> None:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def contract() -> None:
-    """Semantic contracts: snapshot models, diff releases, gate a release in CI, export ODCS."""
+    """Semantic contracts: snapshot models, diff releases, check a release in CI, export ODCS."""
 
 
 @contract.command()
@@ -164,7 +164,7 @@ def export(
 def diff(
     old: str, new: str, fmt: str, perspective: str, schema_only: bool, waivers: str | None
 ) -> None:
-    """Diff two snapshots (version folders or files) and gate the release: exit 1 if BLOCKED."""
+    """Diff two snapshots (version folders or files) and check the release: exit 1 if BLOCKED."""
     from dlt_contract_ops.contracts.service import diff as run_diff
     from dlt_contract_ops.errors import ContractOpsError
 
@@ -205,7 +205,7 @@ def check(
     waivers: str | None,
     project_dir: str | None,
 ) -> None:
-    """Gate the current models against released snapshots: exit 1 if BLOCKED.
+    """Check the current models against released snapshots: exit 1 if BLOCKED.
 
     Waivers default to AGAINST/SOURCE/waivers.toml when that file exists.
     """

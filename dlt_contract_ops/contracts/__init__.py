@@ -1,4 +1,4 @@
-"""Semantic contracts: declare what columns mean, snapshot releases, diff them, gate CI.
+"""Semantic contracts: declare what columns mean, snapshot releases, diff them, check them in CI.
 
 The core (`rules`, `model`, `diff`, `release`, `canonical`, `waivers`, `extract`, `semantics`,
 `render`, `ci`, `odcs`, `odcs_types`, `odcs_read`) is pure: no file or network I/O, no click.

@@ -290,7 +290,7 @@ def diff_resources(
     renamed_to = set(renames.values())
     new_names = set(new.names)
     # an undeclared rename stays a removal plus an addition; the addition names the column it
-    # probably replaces, by the same pairing rule the gate and the reconciler use
+    # probably replaces, by the same pairing rule the ingest gate and the reconciler use
     hints: dict[str, str] = {}
     if not schema_only:
         old_names = set(old.names)

@@ -1,4 +1,4 @@
-"""The release gate: derive the bump a set of changes requires, compare it with the bump the
+"""The release check: derive the bump a set of changes requires, compare it with the bump the
 versions declare, apply waivers, and reach a verdict. Pure: `today` is a parameter.
 """
 
@@ -43,7 +43,8 @@ class Waiver:
 
 @dataclass(frozen=True)
 class Finding:
-    """A change as the gate sees it: severity for the chosen perspective, waiver, blocking."""
+    """A change as the release check sees it: severity for the chosen perspective, waiver,
+    blocking."""
 
     change: Change
     severity: Severity
@@ -92,7 +93,7 @@ class Assessment:
 
 @dataclass(frozen=True)
 class ReleaseReport:
-    """Every assessment of one gate run: one for `diff`, one per prior release for
+    """Every assessment of one release check: one for `diff`, one per prior release for
     `check --transitive`. READY only when every assessment is."""
 
     assessments: tuple[Assessment, ...]

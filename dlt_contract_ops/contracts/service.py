@@ -1,5 +1,5 @@
 """Orchestration of the contract commands: wire source discovery and snapshot files to the
-pure diff and gate. The CLI calls exactly one function of this module per command.
+pure diff and release check. The CLI calls exactly one function of this module per command.
 """
 
 from __future__ import annotations

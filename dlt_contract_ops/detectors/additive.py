@@ -59,9 +59,7 @@ def run_additive(run: DetectorRun) -> ReconcileResult:
         by_time = axis is not None and axis.kind != "timestamp"
         query = sample_query(table, drift.columns, axis, tiebreak=tiebreak, since=by_time,
                              max_rows=settings.sample_rows)
-        since = _day_start(
-            (ctx.now or datetime.now(timezone.utc)) - timedelta(seconds=settings.sample_window)
-        )
+        since = _day_start(ctx.clock() - timedelta(seconds=settings.sample_window))
         params = [axis_bound(since, axis)] if by_time and axis is not None else []
         # the finding's `reproduce` is this very query: from the one render that runs, where
         # the adapter renders so (`destinations.rendered`), else rendered first, then handed

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import time
 
-from dlt_contract_ops.core.columns import LOAD_ID, TimeAxis
 from dlt_contract_ops.core.distribution import compare, window
+from dlt_contract_ops.core.timeaxis import load_id_iso
 from dlt_contract_ops.detectors.base import DetectorRun
-from dlt_contract_ops.detectors.queries import axis_time
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.profiles.query import history_query
 from dlt_contract_ops.profiles.sweep import shared_profiles, store_notes
@@ -71,7 +70,7 @@ def run_distribution(run: DetectorRun) -> ReconcileResult:
             columns,
             column_types={c: live.columns[c].data_type for c in columns},
             samples={},
-            first_seen=axis_time(w.current.load_id, TimeAxis(LOAD_ID, "load_id")),
+            first_seen=load_id_iso(w.current.load_id),
             reproduce=reproduce,
             metrics=[m.as_dict() for m in metrics],
         )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import ROW_ID, TimeAxis, free_name
+from dlt_contract_ops.core.timeaxis import load_id_iso, load_id_text
 from dlt_contract_ops.destinations.sql import any_not_null, col
 
 #: where a per-table query reads its rows: the table, or a child table's `nested_rows`
@@ -154,10 +155,7 @@ def axis_time(value: Any, axis: TimeAxis) -> str | None:
     if value is None:
         return None
     if axis.kind == "load_id":
-        try:
-            return datetime.fromtimestamp(float(value), tz=timezone.utc).isoformat()
-        except (TypeError, ValueError, OverflowError):
-            return str(value)
+        return load_id_iso(value)
     if isinstance(value, datetime):
         return value.isoformat()
     return str(value)
@@ -166,7 +164,7 @@ def axis_time(value: Any, axis: TimeAxis) -> str | None:
 def axis_bound(moment: datetime, axis: TimeAxis) -> Any:
     """A parameter comparable with the axis column: a timestamp, or an epoch string."""
     if axis.kind == "load_id":
-        return f"{moment.timestamp():.7f}"
+        return load_id_text(moment)
     return moment
 
 

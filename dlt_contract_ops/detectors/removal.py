@@ -24,6 +24,7 @@ from dlt_contract_ops.core.removal import (
     detect_dark_columns,
     went_dark,
 )
+from dlt_contract_ops.core.timeaxis import Windows, load_id_iso
 from dlt_contract_ops.destinations.execution import shaped
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
 from dlt_contract_ops.destinations.sql import col
@@ -31,7 +32,6 @@ from dlt_contract_ops.detectors.base import DetectorRun
 from dlt_contract_ops.detectors.queries import (
     Rows,
     axis_bound,
-    axis_time,
     coverage_query,
     reproduce_coverage_query,
 )
@@ -66,10 +66,6 @@ recent_non_null={'actor_login': 0})
 
 def _iso(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat()
-
-
-def _load_iso(load_id: str | None) -> str | None:
-    return None if load_id is None else axis_time(load_id, TimeAxis(LOAD_ID, "load_id"))
 
 
 def _loads_queried(rows: Any, columns: Sequence[str]) -> dict[str, tuple[int, dict[str, int]]]:
@@ -123,9 +119,8 @@ def run_removal(run: DetectorRun) -> ReconcileResult:
     findings: list[DriftFinding] = []
     notes: list[str] = list(ctx.built.notes) + ctx.time_axis_notes()
     failures: list[str] = []
-    now = ctx.now or datetime.now(timezone.utc)
-    recent_start = now - options.recent_window
-    baseline_start = recent_start - options.baseline_window
+    windows = Windows.of(ctx.clock(), options)
+    recent_start, baseline_start = windows.recent_start, windows.baseline_start
     ignored = ctx.ignored()
     plans: list[_Plan] = []
     for expected, live in ctx.present_tables():
@@ -164,8 +159,7 @@ def run_removal(run: DetectorRun) -> ReconcileResult:
         plans.append(_Plan(expected, live, axis, table, columns, params, query=query))
 
     if options.from_profiles and any(p.live.has(LOAD_ID) for p in plans):
-        _sum_from_profiles(ctx, settings, plans, recent_start, baseline_start, notes,
-                           options.profiles_min_rows)
+        _sum_from_profiles(ctx, settings, plans, windows, notes, options.profiles_min_rows)
 
     # every table's aggregate is independent: the adapter may run them concurrently; each
     # was built for this run alone, so it is handed over (rendered in place, not copied)
@@ -203,7 +197,7 @@ def run_removal(run: DetectorRun) -> ReconcileResult:
         loads = dict(plan.loads or {})
         if axis.kind == "load_id":
             loads.update(_loads_queried(rows, columns))
-        dark_since = {n: _load_iso(went_dark(
+        dark_since = {n: load_id_iso(went_dark(
             [LoadCount(load, total, counts.get(n, 0)) for load, (total, counts) in loads.items()],
             options.recent_threshold)) for n in names}
         known = sorted(v for v in dark_since.values() if v)
@@ -230,8 +224,7 @@ def run_removal(run: DetectorRun) -> ReconcileResult:
 
 def _sum_from_profiles(
     ctx: SourceContext, settings: SourceSettings, plans: Sequence[_Plan],
-    recent_start: datetime, baseline_start: datetime, notes: list[str],
-    min_rows: int | None = None,
+    windows: Windows, notes: list[str], min_rows: int | None = None,
 ) -> None:
     """Sum each table's windows from its load profiles, so a repeat sweep reads only the
     loads not profiled yet. A table whose profiles cannot answer exactly keeps its full
@@ -240,11 +233,9 @@ def _sum_from_profiles(
     whose range straddles a window's start is counted by a coverage query over those loads.
     A table on the `_dlt_load_id` axis too small for profiles to pay (`core.profile_choice`)
     keeps its coverage query and is not profiled this run."""
-    from dlt_contract_ops.core.timeaxis import load_id_text
     from dlt_contract_ops.profiles.sweep import shared_profiles, store_notes
 
-    now = ctx.now.timestamp() if ctx.now else time.time()
-    if baseline_start.timestamp() < now - settings.profile_retention:
+    if windows.baseline_start.timestamp() < windows.now.timestamp() - settings.profile_retention:
         notes.append(
             "`profile_retention` is shorter than removal's windows: removal scans both windows "
             "of every table (`from_profiles` needs retention >= recent + baseline window)"
@@ -267,17 +258,17 @@ def _sum_from_profiles(
         if t.shrunk and plan.expected.write_disposition != "replace":
             notes.append(overwritten_note(plan.expected, t.shrunk))
         if plan.axis.kind == "load_id":
-            split = by_load_id(t.history, plan.columns, load_id_text(recent_start.timestamp()),
-                               load_id_text(baseline_start.timestamp()))
+            split = by_load_id(t.history, plan.columns, windows.recent_load_id,
+                               windows.baseline_load_id)
         else:
             split = by_axis_range(t.history, plan.columns, plan.axis.column,
-                                  recent_start, baseline_start,
+                                  windows.recent_start, windows.baseline_start,
                                   None if t.read is None else t.read.covers)
         if split is None:
             continue
         plan.summed, straddling = split
-        plan.oldest = oldest_profiled(t.history, plan.axis, baseline_start)
-        since = load_id_text(baseline_start.timestamp())
+        plan.oldest = oldest_profiled(t.history, plan.axis, windows.baseline_start)
+        since = windows.baseline_load_id
         plan.loads = {load.load_id: (load.rows, {c: load.columns[c].non_null for c in
                                                  plan.columns if c in load.columns})
                       for load in t.history if load.load_id >= since}

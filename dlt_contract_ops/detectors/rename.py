@@ -15,11 +15,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 from dlt_contract_ops.core.columns import LOAD_ID, TimeAxis
 from dlt_contract_ops.core.rename import assign_pairs, candidate_pairs
+from dlt_contract_ops.core.timeaxis import Windows, load_id_iso
 from dlt_contract_ops.detectors.base import DetectorRun
 from dlt_contract_ops.detectors.queries import axis_bound, handoff_query
 from dlt_contract_ops.model.findings import Coverage, DriftFinding, ReconcileResult
@@ -65,15 +65,6 @@ def _handoff(rows: Sequence[Sequence[Any]], old: int, new: int) -> Handoff:
         gap_loads=max(0, first_new - last_old - 1),
         new_recent=recent,
     )
-
-
-def _load_time(load_id: str | None) -> str | None:
-    if load_id is None:
-        return None
-    try:
-        return datetime.fromtimestamp(float(load_id), tz=timezone.utc).isoformat()
-    except ValueError:
-        return load_id
 
 
 def _component(f: DriftFinding) -> dict[str, Any]:
@@ -166,9 +157,7 @@ def run_rename(run: DetectorRun) -> ReconcileResult:
         columns = sorted({n for n, _ in candidates}
                          | {o for _, o in candidates if gone_by_col[o].drift_type == "removal"})
         if live is not None and live.has(LOAD_ID):
-            start = (ctx.now or datetime.now(timezone.utc)) - (
-                settings.removal.recent_window + settings.removal.baseline_window
-            )
+            start = Windows.of(ctx.clock(), settings.removal).baseline_start
             try:
                 query = handoff_query(ctx.adapter.table(table), columns, LOAD_ID)
                 # the query groups and bounds on `_dlt_load_id`, whatever the table's axis is
@@ -206,7 +195,7 @@ def run_rename(run: DetectorRun) -> ReconcileResult:
                     new: added.column_types.get(new, ""),
                 },
                 samples={new: list(added.samples.get(new, []))},
-                first_seen=_load_time(handoff.handoff_load if handoff else None)
+                first_seen=load_id_iso(handoff.handoff_load if handoff else None)
                 or (added.column_first_seen or {}).get(new),
                 reproduce=added.reproduce,
                 coverage=coverage or None,

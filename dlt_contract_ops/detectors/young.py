@@ -8,6 +8,7 @@ from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from dlt_contract_ops.core.columns import TimeAxis
+from dlt_contract_ops.core.timeaxis import load_id_moment
 from dlt_contract_ops.profiles.model import LoadProfile
 
 #: a naive time is read as UTC by dlt, but a destination may compare it in its session's time
@@ -58,10 +59,7 @@ def as_moment(value: Any, axis: TimeAxis) -> datetime | None:
     if value is None:
         return None
     if axis.kind == "load_id":
-        try:
-            return datetime.fromtimestamp(float(value), tz=timezone.utc)
-        except (TypeError, ValueError, OverflowError):
-            return None
+        return load_id_moment(value)
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
     if isinstance(value, date):

@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, cast
 
 from dlt_contract_ops.core.additive import ignored_columns
@@ -59,6 +59,10 @@ class SourceContext:
     @property
     def name(self) -> str:
         return self.settings.name
+
+    def clock(self) -> datetime:
+        """The run's moment: the pinned `now`, else the wall clock (UTC)."""
+        return self.now or datetime.now(timezone.utc)
 
     @property
     def load_timestamp_column(self) -> str | None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from dlt_contract_ops.core.distribution import DistributionRule
 from dlt_contract_ops.core.history import History
+from dlt_contract_ops.core.timeaxis import Windows
 from dlt_contract_ops.profiles.model import LoadProfile
 
 if TYPE_CHECKING:
@@ -127,25 +128,22 @@ class Gatherer:
                       history, moment)
 
     def _store_exists(self) -> bool:
-        import dlt
-
         from dlt_contract_ops.profiles.store import default_store
         from dlt_contract_ops.settings.files import project_context
         from dlt_contract_ops.settings.project import load_project_settings
 
         with project_context(self.project_dir):
             project = load_project_settings()
-            path = project.profile_store or default_store(dlt.current.run_context().data_dir)
+            path = project.profile_store or default_store()
             return path.exists()
 
     def _inspect(self, ctx: SourceContext, results: list[ReconcileResult]) -> None:
         """Keep one source's frame, load profiles and rename handoffs; a picture that cannot
         be drawn is left out, never the source's findings."""
         removal = ctx.settings.removal
-        now = ctx.now or datetime.now(timezone.utc)
-        recent = now - removal.recent_window
+        windows = Windows.of(ctx.clock(), removal)
         self.frames[ctx.name] = Frame(
-            recent.timestamp(), (recent - removal.baseline_window).timestamp(),
+            windows.recent_start.timestamp(), windows.baseline_start.timestamp(),
             removal.baseline_threshold, removal.recent_threshold, ctx.settings.distribution,
         )
         try:
@@ -171,9 +169,7 @@ class Gatherer:
         from dlt_contract_ops.core.columns import LOAD_ID, TimeAxis
         from dlt_contract_ops.detectors.queries import axis_bound, handoff_query
 
-        removal = ctx.settings.removal
-        start = (ctx.now or datetime.now(timezone.utc)) - (
-            removal.recent_window + removal.baseline_window)
+        start = Windows.of(ctx.clock(), ctx.settings.removal).baseline_start
         try:
             query = handoff_query(ctx.adapter.table(table), [old, new], LOAD_ID)
             rows: Any = ctx.adapter.run(query, [axis_bound(start, TimeAxis(LOAD_ID, "load_id"))],

@@ -36,7 +36,7 @@ from dlt_contract_ops.core.history import (
     fold,
     summarize,
 )
-from dlt_contract_ops.statefile import locked, read_lines
+from dlt_contract_ops.statefile import locked, project_key, read_lines, state_dir
 
 log = logging.getLogger("dlt_contract_ops")
 SUFFIX = ".sweeps.jsonl"
@@ -44,12 +44,7 @@ SUFFIX = ".sweeps.jsonl"
 
 def index_file(project_dir: str | os.PathLike[str]) -> Path:
     """Where the project's sweeps are recorded (dlt's data dir of the current run context)."""
-    import dlt
-
-    from dlt_contract_ops.settings.project import default_state_file
-
-    base = default_state_file(project_dir, dlt.current.run_context().data_dir)
-    return base.parent.parent / "findings" / (base.stem + SUFFIX)
+    return state_dir() / "findings" / f"{project_key(project_dir)}{SUFFIX}"
 
 
 def record_sweep(

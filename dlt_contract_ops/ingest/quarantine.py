@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dlt_contract_ops.errors import QuarantineError
+from dlt_contract_ops.statefile import state_dir
 
 
 def quarantine(
@@ -128,6 +129,4 @@ def _as_text(value: Any) -> Any:
 
 
 def default_quarantine() -> Path:
-    import dlt
-
-    return Path(str(dlt.current.run_context().data_dir)) / "contract_ops" / "quarantine"
+    return state_dir() / "quarantine"

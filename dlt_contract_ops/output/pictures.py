@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dlt_contract_ops.core.distribution import DISTINCT_TOLERANCE, DistributionRule, window
+from dlt_contract_ops.core.timeaxis import load_id_epoch
 from dlt_contract_ops.output.charts import (
     DEFAULT_LOADS,
     Chart,
@@ -34,13 +35,6 @@ class ColumnPicture:
     column: str
     chart: Chart
     drifted: bool
-
-
-def _load_time(load_id: str) -> float:
-    try:
-        return float(load_id)
-    except ValueError:
-        return 0.0
 
 
 def coverage_pictures(
@@ -108,8 +102,8 @@ def handoff_pictures(
     for h in handoffs:
         if (h.old, h.new) != (finding.renamed_from, finding.renamed_to):
             continue
-        points = [(_load_time(load), o / rows if rows else None, n / rows if rows else None)
-                  for load, rows, o, n in h.loads[-last:]]
+        points = [(load_id_epoch(load) or 0.0, o / rows if rows else None,
+                   n / rows if rows else None) for load, rows, o, n in h.loads[-last:]]
         out.append(handoff_chart(h.old, h.new, points))
     return out
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dlt_contract_ops.core.timeaxis import load_id_epoch
+
 
 @dataclass(frozen=True)
 class ColumnProfile:
@@ -43,10 +45,7 @@ class LoadProfile:
     @property
     def load_time(self) -> float:
         """The load's start as epoch seconds (0.0 for an id that is not one)."""
-        try:
-            return float(self.load_id)
-        except ValueError:
-            return 0.0
+        return load_id_epoch(self.load_id) or 0.0
 
     def null_rate(self, column: str) -> float | None:
         """NULLs over rows, in [0, 1]; None when the column was not profiled in this load."""

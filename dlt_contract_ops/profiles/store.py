@@ -34,7 +34,7 @@ from dlt_contract_ops.errors import StateFileError
 from dlt_contract_ops.profiles.attach import attached
 from dlt_contract_ops.profiles.broken import is_broken, set_aside
 from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
-from dlt_contract_ops.statefile import locked
+from dlt_contract_ops.statefile import locked, state_dir
 
 log = logging.getLogger("dlt_contract_ops")
 T = TypeVar("T")
@@ -94,9 +94,10 @@ _DELETE_TABLE = {
 }
 
 
-def default_store(data_dir: str) -> Path:
-    """`<dlt data dir>/contract_ops/profiles.duckdb`."""
-    return Path(data_dir) / "contract_ops" / STORE_NAME
+def default_store(data_dir: str | None = None) -> Path:
+    """`<dlt data dir>/contract_ops/profiles.duckdb` (`data_dir` None: the current run
+    context's)."""
+    return state_dir(data_dir) / STORE_NAME
 
 
 @dataclass(frozen=True)

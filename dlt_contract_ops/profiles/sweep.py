@@ -14,7 +14,6 @@ adapter's read-only renderer.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -23,7 +22,7 @@ from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LOAD_ID, ExpectedTable
 from dlt_contract_ops.core.distribution import DistributionRule, window
-from dlt_contract_ops.core.timeaxis import load_id_text
+from dlt_contract_ops.core.timeaxis import Windows, load_id_text
 from dlt_contract_ops.destinations.execution import shaped
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
 from dlt_contract_ops.profiles.loads import MAX_LISTED, completed_loads
@@ -92,9 +91,7 @@ class TableProfiles:
 
 def store_of(settings: SourceSettings, lock_timeout: float = 30.0) -> ProfileStore:
     """The configured profile store, else the default one in dlt's data dir."""
-    import dlt
-
-    path = settings.profile_store or default_store(dlt.current.run_context().data_dir)
+    path = settings.profile_store or default_store()
     return ProfileStore(path, lock_timeout)
 
 
@@ -147,10 +144,10 @@ def profile_source(
     store = store or store_of(settings)
     scope = scope_of(ctx)
     rule = settings.distribution
-    now = ctx.now.timestamp() if ctx.now else time.time()
-    cutoff = now - settings.profile_retention
+    windows = Windows.of(ctx.clock(), settings.removal)
+    cutoff = windows.now.timestamp() - settings.profile_retention
     since = load_id_text(cutoff)
-    fresh_from = max(since, load_id_text(now - settings.removal.recent_window.total_seconds()))
+    fresh_from = max(since, windows.recent_load_id)
     tables: list[TableProfiles] = []
     for expected, live in ctx.present_tables():
         if not live.has(LOAD_ID) or expected.table in skip:

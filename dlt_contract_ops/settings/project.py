@@ -10,9 +10,7 @@ lookup would otherwise walk up and read, say, the `[destination]` table as a sou
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
@@ -48,6 +46,7 @@ from dlt_contract_ops.settings.values import (
     as_text,
     where,
 )
+from dlt_contract_ops.statefile import project_key, state_dir
 
 PROJECT_SECTION = "contract_ops"
 #: the tables of the project settings that must be tables (`alert_sink = ["webhook"]`, a
@@ -390,9 +389,7 @@ def declared_sources() -> list[str]:
     return sorted(names)
 
 
-def default_state_file(project_dir: str | os.PathLike[str], data_dir: str) -> Path:
-    """`<data dir>/contract_ops/alert_state/<project name>-<hash of its path>.json`."""
-    absolute = os.path.abspath(os.fspath(project_dir))
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", os.path.basename(absolute)) or "project"
-    digest = hashlib.sha256(absolute.encode()).hexdigest()[:12]
-    return Path(data_dir) / "contract_ops" / "alert_state" / f"{slug}-{digest}.json"
+def default_state_file(project_dir: str | os.PathLike[str], data_dir: str | None = None) -> Path:
+    """`<data dir>/contract_ops/alert_state/<project name>-<hash of its path>.json` (`data_dir`
+    None: the current run context's)."""
+    return state_dir(data_dir) / "alert_state" / f"{project_key(project_dir)}.json"

@@ -41,10 +41,7 @@ PostgreSQL) get exactly what a build gives. The declared code sets the load prof
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import os
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -68,6 +65,7 @@ from dlt_contract_ops.sources.fingerprints import (
     module_prints,
     static_key,
 )
+from dlt_contract_ops.statefile import project_key, state_dir
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -75,12 +73,10 @@ log = logging.getLogger("dlt_contract_ops")
 _NAMING_PACKAGE = "dlt.common.normalizers.naming."
 
 
-def cache_path(project_dir: str, name: str, data_dir: str) -> Path:
-    """`<data dir>/contract_ops/source_cache/<project>-<hash>.json` of source `name`."""
-    absolute = os.path.abspath(project_dir)
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", os.path.basename(absolute)) or "project"
-    digest = hashlib.sha256(f"{absolute}\0{name}".encode()).hexdigest()[:16]
-    return Path(data_dir) / "contract_ops" / "source_cache" / f"{slug}-{digest}.json"
+def cache_path(project_dir: str, name: str, data_dir: str | None = None) -> Path:
+    """`<data dir>/contract_ops/source_cache/<project>-<hash>.json` of source `name`
+    (`data_dir` None: the current run context's)."""
+    return state_dir(data_dir) / "source_cache" / f"{project_key(project_dir, name, 16)}.json"
 
 
 # -- the entry --------------------------------------------------------------------------------
@@ -227,13 +223,12 @@ def cached_source(
 
     Call inside the project context (dlt's data dir and configuration are the project's).
     """
-    import dlt
 
     def build() -> BuiltSource:
         return build_source(name, ref, project_dir, timeout=timeout, bound=bound)
 
     try:
-        path = cache_path(project_dir, name, dlt.current.run_context().data_dir)
+        path = cache_path(project_dir, name)
         key = static_key(name, ref, project_dir, pipeline_name)
         if bound:  # set from the environment too, which the config files' prints miss
             key += repr(tuple(bound))

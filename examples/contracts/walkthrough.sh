@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Walk through a semantic-contract gate on a copy of this example project:
+# Walk through a semantic-contract release check on a copy of this example project:
 # the released 1.0.0 contract passes, a dollars-to-cents change is BLOCKED, a schema-only check
 # would have let it through, and declaring a major release makes it READY.
 set -uo pipefail

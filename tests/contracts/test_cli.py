@@ -149,7 +149,7 @@ def test_snapshot_names_columns_as_dlt_lands_them(shop: Project) -> None:
 
 
 def test_transitive_check_names_the_version_a_change_breaks(shop: Project) -> None:
-    # 1.0.0 promised a UTC time zone; 1.1.0 was snapshotted without it (no gate ran)
+    # 1.0.0 promised a UTC time zone; 1.1.0 was snapshotted without it (no release check ran)
     assert run(shop, "snapshot", "-s", "shop", "--version", "1.0.0")[0] == 0
     shop.module("pipelines.shop", (shop.root / "pipelines" / "shop.py").read_text().replace(
         'c.Semantics(timezone="UTC")', "c.Semantics()"))

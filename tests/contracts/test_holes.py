@@ -1,6 +1,6 @@
 """Declarations that used to vanish without a word, so a breaking release passed at a patch
 version: each is now recorded in the snapshot and diffed under a rule id, or refused when the
-model is snapshotted. Every case goes model → snapshot document → parsed → diff → gate."""
+model is snapshotted. Every case goes model → snapshot document → parsed → diff → release check."""
 
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ def snapshot(model: type[Any], resource: Any = None) -> ResourceContract:
     return parsed
 
 
-def gate(old: ResourceContract, new: ResourceContract) -> tuple[list[tuple[str, str]], str, str]:
+def release_check(
+    old: ResourceContract, new: ResourceContract
+) -> tuple[list[tuple[str, str]], str, str]:
     """(rule id, subject) per change, the bump required, the verdict of a patch release."""
     a = assess(Release("erp", V1, (old,)), Release("erp", V2, (new,)), today=dt.date(2026, 1, 1))
     changes = [(f.change.rule_id, f.change.subject) for f in a.findings]
@@ -204,9 +206,9 @@ HOLES: list[tuple[str, type[Any], type[Any], list[tuple[str, str]], str]] = [
 def test_a_hole_is_a_change_that_blocks_a_patch_release(
     old: type[Any], new: type[Any], changes: list[tuple[str, str]], bump: str
 ) -> None:
-    assert gate(snapshot(old), snapshot(new)) == (changes, bump, "BLOCKED")
+    assert release_check(snapshot(old), snapshot(new)) == (changes, bump, "BLOCKED")
     # and the same model twice is no change at all
-    assert gate(snapshot(old), snapshot(old)) == ([], "none", "READY")
+    assert release_check(snapshot(old), snapshot(old)) == ([], "none", "READY")
 
 
 @pytest.mark.skipif(sys.version_info < (3, 12), reason="the `type` statement is Python 3.12+")
@@ -256,7 +258,7 @@ def test_dlt_key_hints_are_in_the_snapshot_and_diffed(
     old: dict[str, Any], new: dict[str, Any], changes: list[tuple[str, str]], bump: str
 ) -> None:
     before, after = snapshot(Line, _resource(**old)), snapshot(Line, _resource(**new))
-    got, required, _ = gate(before, after)
+    got, required, _ = release_check(before, after)
     assert (got, required) == (changes, bump)
 
 

@@ -26,7 +26,7 @@ sys.meta_path.insert(0, Block())
 for name in {pure!r}:
     importlib.import_module(f"dlt_contract_ops.contracts.{{name}}")
 
-# and the core runs end to end: diff, gate, every renderer
+# and the core runs end to end: diff, release check, every renderer
 from dlt_contract_ops.contracts import ColumnContract as C, Release, ResourceContract, Version
 from dlt_contract_ops.contracts import ReleaseReport, assess
 from dlt_contract_ops.contracts.render import FORMATS, render

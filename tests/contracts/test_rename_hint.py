@@ -1,4 +1,4 @@
-"""`contract diff` hints at an undeclared rename with the pairing rule the gate and the
+"""`contract diff` hints at an undeclared rename with the pairing rule the ingest gate and the
 reconciler use; the verdict does not change (it is still a removal plus an addition)."""
 
 from __future__ import annotations

@@ -104,6 +104,54 @@ def _dlt_private(node: ast.AST, docs: set[int]) -> bool:
     return isinstance(node, ast.Constant) and node.value in DLT_PRIVATE and id(node) not in docs
 
 
+def _formats_load_ids(node: ast.AST, _: set[int]) -> bool:
+    """An f-string with a `.7f` field: an epoch written as `_dlt_load_id` text."""
+    return isinstance(node, ast.FormattedValue) and isinstance(node.format_spec, ast.JoinedStr) \
+        and any(isinstance(v, ast.Constant) and v.value == ".7f" for v in node.format_spec.values)
+
+
+def _named(node: ast.AST) -> str:
+    return node.id if isinstance(node, ast.Name) else \
+        node.attr if isinstance(node, ast.Attribute) else ""
+
+
+def _parses_load_ids(node: ast.AST, _: set[int]) -> bool:
+    """`float(<a load id>)`, or `fromtimestamp(float(...))`: a load id read as a time."""
+    if not isinstance(node, ast.Call):
+        return False
+    if _named(node.func) == "float":
+        return any("load" in _named(a) for a in node.args)
+    return _named(node.func) == "fromtimestamp" and any(
+        isinstance(a, ast.Call) and _named(a.func) == "float" for a in node.args)
+
+
+def _window_arithmetic(node: ast.AST, _: set[int]) -> bool:
+    """A moment plus or minus removal's window settings (`Windows` does that sum)."""
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub) and any(
+        isinstance(side, ast.Attribute) and side.attr in ("recent_window", "baseline_window")
+        for side in (node.left, node.right))
+
+
+def _run_clock(node: ast.AST, _: set[int]) -> bool:
+    """`<ctx>.now or datetime.now(...)`, `... if <ctx>.now else time.time()`: the run's
+    clock read by hand (`SourceContext.clock` reads it)."""
+    if isinstance(node, ast.IfExp):
+        return isinstance(node.test, ast.Attribute) and node.test.attr == "now"
+    return isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) \
+        and isinstance(node.values[0], ast.Attribute) and node.values[0].attr == "now"
+
+
+def _state_path(node: ast.AST, _: set[int]) -> bool:
+    """`<a path> / "contract_ops"`: a path built under dlt's data dir by hand."""
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) \
+        and isinstance(node.right, ast.Constant) and node.right.value == "contract_ops"
+
+
+def _project_slug(node: ast.AST, _: set[int]) -> bool:
+    """A project folder's name made safe for a file name (`statefile.project_key`)."""
+    return isinstance(node, ast.Constant) and node.value == "[^A-Za-z0-9_.-]+"
+
+
 def test_the_sweep_sees_the_package() -> None:
     # the scans below cannot pass by scanning nothing
     assert "errors.py" in MODULES
@@ -132,6 +180,12 @@ def test_the_sweep_sees_the_package() -> None:
         ("dlt's normalizer", _imports("dlt.normalize"), ["dlt_private.py"]),
         ("dlt's script reader", _imports("dlt.reflection"), ["dlt_private.py"]),
         ("dlt's pipe iterator", _imports("dlt.extract.pipe_iterator"), ["dlt_private.py"]),
+        ("an epoch written as a load id", _formats_load_ids, ["core/timeaxis.py"]),
+        ("a load id read as a time", _parses_load_ids, ["core/timeaxis.py"]),
+        ("removal's window bounds", _window_arithmetic, []),
+        ("the run's clock", _run_clock, ["engine/context.py"]),
+        ("the folder under dlt's data dir", _state_path, ["statefile.py"]),
+        ("a project's file name there", _project_slug, ["statefile.py"]),
     ],
 )
 def test_one_home(what: str, predicate: object, home: list[str]) -> None:

@@ -1,4 +1,4 @@
-"""The gate: declared vs required bump, perspective, waivers and their expiry, verdicts."""
+"""The release check: declared vs required bump, perspective, waivers and their expiry, verdicts."""
 
 from __future__ import annotations
 
