@@ -1,0 +1,290 @@
+"""Issue 37's acceptance, end to end: a dlt project with no models at all (a dlt-docs style
+REST source read with dlt's own REST client from a loopback HTTP server: a paginated endpoint
+with a nested list, a resource with `table_name=`, CamelCase fields, aware timestamps and
+decimals) is loaded over several loads; `models infer` writes a model per table and the
+bindings it prints, the modules pass ruff and mypy, and then every table is guarded: the
+sweep (`reconcile --all --include-removal`) is clean, a gated batch like the loaded ones is
+accepted, and a planted additive, dark and missing column are each found on their table,
+the child table's included. docs/quickstart.md ("A pipeline with no models") walks the same
+steps.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import require_server
+from tests.projects import Project
+
+PIPELINE = "shop_api_pipeline"
+DSN = "postgresql://postgres:x@127.0.0.1:5432/test"
+
+#: the source as the dlt docs write a REST source: resources inside the source function, the
+#: REST client's `paginate`, the base URL from dlt's config, no `columns=` anywhere
+SOURCE = '''
+from datetime import datetime
+from decimal import Decimal
+
+import dlt
+from dlt.sources.helpers.rest_client import paginate
+from dlt.sources.helpers.rest_client.paginators import JSONLinkPaginator
+
+
+def _typed(order):
+    # the API sends its timestamps as ISO text and its amounts as strings
+    return {**order, "createdAt": datetime.fromisoformat(order["createdAt"]),
+            "TotalAmount": Decimal(order["TotalAmount"])}
+
+
+@dlt.source
+def shop_api(base_url: str = dlt.config.value):
+    def pages(path):
+        return paginate(f"{base_url}/{path}", data_selector="data",
+                        paginator=JSONLinkPaginator(next_url_path="next"))
+
+    @dlt.resource(primary_key="OrderId")
+    def orders():
+        for page in pages("orders-1.json"):
+            yield [_typed(order) for order in page]
+
+    @dlt.resource(name="accounts", table_name="customer_accounts", primary_key="AccountId")
+    def accounts():
+        yield from pages("accounts-1.json")
+
+    return orders, accounts
+'''
+
+LOAD = '''
+import dlt
+from pipelines.shop_api import shop_api
+
+p = dlt.pipeline("{pipeline}", destination={destination}, dataset_name="{dataset}")
+p.run(shop_api()).raise_on_failed_jobs()
+'''
+
+
+class Api:
+    """The REST API: JSON pages served from a folder of the project (a page links the next,
+    as `JSONLinkPaginator` reads it); `publish` replaces what the next load reads."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir()
+        handler = functools.partial(_QuietHandler, directory=str(folder))
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def publish(self, endpoint: str, rows: list[dict[str, Any]], page_size: int = 20) -> None:
+        for stale in self.folder.glob(f"{endpoint}-*.json"):
+            stale.unlink()
+        chunks = [rows[i:i + page_size] for i in range(0, len(rows), page_size)] or [[]]
+        for n, chunk in enumerate(chunks, start=1):
+            following = f"{self.url}/{endpoint}-{n + 1}.json" if n < len(chunks) else None
+            page = {"data": chunk, "next": following}
+            (self.folder / f"{endpoint}-{n}.json").write_text(json.dumps(page))
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
+
+
+def orders(start: int, n: int = 40, *, plant: str | None = None) -> list[dict[str, Any]]:
+    """`n` orders from `start`: `plant` = "additive" sends a new field (and one in the nested
+    items), "dark" sends `CustomerName` and the items' `Qty` as null."""
+    out = []
+    for i in range(start, start + n):
+        items = [{"Sku": f"sku-{i}-{j}", "Qty": None if plant == "dark" else j + 1}
+                 for j in range(2)]
+        order = {
+            "OrderId": i,
+            "CustomerName": None if plant == "dark" else f"customer {i}",
+            "createdAt": (datetime(2026, 1, 1, tzinfo=timezone.utc)
+                          + timedelta(hours=i)).isoformat(),
+            "TotalAmount": f"{i}.50",
+            "Items": items,
+        }
+        if plant == "additive":
+            order["DiscountCode"] = "WINTER"
+            for item in items:
+                item["GiftWrap"] = True
+        out.append(order)
+    return out
+
+
+def accounts(start: int, n: int = 10) -> list[dict[str, Any]]:
+    return [{"AccountId": i, "DisplayName": f"account {i}", "Tier": ["gold", "silver"][i % 2]}
+            for i in range(start, start + n)]
+
+
+class Shop:
+    """The project, its API and its destination."""
+
+    def __init__(self, project: Project, api: Api, destination: str, dataset: str) -> None:
+        self.project, self.api, self.destination, self.dataset = (
+            project, api, destination, dataset)
+
+    def load(self, order_rows: list[dict[str, Any]], account_rows: list[dict[str, Any]]) -> None:
+        self.api.publish("orders", order_rows)
+        self.api.publish("accounts", account_rows)
+        dest = ('"duckdb"' if self.destination == "duckdb"
+                else f'dlt.destinations.postgres("{DSN}")')
+        self.project.python(LOAD.format(pipeline=PIPELINE, destination=dest,
+                                        dataset=self.dataset))
+
+    def sql(self, statement: str, *params: Any) -> list[Any]:
+        """A statement on the destination through the pipeline's own SQL client; `{t}`
+        stands for the qualified `orders`, `{c}` for the qualified `customer_accounts`."""
+        proc = self.project.python(f'''
+import json, dlt
+p = dlt.attach("{PIPELINE}")
+with p.sql_client() as c:
+    sql = {statement!r}.format(t=c.make_qualified_table_name("orders"),
+                               c=c.make_qualified_table_name("customer_accounts"))
+    rows = c.execute_sql(sql, *{list(params)!r})
+    print(json.dumps([list(r) for r in rows or []], default=str))
+''')
+        out: list[Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+        return out
+
+    def age_loads(self, days: float) -> None:
+        """Move every load so far `days` back in time (the roots' `_dlt_load_id`; a child
+        table's rows follow their root's), so the next load is alone in the recent window."""
+        for [load_id] in self.sql("SELECT DISTINCT _dlt_load_id FROM {t}"):
+            older = f"{float(load_id) - days * 86400:.6f}"
+            for table in ("{t}", "{c}"):
+                self.sql(f"UPDATE {table} SET _dlt_load_id = %s WHERE _dlt_load_id = %s",
+                         older, load_id)
+
+    def sweep(self) -> list[tuple[str, str, list[str]]]:
+        """`reconcile --all --include-removal`: (drift type, table, columns) of each finding,
+        after checking that the sweep itself ran clean of errors and notes of unguarded
+        tables."""
+        proc = self.project.cli("reconcile", "--all", "--include-removal", "--dry-run",
+                                "--format", "json")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        doc = json.loads(proc.stdout)
+        assert not [r["error"] for r in doc["results"] if r.get("error")], proc.stdout
+        assert "no Pydantic model" not in proc.stdout + proc.stderr
+        return sorted((f["drift_type"], f["table"], f["columns"])
+                      for r in doc["results"] for f in r["findings"])
+
+
+@pytest.fixture(params=["duckdb", pytest.param("postgres", marks=pytest.mark.postgres)])
+def shop(request: pytest.FixtureRequest, project: Project) -> Iterator[Shop]:
+    destination = str(request.param)
+    dataset = f"shop_api_{uuid.uuid4().hex[:8]}"
+    if destination == "postgres":
+        require_server("127.0.0.1", 5432, "PostgreSQL")
+        project.secrets(f'[destination.postgres]\ncredentials = "{DSN}"\n')
+    api = Api(project.root / "api")
+    project.module("pipelines.shop_api", SOURCE)
+    project.config(f'[sources.shop_api]\nbase_url = "{api.url}"\n')
+    try:
+        yield Shop(project, api, destination, dataset)
+    finally:
+        api.close()
+        if destination == "postgres":
+            import psycopg2
+
+            with psycopg2.connect(DSN) as con, con.cursor() as cur:
+                cur.execute(f'DROP SCHEMA IF EXISTS "{dataset}" CASCADE')
+
+
+def _lint(project: Project) -> None:
+    """The generated modules pass ruff and mypy (strict) as the project's own code would."""
+    folder = "inferred_models"
+    for tool, args in (("ruff", ["check", "--isolated", "--select", "F,E,W,I,UP,B",
+                                 "--line-length", "100", folder]),
+                       ("ruff", ["format", "--check", "--isolated", "--line-length", "100",
+                                 folder]),
+                       ("mypy", ["--strict", "--cache-dir", str(project.root / ".mypy_cache"),
+                                 "--no-error-summary", folder])):
+        proc = subprocess.run([sys.executable, "-m", tool, *args], cwd=project.root,
+                              capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, f"{tool} {args[0]}:\n{proc.stdout}{proc.stderr}"
+
+
+GATE = '''
+import dlt
+from dlt_contract_ops import gated_run
+from pipelines.shop_api import shop_api
+
+report = gated_run(dlt.attach("{pipeline}"), shop_api())
+print("ACTION", report.action)
+'''
+
+
+def test_infer_and_bind_guard_every_table_of_a_project_without_models(shop: Shop) -> None:
+    project = shop.project
+    # two loads, the first a day and a half back: a baseline and a recent window
+    shop.load(orders(0), accounts(0))
+    shop.age_loads(1.5)
+    shop.load(orders(40), accounts(10))
+    project.source("shop_api", "pipelines.shop_api:shop_api", pipeline_name=PIPELINE,
+                   destination=shop.destination, dataset_name=shop.dataset)
+    unguarded = project.cli("reconcile", "--all", "--dry-run")
+    assert "no Pydantic model" in unguarded.stdout + unguarded.stderr
+
+    printed = project.cli("models", "infer", "-s", "shop_api", "--dry-run")
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout == (
+        "[sources.shop_api.contract_ops.models]\n"
+        'orders = "inferred_models.shop_api.orders:Orders"\n'
+        'accounts = "inferred_models.shop_api.customer_accounts:CustomerAccounts"\n'
+    )
+    written = project.cli("models", "infer", "-s", "shop_api")
+    assert written.returncode == 0, written.stderr
+    assert printed.stdout in (project.root / ".dlt" / "config.toml").read_text()
+    modules = sorted(p.name for p in (project.root / "inferred_models" / "shop_api").iterdir()
+                     if p.suffix == ".py")
+    assert modules == ["__init__.py", "customer_accounts.py", "orders.py"]
+    _lint(project)
+
+    # every table guarded, and nothing to say
+    text = project.cli("reconcile", "--all", "--include-removal", "--dry-run")
+    assert text.returncode == 0, text.stdout + text.stderr
+    assert "No drift" in text.stdout
+    assert shop.sweep() == []
+
+    # the gate: a batch like the loaded ones is accepted and loaded
+    shop.api.publish("orders", orders(80))
+    shop.api.publish("accounts", accounts(20))
+    gate = project.python(GATE.format(pipeline=PIPELINE))
+    assert "ACTION loaded" in gate.stdout, gate.stdout + gate.stderr
+    assert shop.sweep() == []
+
+    # (1) the API sends a new field, on the orders and in their nested items
+    shop.load(orders(120, plant="additive"), accounts(30))
+    additive = [("additive", "orders", ["discount_code"]),
+                ("additive", "orders__items", ["gift_wrap"])]
+    assert shop.sweep() == additive
+
+    # (2) a declared column goes dark: null in every recent load, on the root and the child
+    shop.age_loads(1.0)
+    shop.load(orders(160, plant="dark"), accounts(40))
+    dark = [("removal", "orders", ["customer_name"]), ("removal", "orders__items", ["qty"])]
+    assert shop.sweep() == sorted(additive + dark)
+
+    # (3) a declared column dropped from the destination, behind dlt's back
+    shop.sql("ALTER TABLE {c} DROP COLUMN tier")
+    missing = [("missing", "customer_accounts", ["tier"])]
+    assert shop.sweep() == sorted(additive + dark + missing)
