@@ -239,8 +239,12 @@ def test_infer_and_bind_guard_every_table_of_a_project_without_models(shop: Shop
     shop.load(orders(0), accounts(0))
     shop.age_loads(1.5)
     shop.load(orders(40), accounts(10))
-    project.source("shop_api", "pipelines.shop_api:shop_api", pipeline_name=PIPELINE,
-                   destination=shop.destination, dataset_name=shop.dataset)
+    # `init` declares the source: it has no model, but a local pipeline loaded it
+    init = project.cli("init")
+    assert init.returncode == 0, init.stdout + init.stderr
+    assert ("added [sources.shop_api.contract_ops]: `pipelines.shop_api:shop_api` (no model "
+            f"yet, pipeline `{PIPELINE}`)") in init.stdout
+    assert "models infer -s shop_api" in init.stdout
     unguarded = project.cli("reconcile", "--all", "--dry-run")
     assert "no Pydantic model" in unguarded.stdout + unguarded.stderr
 
