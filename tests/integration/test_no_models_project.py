@@ -66,6 +66,36 @@ def shop_api(base_url: str = dlt.config.value):
     return orders, accounts
 '''
 
+#: the same API through dlt's declarative REST source (`rest_api_resources` in a source, as
+#: the rest_api docs write it): the resources dlt makes from the config, no code of ours
+REST_API_SOURCE = '''
+from datetime import datetime
+from decimal import Decimal
+
+import dlt
+from dlt.sources.rest_api import rest_api_resources
+
+
+def _typed(order):
+    return {**order, "createdAt": datetime.fromisoformat(order["createdAt"]),
+            "TotalAmount": Decimal(order["TotalAmount"])}
+
+
+@dlt.source
+def shop_api(base_url: str = dlt.config.value):
+    yield from rest_api_resources({
+        "client": {"base_url": base_url + "/",
+                   "paginator": {"type": "json_link", "next_url_path": "next"}},
+        "resource_defaults": {"endpoint": {"data_selector": "data"}},
+        "resources": [
+            {"name": "orders", "primary_key": "OrderId",
+             "endpoint": {"path": "orders-1.json"}, "processing_steps": [{"map": _typed}]},
+            {"name": "accounts", "table_name": "customer_accounts", "primary_key": "AccountId",
+             "endpoint": {"path": "accounts-1.json"}},
+        ],
+    })
+'''
+
 LOAD = '''
 import dlt
 from pipelines.shop_api import shop_api
@@ -188,15 +218,17 @@ with p.sql_client() as c:
                       for r in doc["results"] for f in r["findings"])
 
 
-@pytest.fixture(params=["duckdb", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(params=[("duckdb", SOURCE), ("duckdb", REST_API_SOURCE),
+                        pytest.param(("postgres", SOURCE), marks=pytest.mark.postgres)],
+                ids=["duckdb", "duckdb-rest_api", "postgres"])
 def shop(request: pytest.FixtureRequest, project: Project) -> Iterator[Shop]:
-    destination = str(request.param)
+    destination, source = request.param
     dataset = f"shop_api_{uuid.uuid4().hex[:8]}"
     if destination == "postgres":
         require_server("127.0.0.1", 5432, "PostgreSQL")
         project.secrets(f'[destination.postgres]\ncredentials = "{DSN}"\n')
     api = Api(project.root / "api")
-    project.module("pipelines.shop_api", SOURCE)
+    project.module("pipelines.shop_api", source)
     project.config(f'[sources.shop_api]\nbase_url = "{api.url}"\n')
     try:
         yield Shop(project, api, destination, dataset)
