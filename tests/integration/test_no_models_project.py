@@ -11,22 +11,19 @@ steps.
 
 from __future__ import annotations
 
-import functools
 import json
 import subprocess
 import sys
-import threading
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import require_server
 from tests.projects import Project
+from tests.servers import PagedApi
 
 PIPELINE = "shop_api_pipeline"
 DSN = "postgresql://postgres:x@127.0.0.1:5432/test"
@@ -105,38 +102,6 @@ p.run(shop_api()).raise_on_failed_jobs()
 '''
 
 
-class Api:
-    """The REST API: JSON pages served from a folder of the project (a page links the next,
-    as `JSONLinkPaginator` reads it); `publish` replaces what the next load reads."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        folder.mkdir()
-        handler = functools.partial(_QuietHandler, directory=str(folder))
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self._thread.start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def publish(self, endpoint: str, rows: list[dict[str, Any]], page_size: int = 20) -> None:
-        for stale in self.folder.glob(f"{endpoint}-*.json"):
-            stale.unlink()
-        chunks = [rows[i:i + page_size] for i in range(0, len(rows), page_size)] or [[]]
-        for n, chunk in enumerate(chunks, start=1):
-            following = f"{self.url}/{endpoint}-{n + 1}.json" if n < len(chunks) else None
-            page = {"data": chunk, "next": following}
-            (self.folder / f"{endpoint}-{n}.json").write_text(json.dumps(page))
-
-
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
-        pass
-
-
 def orders(start: int, n: int = 40, *, plant: str | None = None) -> list[dict[str, Any]]:
     """`n` orders from `start`: `plant` = "additive" sends a new field (and one in the nested
     items), "dark" sends `CustomerName` and the items' `Qty` as null."""
@@ -168,7 +133,7 @@ def accounts(start: int, n: int = 10) -> list[dict[str, Any]]:
 class Shop:
     """The project, its API and its destination."""
 
-    def __init__(self, project: Project, api: Api, destination: str, dataset: str) -> None:
+    def __init__(self, project: Project, api: PagedApi, destination: str, dataset: str) -> None:
         self.project, self.api, self.destination, self.dataset = (
             project, api, destination, dataset)
 
@@ -227,7 +192,7 @@ def shop(request: pytest.FixtureRequest, project: Project) -> Iterator[Shop]:
     if destination == "postgres":
         require_server("127.0.0.1", 5432, "PostgreSQL")
         project.secrets(f'[destination.postgres]\ncredentials = "{DSN}"\n')
-    api = Api(project.root / "api")
+    api = PagedApi(project.root / "api")
     project.module("pipelines.shop_api", source)
     project.config(f'[sources.shop_api]\nbase_url = "{api.url}"\n')
     try:
