@@ -223,10 +223,15 @@ def _lint(project: Project) -> None:
 GATE = '''
 import dlt
 from dlt_contract_ops import gated_run
+from dlt_contract_ops.errors import GateRejected
 from pipelines.shop_api import shop_api
 
-report = gated_run(dlt.attach("{pipeline}"), shop_api())
+try:
+    report = gated_run(dlt.attach("{pipeline}"), shop_api())
+except GateRejected as exc:
+    report = exc.report
 print("ACTION", report.action)
+print("TABLES", sorted({{d.table for d in report.differences if not d.approved}}))
 '''
 
 
@@ -272,6 +277,12 @@ def test_infer_and_bind_guard_every_table_of_a_project_without_models(shop: Shop
     gate = project.python(GATE.format(pipeline=PIPELINE))
     assert "ACTION loaded" in gate.stdout, gate.stdout + gate.stderr
     assert shop.sweep() == []
+    # ... and one whose nested items send `Qty` as text is rejected on the child table
+    shop.api.publish("orders", [{**o, "Items": [{**i, "Qty": f"{i['Qty']} pcs"}
+                                                for i in o["Items"]]} for o in orders(100)])
+    rejected = project.python(GATE.format(pipeline=PIPELINE))
+    assert "ACTION rejected" in rejected.stdout, rejected.stdout + rejected.stderr
+    assert "TABLES ['orders__items']" in rejected.stdout
 
     # (1) the API sends a new field, on the orders and in their nested items
     shop.load(orders(120, plant="additive"), accounts(30))
