@@ -247,6 +247,9 @@ def test_infer_and_bind_guard_every_table_of_a_project_without_models(shop: Shop
     assert ("added [sources.shop_api.contract_ops]: `pipelines.shop_api:shop_api` (no model "
             f"yet, pipeline `{PIPELINE}`)") in init.stdout
     assert "models infer -s shop_api" in init.stdout
+    checked = project.cli("validate")
+    assert checked.returncode != 0
+    assert "run `dlt-contract-ops models infer -s shop_api`" in checked.stdout
     unguarded = project.cli("reconcile", "--all", "--dry-run")
     assert "no Pydantic model" in unguarded.stdout + unguarded.stderr
 
@@ -264,6 +267,7 @@ def test_infer_and_bind_guard_every_table_of_a_project_without_models(shop: Shop
                      if p.suffix == ".py")
     assert modules == ["__init__.py", "customer_accounts.py", "orders.py"]
     _lint(project)
+    assert project.cli("validate").returncode == 0
 
     # every table guarded, and nothing to say
     text = project.cli("reconcile", "--all", "--include-removal")
