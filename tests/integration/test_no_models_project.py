@@ -28,21 +28,25 @@ from tests.servers import PagedApi
 PIPELINE = "shop_api_pipeline"
 DSN = "postgresql://postgres:x@127.0.0.1:5432/test"
 
-#: the source as the dlt docs write a REST source: resources inside the source function, the
-#: REST client's `paginate`, the base URL from dlt's config, no `columns=` anywhere
-SOURCE = '''
+#: both sources' imports and their one conversion: the API sends its timestamps as ISO text
+#: and its amounts as strings
+TYPED = '''
 from datetime import datetime
 from decimal import Decimal
 
 import dlt
-from dlt.sources.helpers.rest_client import paginate
-from dlt.sources.helpers.rest_client.paginators import JSONLinkPaginator
 
 
 def _typed(order):
-    # the API sends its timestamps as ISO text and its amounts as strings
     return {**order, "createdAt": datetime.fromisoformat(order["createdAt"]),
             "TotalAmount": Decimal(order["TotalAmount"])}
+'''
+
+#: the source as the dlt docs write a REST source: resources inside the source function, the
+#: REST client's `paginate`, the base URL from dlt's config, no `columns=` anywhere
+SOURCE = TYPED + '''
+from dlt.sources.helpers.rest_client import paginate
+from dlt.sources.helpers.rest_client.paginators import JSONLinkPaginator
 
 
 @dlt.source
@@ -65,17 +69,8 @@ def shop_api(base_url: str = dlt.config.value):
 
 #: the same API through dlt's declarative REST source (`rest_api_resources` in a source, as
 #: the rest_api docs write it): the resources dlt makes from the config, no code of ours
-REST_API_SOURCE = '''
-from datetime import datetime
-from decimal import Decimal
-
-import dlt
+REST_API_SOURCE = TYPED + '''
 from dlt.sources.rest_api import rest_api_resources
-
-
-def _typed(order):
-    return {**order, "createdAt": datetime.fromisoformat(order["createdAt"]),
-            "TotalAmount": Decimal(order["TotalAmount"])}
 
 
 @dlt.source
