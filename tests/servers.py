@@ -2,10 +2,11 @@
 Sentry envelopes (`Receiver`), a server that takes a request and never answers
 or answers a byte at a time (`SlowServer`), and the helpers that read
 what they received (Sentry envelopes, events, the DSN). Each listens on 127.0.0.1 on a port of
-its own and records every request."""
+its own and records every request; `PagedApi` serves JSON pages for a dlt REST source."""
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import re
@@ -16,7 +17,7 @@ import zlib
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,39 @@ class Receiver:
             while len(self.requests) < count and time.monotonic() < deadline:
                 self._arrived.wait(max(0.0, deadline - time.monotonic()))
             return list(self.requests)
+
+
+class PagedApi:
+    """A REST API for a dlt REST source to read: JSON pages served (GET) from `folder`, each
+    `{"data": [...], "next": <url of the next page or null>}` as dlt's `JSONLinkPaginator`
+    reads it; `publish` replaces what the next request reads."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        folder.mkdir()
+        handler = functools.partial(_QuietHandler, directory=str(folder))
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def publish(self, endpoint: str, rows: list[dict[str, Any]], page_size: int = 20) -> None:
+        for stale in self.folder.glob(f"{endpoint}-*.json"):
+            stale.unlink()
+        chunks = [rows[i:i + page_size] for i in range(0, len(rows), page_size)] or [[]]
+        for n, chunk in enumerate(chunks, start=1):
+            following = f"{self.url}/{endpoint}-{n + 1}.json" if n < len(chunks) else None
+            page = {"data": chunk, "next": following}
+            (self.folder / f"{endpoint}-{n}.json").write_text(json.dumps(page))
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+        pass
 
 
 def free_port() -> int:

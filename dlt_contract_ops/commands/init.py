@@ -25,11 +25,13 @@ def render(report: InitReport, dry_run: bool) -> tuple[str, str]:
         where = f"pipeline `{source.pipeline_name}`" if source.pipeline_name else "no pipeline"
         if source.source_name:
             where += f", another pipeline of source `{source.source_name}`"
-        lines.append(f"{verb} {table}: `{source.ref}` ({len(source.resources)} modelled "
-                     f"resource(s), {where})")
+        what = ("no model yet" if source.unmodelled
+                else f"{len(source.resources)} modelled resource(s)")
+        lines.append(f"{verb} {table}: `{source.ref}` ({what}, {where})")
     lines += [f"note: {n}" for n in report.notes]
     if not report.sources:
-        lines.append("No dlt source or resource with a Pydantic model (`columns=Model`) found.")
+        lines.append("No dlt source or resource with a Pydantic model (`columns=Model`), nor "
+                     "a source without one that a local pipeline loaded, found.")
     elif report.written:
         lines.append(f"Wrote {len(report.added)} table(s) to `{report.config_file}`.")
     elif not report.added:
@@ -42,7 +44,8 @@ def render(report: InitReport, dry_run: bool) -> tuple[str, str]:
 @project_dir_option
 @click.option("--dry-run", is_flag=True, help="Print the TOML tables; write nothing.")
 def init(project_dir: str | None, dry_run: bool) -> None:
-    """Declare the project's dlt sources that have Pydantic models in .dlt/config.toml."""
+    """Declare the project's dlt sources in .dlt/config.toml (those with Pydantic models, and
+    those without that a local pipeline loaded: `models infer` writes their models)."""
     from dlt_contract_ops.errors import ConfigError
     from dlt_contract_ops.sources.init import init_project
 

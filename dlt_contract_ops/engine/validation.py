@@ -200,7 +200,8 @@ def check_source(report: Report, name: str, project: ProjectSettings, project_di
             f"{base}.ref",
             f"Source `{name}` (`{settings.ref}`) has no resource with a Pydantic `columns=` "
             f"model, so there is nothing to reconcile ({why}). Pass `columns=YourModel` to "
-            "`@dlt.resource`.",
+            f"`@dlt.resource`, or run `dlt-contract-ops models infer -s {name}` to write a "
+            "model per table its pipeline loaded and bind them.",
         )
     try:
         # as a sweep binds it (credentials and all, from dlt's configuration), unconnected

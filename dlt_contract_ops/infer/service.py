@@ -204,7 +204,10 @@ def _infer_target(
                 continue
             newest: list[str | None] = []
             measured = _Measure(adapter, schema.naming, max_values, min_rows, newest)
-            inferred = _tree(name, tables, live, measured, root=True)
+            gone: list[tuple[str, str]] = []
+            inferred = _tree(name, tables, live, measured, gone, root=True)
+            notes.extend(f"column `{c}` of table `{n}` ({who}) is in dlt's schema but not in "
+                         "the dataset: left out" for n, c in gone)
             header = Header(t.target.pipeline_name, t.target.dataset_name,
                             newest[0] if newest else None, t.source)
             package = t.source or t.schema_name
@@ -250,15 +253,26 @@ class _Measure:
 
 
 def _tree(
-    name: str, tables: Mapping[str, Any], live: Mapping[str, Any], measured: _Measure, *,
-    root: bool,
+    name: str, tables: Mapping[str, Any], live: Mapping[str, Any], measured: _Measure,
+    gone: list[tuple[str, str]], *, root: bool,
 ) -> InferredTable:
-    columns = data_columns(tables[name].get("columns", {}))
+    """The model of table `name` and its child tables. A typed column of dlt's stored schema
+    that the live table lacks (dropped behind dlt's back) is left out, and added to `gone`:
+    the model describes what the table holds, and the aggregate could not count it. One
+    without a type yet (no data seen: dlt made no column) stays, an `Any` field, unmeasured."""
+    columns, counted = [], []
+    for column in data_columns(tables[name].get("columns", {})):
+        if live[name].has(column["name"]):
+            counted.append(column)
+        elif column.get("data_type"):
+            gone.append((name, column["name"]))
+            continue
+        columns.append(column)
     children = tuple(
-        _tree(child, tables, live, measured, root=False)
+        _tree(child, tables, live, measured, gone, root=False)
         for child, t in tables.items() if t.get("parent") == name and child in live
     )
-    return InferredTable(name, columns, children, measured(name, columns, root))
+    return InferredTable(name, tuple(columns), children, measured(name, counted, root))
 
 
 def write_planned(

@@ -1,5 +1,6 @@
-"""`dlt-contract-ops init`: find the project's modelled dlt sources (without running a
-pipeline) and declare each one not declared yet in `.dlt/config.toml`."""
+"""`dlt-contract-ops init`: find the project's dlt sources (without running a pipeline) and
+declare each one not declared yet in `.dlt/config.toml`: those with models, and those without
+one that a local pipeline has loaded (`models infer` then writes their models)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class FoundSource:
-    """A dlt source (or standalone resource) with models, as `init` declares it."""
+    """A dlt source (or standalone resource), as `init` declares it."""
 
     name: str  # the dlt source name: `[sources.<name>.contract_ops]`
     ref: str
@@ -38,6 +39,8 @@ class FoundSource:
     source_name: str | None = None
     #: where it is declared already (then kept as it is); None for a new declaration
     declared_in: str | None = None
+    #: no resource has a model yet (`resources` are all of them): `models infer` writes them
+    unmodelled: bool = False
 
     def values(self) -> dict[str, str]:
         """The keys `init` writes, in order; unknown ones left out."""
@@ -124,7 +127,9 @@ def _required_args(obj: Any) -> list[str]:
 
 def scan_project(project_dir: str) -> tuple[list[tuple[str, BuiltSource]], list[str]]:
     """(ref, built source) of every dlt source and standalone resource under `project_dir`
-    with at least one Pydantic model, and notes on what was skipped. Runs inside the
+    with at least one Pydantic model, and of every dlt source without one (declared only
+    where a local pipeline loaded it: `_unmodelled`), and notes on what was skipped. Runs
+    inside the
     project's context (a source's own configuration resolves as in reconcile). Only the
     files that define a source are imported (`sources.scan`), and no bytecode is written
     next to them."""
@@ -145,6 +150,7 @@ def _scan(project_dir: str) -> tuple[list[tuple[str, BuiltSource]], list[str]]:
     notes += import_notes
     found: list[tuple[str, BuiltSource]] = []
     standalone: dict[str, str] = {}  # dlt name of a standalone resource declared -> its ref
+    covered: set[str] = set()  # the resources of the sources found: declared with them
     for ref, obj in candidates:
         if isinstance(obj, SourceFactory) and (required := _required_args(obj)):
             notes.append(
@@ -163,37 +169,69 @@ def _scan(project_dir: str) -> tuple[list[tuple[str, BuiltSource]], list[str]]:
                 "it its own `name=`"
             )
             continue
-        if isinstance(obj, DltResource) and any(
-            obj.name in {r.resource for r in b.resources} for _, b in found
-        ):
+        if isinstance(obj, DltResource) and obj.name in covered:
             continue  # a resource of a source found already: declared with it
         try:
             built = build_source(name, ref, project_dir)
         except ContractOpsError as exc:
             notes.append(f"`{ref}`: {exc}")
             continue
-        if not built.models:
+        if not built.models and built.standalone:
             notes.append(f"`{ref}`: no resource declares a Pydantic model (`columns=Model`)")
             continue
         if any(b.schema_name == built.schema_name for _, b in found):
             notes.append(f"`{ref}`: source `{built.schema_name}` was found already: skipped")
             continue
         found.append((ref, built))
+        covered.update(_resources(built))
         if isinstance(obj, DltResource):
             standalone[obj.name] = ref
     return found, notes
 
 
+def _resources(built: BuiltSource) -> dict[str, Any]:
+    """The dlt resources of a built source (or the standalone resource), by name."""
+    from dlt.extract import DltSource
+
+    obj = built.source_obj
+    return dict(obj.selected_resources.items()) if isinstance(obj, DltSource) else {
+        obj.name: obj}
+
+
+def _unmodelled(
+    ref: str, built: BuiltSource, pipelines: Sequence[LocalPipeline], notes: list[str]
+) -> tuple[FoundSource, frozenset[str]] | None:
+    """A source none of whose resources has a model, with its tables (each resource's fixed
+    table, under the schema's naming), when a local pipeline's stored schema holds one of
+    them: `models infer` can write its models from what that pipeline loaded. Else None,
+    with a note."""
+    resources = _resources(built)
+    tables = frozenset(built.naming.normalize_table_identifier(str(r.table_name))
+                       for r in resources.values() if not callable(r.table_name))
+    if not matching_pipelines(built.schema_name, tables, pipelines, every=True):
+        notes.append(f"`{ref}`: no resource declares a Pydantic model (`columns=Model`), and "
+                     "no local pipeline has loaded it: skipped")
+        return None
+    notes.append(f"source `{built.schema_name}` has no model yet: run `dlt-contract-ops "
+                 f"models infer -s {built.schema_name}` to write and bind them")
+    return FoundSource(built.schema_name, ref, tuple(resources), unmodelled=True), tables
+
+
 def _declared(
-    source: FoundSource, pipelines: Sequence[LocalPipeline], built: BuiltSource, notes: list[str]
+    source: FoundSource,
+    pipelines: Sequence[LocalPipeline],
+    built: BuiltSource,
+    notes: list[str],
+    tables: frozenset[str] | None = None,
 ) -> list[FoundSource]:
     """`source` once per local pipeline whose schema is its own. The first (a pipeline named
     as the source, else the one holding most of its tables) keeps the source's name; each
     other one gets a table of its own, `<source>_<pipeline>` with `source_name`, so reconcile
     sweeps every destination the source is loaded into and `-s <source>` selects them all.
     """
-    schema, tables, standalone = _target(built, source.name)
-    found = matching_pipelines(schema, tables, pipelines, any_schema=standalone, every=True)
+    schema, modelled, standalone = _target(built, source.name)
+    found = matching_pipelines(schema, modelled if tables is None else tables, pipelines,
+                               any_schema=standalone, every=True)
     if not found:
         notes.append(f"source `{source.name}`: no local pipeline holds its schema; set "
                      "`pipeline_name` by hand")
@@ -248,7 +286,8 @@ def toml_tables(sources: Iterable[FoundSource]) -> str:
 
 
 def init_project(project_dir: str | None = None, *, dry_run: bool = False) -> InitReport:
-    """Declare every modelled dlt source of the project in its `.dlt/config.toml`.
+    """Declare every dlt source of the project in its `.dlt/config.toml`: each with a model,
+    and each without one that a local pipeline has loaded (`_unmodelled`).
 
     Each source gets `[sources.<dlt source name>.contract_ops]` with `ref` and, from the
     local pipeline whose stored schema is the source's, `pipeline_name`, `destination` and
@@ -273,7 +312,13 @@ def init_project(project_dir: str | None = None, *, dry_run: bool = False) -> In
                 where = locate(source_section(source.name)) or "the environment"
                 sources.append(replace(source, declared_in=where))
                 continue
-            for one in _declared(source, pipelines, built, notes):
+            tables = None
+            if not built.models:
+                bare = _unmodelled(ref, built, pipelines, notes)
+                if bare is None:
+                    continue
+                source, tables = bare
+            for one in _declared(source, pipelines, built, notes, tables):
                 if one.source_name and (one.name in taken
                                         or any(s.name == one.name for s in sources)):
                     notes.append(

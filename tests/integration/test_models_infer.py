@@ -498,3 +498,30 @@ def test_a_machine_without_the_pipelines_local_state(project: Project) -> None:
     assert proc.returncode == 0, proc.stderr
     text = (project.root / "inferred_models/raw_source/orders_tbl.py").read_text()
     assert "items: list[OrdersTblItems] = []" in text
+
+
+def test_a_column_dropped_from_the_dataset_before_infer_is_left_out(project: Project) -> None:
+    """dlt's stored schema still lists a column the live table no longer has (dropped
+    behind dlt's back): the model holds what the table holds, a note names the column, and
+    the sweep after binding is clean."""
+    project.module("pipelines.raw", RAW)
+    _declare(project, "duckdb", "raw")
+    _load(project, "duckdb", "raw")
+    project.python(f'''
+import dlt
+p = dlt.attach("{PIPELINE}")
+with p.sql_client() as c:
+    for table, column in (("customers", "name"), ("orders_tbl__items", "qty")):
+        c.execute_sql(f"ALTER TABLE {{c.make_qualified_table_name(table)}} DROP COLUMN {{column}}")
+''')
+    proc = project.cli("models", "infer", "-s", "raw_source")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert ("column `name` of table `customers` (source `raw_source`) is in dlt's schema but "
+            "not in the dataset: left out") in proc.stdout
+    assert "column `qty` of table `orders_tbl__items`" in proc.stdout
+    folder = project.root / "inferred_models" / "raw_source"
+    assert "name" not in (folder / "customers.py").read_text().split("class Customers")[1]
+    assert "    qty:" not in (folder / "orders_tbl.py").read_text()
+    clean = project.cli("reconcile", "-s", "raw_source", "--dry-run", "--format", "json")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert not [f for r in json.loads(clean.stdout)["results"] for f in r["findings"]]
