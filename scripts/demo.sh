@@ -123,3 +123,18 @@ if missing:
     sys.exit(f"the report lacks {missing}")
 print(f"  {sys.argv[1]}: {len(page.encode()) / 1024:.0f} KiB, every kind of finding drawn")
 PY
+
+step "18. A source nobody modelled: a CRM API (CamelCase fields, a nested list), loaded as is"
+"$py" load_crm.py
+"$cli" init | grep -E "crm_api|Wrote"
+
+step "19. models infer: a Pydantic model per table, bound in .dlt/config.toml (review, commit)"
+"$cli" models infer -s crm_api
+sed -n '/^class Accounts(/,$p' inferred_models/crm_api/accounts.py
+
+step "20. The bound model guards the source: clean, until the API sends a field nobody modelled"
+"$cli" reconcile -s crm_api
+"$py" load_crm.py --loyalty
+out=$("$cli" reconcile -s crm_api --dry-run)
+echo "$out"
+grep -q "loyalty_tier" <<<"$out" || { echo "the demo expected the new loyalty_tier column"; exit 1; }
