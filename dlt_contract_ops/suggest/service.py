@@ -1,0 +1,204 @@
+"""`reconcile --suggest`: one sweep, then for each finding the model change that makes the
+next sweep clean, as a unified diff per model file; `--apply` writes them.
+
+The model of a finding's resource is found the way the sweep found it (its `columns=` model,
+or one bound by configuration): its file by `inspect.getsourcefile`, the class by its
+qualified name. The file's text and hash are read while the sweep runs; a file that changed
+since is never written.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import inspect
+import os
+import sysconfig
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dlt_contract_ops.errors import SuggestError
+from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
+from dlt_contract_ops.suggest.edits import TableFacts, suggest
+
+
+@dataclass
+class ModelFile:
+    """One file that defines models of findings: its text and hash when the sweep read it."""
+
+    path: Path
+    text: str
+    digest: str
+    #: the findings' edits, in order: (finding, facts)
+    edits: list[tuple[DriftFinding, TableFacts]] = field(default_factory=list)
+
+
+@dataclass
+class Suggestions:
+    """What `--suggest` found: the files to patch, and why a finding has none."""
+
+    results: list[ReconcileResult]
+    files: dict[Path, ModelFile] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    #: path -> the patched text
+    patched: dict[Path, str] = field(default_factory=dict)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _outside(path: Path, project_dir: str) -> str | None:
+    """Why `path` may not be patched: installed code, or a file outside the project."""
+    real = os.path.realpath(path)
+    installed = {os.path.realpath(p) for k in ("purelib", "platlib", "stdlib")
+                 if (p := sysconfig.get_paths().get(k))}
+    if "site-packages" in Path(real).parts or any(
+            real.startswith(p + os.sep) for p in installed):
+        return "it is installed code (site-packages)"
+    if not real.startswith(os.path.realpath(project_dir) + os.sep):
+        return f"it lies outside the project `{project_dir}`"
+    return None
+
+
+def _live_column(db_type: str, data_type: str | None) -> dict[str, Any]:
+    """A dlt column schema for a live column: its dlt type, with the time zone and size the
+    destination type spells."""
+    import re
+
+    column: dict[str, Any] = {"data_type": data_type}
+    upper = db_type.upper()
+    if data_type == "timestamp":
+        column["timezone"] = ("TIME ZONE" in upper and "WITHOUT" not in upper) or "TZ" in upper
+    size = re.search(r"\((\d+)\s*(?:,\s*(\d+))?\)", db_type)
+    if size and data_type == "decimal":
+        column["precision"] = int(size.group(1))
+        if size.group(2) is not None:
+            column["scale"] = int(size.group(2))
+    return column
+
+
+class Collector:
+    """The sweep's `inspect` hook: reads each finding's model file while the sweep runs."""
+
+    def __init__(self, project_dir: str) -> None:
+        self.project_dir = project_dir
+        self.files: dict[Path, ModelFile] = {}
+        self.notes: list[str] = []
+
+    def __call__(self, ctx: Any, results: list[ReconcileResult]) -> None:
+        for result in results:
+            for finding in result.findings:
+                try:
+                    self._collect(ctx, finding)
+                except SuggestError as exc:
+                    self.notes.append(f"{_label(finding)}: {exc}")
+
+    def _collect(self, ctx: Any, finding: DriftFinding) -> None:
+        model = ctx.built.models.get(finding.resource)
+        expected = next((t for t in (*ctx.built.tables, *ctx.built.nested)
+                         if t.table == finding.table), None)
+        if model is None or expected is None:
+            raise SuggestError("no model found for its table")
+        if expected.parent:
+            raise SuggestError("a nested table's model: edit it by hand")
+        if "<locals>" in model.__qualname__:
+            raise SuggestError(f"model `{model.__qualname__}` is defined inside a function")
+        try:
+            source = inspect.getsourcefile(model)
+        except TypeError:
+            source = None
+        if source is None:
+            raise SuggestError(f"the file of model `{model.__qualname__}` cannot be found")
+        path = Path(source).resolve()
+        why = _outside(path, self.project_dir)
+        if why is not None:
+            raise SuggestError(f"model `{model.__qualname__}` in `{path}`: {why}; not patched")
+        if path not in self.files:
+            text = path.read_text(encoding="utf-8")
+            self.files[path] = ModelFile(path, text, _digest(text))
+        live = ctx.live.get(finding.table)
+        columns = {}
+        for name in finding.columns:
+            if live is not None and live.has(name):
+                db_type = live.columns[name].data_type
+                columns[name] = _live_column(db_type, ctx.read_type(db_type))
+        fields = {c.name: c.field or c.name for c in expected.columns}
+        facts = TableFacts(model.__qualname__, ctx.built.naming, fields, columns)
+        self.files[path].edits.append((finding, facts))
+
+
+def _label(finding: DriftFinding) -> str:
+    return f"{finding.drift_type} finding on `{finding.table}` ({', '.join(finding.columns)})"
+
+
+def collect(
+    sources: Sequence[str] | None, project_dir: str, *, keep: bool = False, **sweep: Any
+) -> Suggestions:
+    """One dry sweep (no alerts) and the patched text of every model file it found drift
+    for; a finding whose kind needs no model change is a note."""
+    from dlt_contract_ops.engine.reconcile import run
+
+    collector = Collector(os.path.abspath(project_dir))
+    results = run(sources, dry_run=True, project_dir=project_dir, inspect=collector, **sweep)
+    out = Suggestions(results, collector.files, collector.notes)
+    for path, mf in collector.files.items():
+        text = mf.text
+        for finding, facts in mf.edits:
+            try:
+                new = suggest(text, finding, facts, keep=keep)
+            except SuggestError as exc:
+                out.notes.append(f"{_label(finding)}: {exc}")
+                continue
+            if new == text:
+                out.notes.append(f"{_label(finding)}: no model change makes it go away")
+            text = new
+        if text != mf.text:
+            out.patched[path] = text
+    return out
+
+
+def diffs(found: Suggestions, project_dir: str) -> str:
+    """The unified diff of every patched file, paths relative to the project."""
+    out: list[str] = []
+    for path, new in found.patched.items():
+        rel = os.path.relpath(path, project_dir)
+        out += difflib.unified_diff(
+            found.files[path].text.splitlines(keepends=True), new.splitlines(keepends=True),
+            f"a/{rel}", f"b/{rel}")
+    return "".join(out)
+
+
+def apply(found: Suggestions) -> list[Path]:
+    """Write each patched file; SuggestError (nothing written) when one changed since the
+    sweep read it."""
+    for path in found.patched:
+        now = path.read_text(encoding="utf-8") if path.exists() else ""
+        if _digest(now) != found.files[path].digest:
+            raise SuggestError(
+                f"`{path}` changed since the sweep read it: nothing written. Run "
+                "`reconcile --suggest --apply` again.")
+    for path, new in found.patched.items():
+        path.write_text(new, encoding="utf-8")
+    return list(found.patched)
+
+
+def suggest_text(
+    sources: Sequence[str] | None, project_dir: str, *, fmt: str, write: bool, keep: bool,
+    **sweep: Any,
+) -> tuple[str, list[ReconcileResult]]:
+    """What `reconcile --suggest` prints (the diffs, or with `fmt="markdown"` the
+    pull-request text), having written the patches when `write`; and the sweep's results."""
+    from dlt_contract_ops.suggest.pr_text import markdown
+
+    found = collect(sources, project_dir, keep=keep, **sweep)
+    if fmt == "markdown":
+        text = markdown(found, project_dir)
+    else:
+        text = diffs(found, project_dir) + "".join(f"# note: {n}\n" for n in found.notes)
+    if write:
+        written = apply(found)
+        text += "".join(f"# wrote {os.path.relpath(p, project_dir)}\n" for p in written)
+    return text, found.results
