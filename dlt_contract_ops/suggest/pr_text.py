@@ -49,7 +49,8 @@ def markdown(found: Suggestions, project_dir: str) -> str:
         out.append("")
         out += [f"- {line}" for line in _evidence(f)]
         out.append("")
-    if found.notes:
-        out += ["## Not patched", ""] + [f"- {n}" for n in found.notes] + [""]
+    if found.notes or found.refused:
+        out += ["## Not patched", ""] + [f"- {n}" for n in (*found.refused, *found.notes)]
+        out.append("")
     out += ["## Diff", "", "```diff", diffs(found, project_dir).rstrip("\n"), "```", ""]
     return "\n".join(out)

@@ -42,6 +42,8 @@ class Suggestions:
     results: list[ReconcileResult]
     files: dict[Path, ModelFile] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: why a finding's model file may not be written (installed code, outside the project)
+    refused: list[str] = field(default_factory=list)
     #: path -> the patched text
     patched: dict[Path, str] = field(default_factory=dict)
 
@@ -87,6 +89,7 @@ class Collector:
         self.project_dir = project_dir
         self.files: dict[Path, ModelFile] = {}
         self.notes: list[str] = []
+        self.refused: list[str] = []
 
     def __call__(self, ctx: Any, results: list[ReconcileResult]) -> None:
         for result in results:
@@ -94,7 +97,8 @@ class Collector:
                 try:
                     self._collect(ctx, finding)
                 except SuggestError as exc:
-                    self.notes.append(f"{_label(finding)}: {exc}")
+                    if str(exc) not in self.refused:
+                        self.notes.append(f"{_label(finding)}: {exc}")
 
     def _collect(self, ctx: Any, finding: DriftFinding) -> None:
         model = ctx.built.models.get(finding.resource)
@@ -115,7 +119,10 @@ class Collector:
         path = Path(source).resolve()
         why = _outside(path, self.project_dir)
         if why is not None:
-            raise SuggestError(f"model `{model.__qualname__}` in `{path}`: {why}; not patched")
+            refusal = (f"model `{model.__qualname__}` of {_label(finding)} is defined in "
+                       f"`{path}`: {why}; change it there by hand")
+            self.refused.append(refusal)
+            raise SuggestError(refusal)
         if path not in self.files:
             text = path.read_text(encoding="utf-8")
             self.files[path] = ModelFile(path, text, _digest(text))
@@ -127,7 +134,13 @@ class Collector:
                 columns[name] = _live_column(db_type, ctx.read_type(db_type))
         fields = {c.name: c.field or c.name for c in expected.columns}
         facts = TableFacts(model.__qualname__, ctx.built.naming, fields, columns)
-        self.files[path].edits.append((finding, facts))
+        edits = self.files[path].edits
+        # two sources over one table (a source loaded by two pipelines) find the same drift
+        # of the same model: one edit
+        same = (facts.qualname, finding.drift_type, finding.table, tuple(finding.columns))
+        if not any((f.qualname, g.drift_type, g.table, tuple(g.columns)) == same
+                   for g, f in edits):
+            edits.append((finding, facts))
 
 
 def _label(finding: DriftFinding) -> str:
@@ -143,7 +156,7 @@ def collect(
 
     collector = Collector(os.path.abspath(project_dir))
     results = run(sources, dry_run=True, project_dir=project_dir, inspect=collector, **sweep)
-    out = Suggestions(results, collector.files, collector.notes)
+    out = Suggestions(results, collector.files, collector.notes, collector.refused)
     for path, mf in collector.files.items():
         text = mf.text
         for finding, facts in mf.edits:
@@ -172,8 +185,10 @@ def diffs(found: Suggestions, project_dir: str) -> str:
 
 
 def apply(found: Suggestions) -> list[Path]:
-    """Write each patched file; SuggestError (nothing written) when one changed since the
-    sweep read it."""
+    """Write each patched file; SuggestError (nothing written) when a finding's model lies
+    outside the project, or a file changed since the sweep read it."""
+    if found.refused:
+        raise SuggestError(f"{found.refused[0]}. Nothing written.")
     for path in found.patched:
         now = path.read_text(encoding="utf-8") if path.exists() else ""
         if _digest(now) != found.files[path].digest:
@@ -197,7 +212,8 @@ def suggest_text(
     if fmt == "markdown":
         text = markdown(found, project_dir)
     else:
-        text = diffs(found, project_dir) + "".join(f"# note: {n}\n" for n in found.notes)
+        text = diffs(found, project_dir) + "".join(
+            f"# note: {n}\n" for n in (*found.refused, *found.notes))
     if write:
         written = apply(found)
         text += "".join(f"# wrote {os.path.relpath(p, project_dir)}\n" for p in written)

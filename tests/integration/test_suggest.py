@@ -14,6 +14,8 @@ import pytest
 from tests.detectors.test_removal_duckdb import _backdate, _load, _sql
 from tests.detectors.test_rename import SOURCE as RENAME_SOURCE
 from tests.detectors.test_rename import _load as _load_orders
+from tests.profiles.conftest import SOURCE as PROFILED_SOURCE
+from tests.profiles.conftest import load as load_profiled
 from tests.projects import Project
 
 SOURCE = '''
@@ -201,3 +203,92 @@ def test_bad_flag_combinations(shop: Project, args: tuple[str, ...], message: st
     assert proc.returncode == 2
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_new_category_joins_the_declared_code_set(project: Project) -> None:
+    # `other` is not declared: the newest load's 4% of it is a new category
+    project.module("shop_mod", PROFILED_SOURCE.replace(
+        'status: Literal["new", "paid", "shipped", "other"]',
+        'status: Annotated[str, Semantics(categories=("new", "paid", "shipped"))]').replace(
+        "from typing import Literal, Optional",
+        "from typing import Annotated, Optional\n\nfrom dlt_contract_ops import Semantics"))
+    project.config("[contract_ops]\nalert_sinks = []\n")
+    project.source("shop", "shop_mod:shop", pipeline_name="shop_pipe", dataset_name="shop_data")
+    load_profiled(project, *[{"batch": b} for b in range(6)], {"batch": 6, "drift": ["other"]})
+
+    def metrics() -> list[tuple[str, str, str | None]]:
+        proc = project.cli("reconcile", "--all", "--include-distribution", "--dry-run",
+                           "--format", "json")
+        return [(m["column"], m["metric"], m["category"]) for r in json.loads(proc.stdout)[
+            "results"] for f in r["findings"] for m in f.get("metrics", [])]
+
+    assert ("status", "new_category", "other") in metrics()
+    applied = project.cli("reconcile", "--all", "--include-distribution", "--suggest", "--apply")
+    assert applied.returncode == 0, applied.stderr
+    path = project.root / "shop_mod.py"
+    assert 'Semantics(categories=("new", "paid", "shipped", "other"))' in path.read_text()
+    after = metrics()
+    assert ("status", "new_category", "other") not in after
+    # declared now, the value's share still moved from none to 4% against the baseline: the
+    # finding stays as a share shift until the baseline holds the value
+    assert ("status", "category_share", "other") in after
+    _lint(path)
+
+
+def test_apply_refuses_a_model_outside_the_project(project: Project, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "shared_models.py").write_text(
+        "from typing import Optional\n\nfrom pydantic import BaseModel\n\n\n"
+        "class Event(BaseModel):\n    id: int\n    kind: str\n"
+        "    actor_login: Optional[str] = None\n    score: Optional[int] = None\n")
+    project.module("src_mod", SOURCE.replace("\nclass Event(BaseModel):", (
+        f"\nimport sys\nsys.path.insert(0, {str(elsewhere)!r})\n"
+        "from shared_models import Event\n\n\nclass Unused(BaseModel):")))
+    project.config("[contract_ops]\nalert_sinks = []\n")
+    project.source("events_src", "src_mod:events_src", pipeline_name="events_pipe",
+                   dataset_name="events_data")
+    _load(project, n=20, extra=True)
+    before = (elsewhere / "shared_models.py").read_text()
+    shown = project.cli("reconcile", "--all", "--suggest")
+    assert shown.returncode == 0, shown.stderr
+    assert "lies outside the project" in shown.stdout
+    refused = project.cli("reconcile", "--all", "--suggest", "--apply")
+    assert refused.returncode == 2
+    [line] = refused.stderr.strip().splitlines()
+    assert "shared_models.py" in line
+    assert "outside the project" in line
+    assert (elsewhere / "shared_models.py").read_text() == before
+
+
+B_MOD = """
+# another source over the same pipeline: while the sweep builds it, another writer edits
+# the first source's model file (when the test says so)
+from pathlib import Path
+
+from src_mod import events_src
+
+if Path("edit_now").exists():
+    with open(Path(__file__).with_name("src_mod.py"), "a") as out:
+        out.write("# edited meanwhile\\n")
+"""
+
+
+def test_apply_refuses_a_file_changed_since_the_sweep(shop: Project) -> None:
+    shop.module("b_mod", B_MOD)
+    shop.source("z_src", "b_mod:events_src", pipeline_name="events_pipe",
+                dataset_name="events_data")
+    _load(shop, n=20, extra=True)
+    # both sources find the same columns of the same model: one edit, not two
+    shown = shop.cli("reconcile", "--all", "--suggest")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("+    note: Optional[str] = None") == 1
+    (shop.root / "edit_now").touch()
+    shop.module("b_mod", B_MOD + "# changed: built afresh\n")
+    refused = shop.cli("reconcile", "--all", "--suggest", "--apply")
+    assert refused.returncode == 2, (refused.stdout, (shop.root / "src_mod.py").read_text())
+    [line] = refused.stderr.strip().splitlines()
+    assert "src_mod.py` changed since the sweep read it: nothing written" in line
+    text = (shop.root / "src_mod.py").read_text()
+    assert "note:" not in text, text
+    assert text.endswith("# edited meanwhile\n")
