@@ -298,10 +298,12 @@ def _suggest(
     texts: list[str] = []
 
     def call() -> list[ReconcileResult]:
-        text, results = suggest_text(
+        text, notes, results = suggest_text(
             list(sources) or None, os.path.abspath(project_dir or "."), fmt=fmt, write=write,
             keep=keep, detectors=selected(include), removal=removal)
         texts.append(text)
+        for note in notes:  # stdout stays the diff alone
+            click.echo(f"note: {note}", err=True)
         return results
 
     results, interrupted = sweep(call)

@@ -203,18 +203,15 @@ def apply(found: Suggestions) -> list[Path]:
 def suggest_text(
     sources: Sequence[str] | None, project_dir: str, *, fmt: str, write: bool, keep: bool,
     **sweep: Any,
-) -> tuple[str, list[ReconcileResult]]:
-    """What `reconcile --suggest` prints (the diffs, or with `fmt="markdown"` the
-    pull-request text), having written the patches when `write`; and the sweep's results."""
+) -> tuple[str, list[str], list[ReconcileResult]]:
+    """What `reconcile --suggest` prints (the diffs, so `git apply` takes them, or with
+    `fmt="markdown"` the pull-request text), having written the patches when `write`; the
+    notes (findings not patched, files written); and the sweep's results."""
     from dlt_contract_ops.suggest.pr_text import markdown
 
     found = collect(sources, project_dir, keep=keep, **sweep)
-    if fmt == "markdown":
-        text = markdown(found, project_dir)
-    else:
-        text = diffs(found, project_dir) + "".join(
-            f"# note: {n}\n" for n in (*found.refused, *found.notes))
+    text = markdown(found, project_dir) if fmt == "markdown" else diffs(found, project_dir)
+    notes = [*found.refused, *found.notes]
     if write:
-        written = apply(found)
-        text += "".join(f"# wrote {os.path.relpath(p, project_dir)}\n" for p in written)
-    return text, found.results
+        notes += [f"wrote {os.path.relpath(p, project_dir)}" for p in apply(found)]
+    return text, notes, found.results

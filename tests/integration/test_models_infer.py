@@ -226,7 +226,7 @@ p.run(customers(){run_args}).raise_on_failed_jobs()
     # the model patch goes into the generated module the binding names
     applied = project.cli("reconcile", "-s", "raw_source", "--suggest", "--apply")
     assert applied.returncode == 0, applied.stderr
-    assert "# wrote inferred_models/raw_source/customers.py" in applied.stdout
+    assert "note: wrote inferred_models/raw_source/customers.py" in applied.stderr
     module = (project.root / "inferred_models" / "raw_source" / "customers.py").read_text()
     assert "    loyalty_tier: str | None = None  # new column, first seen" in module
     again = project.cli("reconcile", "-s", "raw_source", "--dry-run", "--format", "json")

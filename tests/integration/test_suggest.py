@@ -95,9 +95,13 @@ def _apply(project: Project, before: list[tuple[str, list[str]]],
     diff = project.cli("reconcile", "--all", *DETECTORS, "--suggest", *extra)
     assert diff.returncode == 0, diff.stderr
     assert diff.stdout.startswith("--- a/src_mod.py\n+++ b/src_mod.py\n"), diff.stdout
+    # the diff is a patch `git apply` takes as it is
+    check = subprocess.run(["git", "apply", "--check", "-"], input=diff.stdout,
+                           cwd=project.root, capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
     applied = project.cli("reconcile", "--all", *DETECTORS, "--suggest", "--apply", *extra)
     assert applied.returncode == 0, applied.stderr
-    assert "# wrote src_mod.py" in applied.stdout
+    assert "note: wrote src_mod.py" in applied.stderr
     after = _findings(project)
     assert gone not in after
     assert set(map(str, after)) <= set(map(str, before))
@@ -252,7 +256,7 @@ def test_apply_refuses_a_model_outside_the_project(project: Project, tmp_path: P
     before = (elsewhere / "shared_models.py").read_text()
     shown = project.cli("reconcile", "--all", "--suggest")
     assert shown.returncode == 0, shown.stderr
-    assert "lies outside the project" in shown.stdout
+    assert "lies outside the project" in shown.stderr
     refused = project.cli("reconcile", "--all", "--suggest", "--apply")
     assert refused.returncode == 2
     [line] = refused.stderr.strip().splitlines()
