@@ -101,13 +101,7 @@ class Collector:
                         self.notes.append(f"{_label(finding)}: {exc}")
 
     def _collect(self, ctx: Any, finding: DriftFinding) -> None:
-        model = ctx.built.models.get(finding.resource)
-        expected = next((t for t in (*ctx.built.tables, *ctx.built.nested)
-                         if t.table == finding.table), None)
-        if model is None or expected is None:
-            raise SuggestError("no model found for its table")
-        if expected.parent:
-            raise SuggestError("a nested table's model: edit it by hand")
+        expected, model = _table_model(ctx.built, finding)
         if "<locals>" in model.__qualname__:
             raise SuggestError(f"model `{model.__qualname__}` is defined inside a function")
         try:
@@ -141,6 +135,27 @@ class Collector:
         if not any((f.qualname, g.drift_type, g.table, tuple(g.columns)) == same
                    for g, f in edits):
             edits.append((finding, facts))
+
+
+def _table_model(built: Any, finding: DriftFinding) -> tuple[Any, type[Any]]:
+    """The finding's table as the model declares it, and the class that declares it: the
+    resource's model, or for a child table the item model of its `list[...]` field."""
+    from dlt_contract_ops.core.naming import nested_models
+
+    model = built.models.get(finding.resource)
+    root = next((t for t in built.tables if t.table == finding.table and not t.parent), None)
+    if model is not None and root is not None:
+        return root, model
+    roots = [t for t in built.tables if t.resource == finding.resource and not t.parent]
+    for table, rows in (nested_models(roots[0], model, built.naming)
+                        if model is not None and roots else []):
+        if table.table == finding.table and rows is not None:
+            # `nested_models` reads an item model through a subclass of its own making
+            # (`core.naming._as_rows`): the user's class is its base
+            made = rows.__dict__.get("dlt_config") is not None and rows.__bases__[0].__name__ \
+                == rows.__name__ and rows.__qualname__ == rows.__name__
+            return table, rows.__bases__[0] if made else rows
+    raise SuggestError("no model found for its table")
 
 
 def _label(finding: DriftFinding) -> str:

@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.detectors.test_nested_tables import (
+    Loaded,
+    loaded,  # noqa: F401  # the loaded-project fixture
+)
 from tests.detectors.test_removal_duckdb import _backdate, _load, _sql
 from tests.detectors.test_rename import SOURCE as RENAME_SOURCE
 from tests.detectors.test_rename import _load as _load_orders
@@ -296,3 +300,17 @@ def test_apply_refuses_a_file_changed_since_the_sweep(shop: Project) -> None:
     text = (shop.root / "src_mod.py").read_text()
     assert "note:" not in text, text
     assert text.endswith("# edited meanwhile\n")
+
+
+def test_a_child_table_s_column_joins_the_item_model(loaded: Loaded) -> None:  # noqa: F811
+    loaded.load({"n": 10}, {"start": 100, "n": 5, "priority": True})
+    [finding] = loaded.sweep("additive")["additive"].findings
+    assert (finding.table, finding.columns) == ("users__labels", ["priority"])
+    applied = loaded.project.cli("reconcile", "--all", "--suggest", "--apply")
+    assert applied.returncode == 0, applied.stderr
+    path = loaded.project.root / "people_mod.py"
+    text = path.read_text()
+    assert "    color: Optional[str] = None\n    priority: Optional[int] = None  # new" in text
+    after = loaded.sweep("additive", "missing", "type")
+    assert [f for r in after.values() for f in r.findings] == []
+    _lint(path)
