@@ -98,8 +98,7 @@ def _make_nullable(text: str, qualname: str, name: str, comment: str | None) -> 
         stmt = edit.with_ann(stmt, node)
         return edit.with_comment(stmt, comment) if comment else stmt
 
-    text = edit.edit_field(text, qualname, name, change)
-    return edit.ensure_imports(text, [OPTIONAL] if optional or "Optional[" in text else [])
+    return edit.edit_field(text, qualname, name, change)
 
 
 def removal(text: str, finding: DriftFinding, facts: TableFacts) -> str:

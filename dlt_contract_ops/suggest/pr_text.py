@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from dlt_contract_ops.model.findings import DriftFinding
-from dlt_contract_ops.suggest.service import Suggestions, diffs
+from dlt_contract_ops.suggest.found import Suggestions, diffs
 
 _WHAT = {
     "additive": "new column(s) in the table: declared as nullable fields",
