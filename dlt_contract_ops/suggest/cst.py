@@ -8,8 +8,9 @@ the field by its Python name; `EditError` when either is not where the text shou
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 
@@ -263,7 +264,7 @@ def ensure_imports(text: str, imports: Iterable[Import]) -> str:
     wanted = sorted({(m, n) for m, n in imports if n not in have})
     if not wanted:
         return text
-    body = list(module.body)
+    body: list[cst.BaseStatement] = list(module.body)
     for mod, name in wanted:
         done = False
         for i, stmt in enumerate(body):
@@ -278,10 +279,50 @@ def ensure_imports(text: str, imports: Iterable[Import]) -> str:
                 done = True
                 break
         if not done:
-            at = max((i + 1 for i, s in enumerate(body) if isinstance(s, cst.SimpleStatementLine)
-                      and isinstance(s.body[0], (cst.Import, cst.ImportFrom))), default=0)
-            body.insert(at, cst.parse_statement(f"from {mod} import {name}\n"))
+            _insert_import(body, mod, cst.parse_statement(f"from {mod} import {name}\n"))
     return module.with_changes(body=body).code
+
+
+def _top_module(stmt: cst.BaseStatement) -> str | None:
+    """The module a top-level import line imports from (`a` of `import a.b`), else None."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    node = stmt.body[0]
+    if isinstance(node, cst.ImportFrom):
+        return None if node.relative else _module_name(node)
+    if isinstance(node, cst.Import):
+        return code(node.names[0].name)
+    return None
+
+
+def _insert_import(body: list[cst.BaseStatement], mod: str, stmt: cst.BaseStatement) -> None:
+    """`stmt` among the imports where isort would put it: a standard-library module among
+    the standard library's lines (before the first that sorts after it), any other after the
+    last import. Inserted before a line, it takes over that line's leading blank lines."""
+    modules = [(i, m) for i, s in enumerate(body) if (m := _top_module(s)) is not None]
+
+    def stdlib(m: str) -> bool:
+        return m.partition(".")[0] in sys.stdlib_module_names and m != "__future__"
+    if stdlib(mod):
+        # (isort puts `import x` lines before `from x import y` ones within a section)
+        after = [i for i, m in modules if stdlib(m) and m > mod
+                 and isinstance(cast(cst.SimpleStatementLine, body[i]).body[0], cst.ImportFrom)]
+        alone = not any(stdlib(m) for _, m in modules)
+        if after or alone:
+            before = after[0] if after else next(
+                (i for i, m in modules if m != "__future__"), None)
+            if before is not None:
+                old = cast(cst.SimpleStatementLine, body[before])
+                # the first of the standard library's lines: a blank line before the others
+                body[before] = old.with_changes(leading_lines=[cst.EmptyLine()] if alone else [])
+                body.insert(before, stmt.with_changes(leading_lines=old.leading_lines))
+                return
+        last = max((i for i, m in modules if stdlib(m)), default=None)
+        if last is not None:
+            body.insert(last + 1, stmt)
+            return
+    at = max((i + 1 for i, _ in modules), default=0)
+    body.insert(at, stmt)
 
 
 class _Names(cst.CSTVisitor):

@@ -79,3 +79,20 @@ def test_installed_code_and_files_elsewhere_are_not_patched(tmp_path: Path) -> N
     assert _outside(installed, str(tmp_path)) == "it is installed code (site-packages)"
     assert _outside(tmp_path / "m.py", str(tmp_path / "project")) is not None
     assert _outside(tmp_path / "m.py", str(tmp_path)) is None
+
+
+def test_a_new_import_goes_where_isort_would_put_it() -> None:
+    from dlt_contract_ops.suggest.cst import ensure_imports
+
+    wanted = [("decimal", "Decimal"), ("dlt_contract_ops", "Semantics")]
+    assert ensure_imports(
+        "from __future__ import annotations\n\nfrom pydantic import BaseModel\n", wanted
+    ) == ("from __future__ import annotations\n\nfrom decimal import Decimal\n\n"
+          "from pydantic import BaseModel\nfrom dlt_contract_ops import Semantics\n")
+    assert ensure_imports(
+        "import sys\nfrom typing import Any\n\nimport dlt\n", wanted
+    ) == ("import sys\nfrom decimal import Decimal\nfrom typing import Any\n\nimport dlt\n"
+          "from dlt_contract_ops import Semantics\n")
+    # a name the module imports already is not imported again
+    assert ensure_imports("from decimal import Decimal\n", wanted[:1]) == (
+        "from decimal import Decimal\n")
