@@ -123,3 +123,9 @@ if missing:
     sys.exit(f"the report lacks {missing}")
 print(f"  {sys.argv[1]}: {len(page.encode()) / 1024:.0f} KiB, every kind of finding drawn")
 PY
+
+step "18. Fix a finding: --suggest prints the model change as a diff, --apply writes it"
+"$cli" reconcile -s product_events --suggest 2>/dev/null
+"$cli" reconcile -s product_events --suggest --apply 2>&1 >/dev/null
+echo "payload_size is declared now (ip-address, made outside dlt, no field can declare):"
+"$cli" reconcile -s product_events --dry-run

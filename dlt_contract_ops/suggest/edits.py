@@ -48,11 +48,22 @@ def _nullable_text(text: str, optional: bool) -> str:
     return f"Optional[{core}]" if optional and core != text else text
 
 
+def unlandable(finding: DriftFinding, facts: TableFacts) -> list[str]:
+    """The new columns of an additive finding no field can land in: dlt names a field's
+    column by the schema's naming, so a column another name (`ip-address` under snake_case:
+    made outside dlt) is out of any model's reach."""
+    if finding.drift_type != "additive":
+        return []
+    return [c for c in finding.columns if facts.naming.normalize_path(c) != c]
+
+
 def additive(text: str, finding: DriftFinding, facts: TableFacts) -> str:
-    """A new nullable field per new column, typed from what the column holds."""
+    """A new nullable field per new column, typed from what the column holds (not for a
+    column no field can land in: `unlandable`)."""
     optional = edit.uses_optional(text)
     taken = set(facts.fields.values())
-    for column in finding.columns:
+    skip = set(unlandable(finding, facts))
+    for column in [c for c in finding.columns if c not in skip]:
         live = {"data_type": None, **facts.live.get(column, {}), "name": column,
                 "nullable": True}
         ft = field_text(live, facts.naming, taken)

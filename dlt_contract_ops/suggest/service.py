@@ -19,7 +19,7 @@ from typing import Any
 
 from dlt_contract_ops.errors import SuggestError
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
-from dlt_contract_ops.suggest.edits import TableFacts, suggest
+from dlt_contract_ops.suggest.edits import TableFacts, suggest, unlandable
 from dlt_contract_ops.suggest.found import ModelFile, Suggestions, diffs
 
 
@@ -152,6 +152,10 @@ def collect(
         for finding, facts in mf.edits:
             try:
                 new = suggest(text, finding, facts, keep=keep)
+                out.notes += [
+                    f"{_label(finding)}: column `{c}` is not a name dlt's naming gives a "
+                    f"field (it gives `{facts.naming.normalize_path(c)}`): made outside dlt, "
+                    "no model field lands in it" for c in unlandable(finding, facts)]
             except SuggestError as exc:
                 out.notes.append(f"{_label(finding)}: {exc}")
                 continue

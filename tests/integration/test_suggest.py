@@ -314,3 +314,19 @@ def test_a_child_table_s_column_joins_the_item_model(loaded: Loaded) -> None:  #
     after = loaded.sweep("additive", "missing", "type")
     assert [f for r in after.values() for f in r.findings] == []
     _lint(path)
+
+
+def test_a_column_made_outside_dlt_is_a_note(shop: Project) -> None:
+    # columns added behind dlt's back: `ip-address` is no name snake_case gives a field
+    _load(shop, n=20)
+    with _sql(shop) as con:
+        con.execute('ALTER TABLE events_data.events ADD COLUMN "ip-address" VARCHAR')
+        con.execute("ALTER TABLE events_data.events ADD COLUMN payload_size BIGINT")
+    assert _findings(shop) == [("additive", ["ip-address", "payload_size"])]
+    applied = shop.cli("reconcile", "--all", "--suggest", "--apply")
+    assert applied.returncode == 0, applied.stderr
+    assert ("column `ip-address` is not a name dlt's naming gives a field (it gives "
+            "`ip_address`)") in applied.stderr
+    assert "    payload_size: Optional[int] = None  # new column" in (
+        shop.root / "src_mod.py").read_text()
+    assert _findings(shop) == [("additive", ["ip-address"])]
