@@ -14,7 +14,7 @@ from typing import Any
 
 import libcst as cst
 
-from dlt_contract_ops.infer.fields import annotation, field_text, python_name, shown
+from dlt_contract_ops.infer.fields import FIELD, annotation, field_text, python_name, shown
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.suggest import cst as edit
 from dlt_contract_ops.suggest.cst import Import
@@ -151,17 +151,35 @@ def widen(text: str, finding: DriftFinding, facts: TableFacts) -> str:
         live = facts.live.get(column)
         if not live or not live.get("data_type"):
             continue
-        new, imports, _args, _ = annotation(live, json_as_any=False)
+        new, imports, args, _ = annotation(live, json_as_any=False)
 
-        def change(stmt: cst.SimpleStatementLine, new: str = new) -> cst.SimpleStatementLine:
+        def change(stmt: cst.SimpleStatementLine, new: str = new,
+                   args: dict[str, str] = args) -> cst.SimpleStatementLine:
             node = edit.ann_assign(stmt)
             old = edit.core_type(node.annotation.annotation)
             replaced = edit.replace_node(node.annotation, old, cst.parse_expression(new))
-            return edit.with_ann(stmt, node.with_changes(annotation=replaced))
+            node = node.with_changes(annotation=replaced)
+            call = edit.field_call(node)
+            if call is None and args:
+                default = [] if node.value is None else [
+                    cst.Arg(node.value, keyword=cst.Name("default"), equal=_EQ)]
+                call = cst.Call(cst.Name("Field"), args=default)
+            if call is not None:
+                # the size the column holds: a bound of the old type goes, the new one's is set
+                for key in SIZES:
+                    value = args.get(key)
+                    call = edit.set_keyword(call, key, None if value is None else
+                                            cst.parse_expression(value))
+                node = node.with_changes(value=call)
+            return edit.with_ann(stmt, node)
 
         text = edit.edit_field(text, facts.qualname, _field(facts, column), change)
-        text = edit.ensure_imports(text, imports)
+        text = edit.ensure_imports(text, imports | ({FIELD} if args else set()))
     return text
+
+
+#: the `Field` arguments that bound a type's size (`infer.fields.annotation` sets them)
+SIZES = ("max_length", "max_digits", "decimal_places")
 
 
 def rename(text: str, finding: DriftFinding, facts: TableFacts) -> str:

@@ -50,9 +50,9 @@ def _live_column(db_type: str, data_type: str | None) -> dict[str, Any]:
     if data_type == "timestamp":
         column["timezone"] = ("TIME ZONE" in upper and "WITHOUT" not in upper) or "TZ" in upper
     size = re.search(r"\((\d+)\s*(?:,\s*(\d+))?\)", db_type)
-    if size and data_type == "decimal":
+    if size and data_type in ("decimal", "text", "binary"):
         column["precision"] = int(size.group(1))
-        if size.group(2) is not None:
+        if size.group(2) is not None and data_type == "decimal":
             column["scale"] = int(size.group(2))
     return column
 

@@ -147,13 +147,19 @@ def test_missing_field_removed_or_kept(shop: Project) -> None:
     assert "from datetime import datetime, timezone\n" in text
 
 
-def test_type_widened_to_what_the_column_holds(shop: Project) -> None:
+@pytest.mark.parametrize(("db_type", "field"), [
+    ("VARCHAR", "score: Optional[str] = None  # points"),
+    # a decimal too small for every int: the field declares the size the column holds
+    ("DECIMAL(4,1)", "score: Optional[Decimal] = Field(default=None, max_digits=4, "
+                     "decimal_places=1)  # points"),
+])
+def test_type_widened_to_what_the_column_holds(shop: Project, db_type: str, field: str) -> None:
     _load(shop, n=20)
     with _sql(shop) as con:
-        con.execute('ALTER TABLE events_data.events ALTER COLUMN "score" TYPE VARCHAR')
+        con.execute(f'ALTER TABLE events_data.events ALTER COLUMN "score" TYPE {db_type}')
     before = _findings(shop)
     text = _apply(shop, before, ("type", ["score"]))
-    assert "    score: Optional[str] = None  # points\n" in text
+    assert f"    {field}\n" in text
 
 
 def test_dark_column_deprecated_with_its_load(shop: Project) -> None:
