@@ -101,6 +101,13 @@ class Collector:
             if live is not None and live.has(name):
                 db_type = live.columns[name].data_type
                 columns[name] = _live_column(db_type, ctx.read_type(db_type))
+        if finding.drift_type == "type" and live is not None:
+            for name in _no_fit(ctx, expected, live, columns):
+                self.notes.append(
+                    f"{_label(finding)}: no Python type declares what `{name}` "
+                    f"({live.columns[name].data_type}) holds: widen the column, or acknowledge "
+                    "the finding")
+                del columns[name]
         fields = {c.name: c.field or c.name for c in expected.columns}
         facts = TableFacts(model.__qualname__, ctx.built.naming, fields, columns)
         edits = self.files[path].edits
@@ -110,6 +117,20 @@ class Collector:
         if not any((f.qualname, g.drift_type, g.table, tuple(g.columns)) == same
                    for g, f in edits):
             edits.append((finding, facts))
+
+
+def _no_fit(ctx: Any, expected: Any, live: Any, columns: dict[str, Any]) -> list[str]:
+    """The columns whose widened field would still be type drift, by the type detector's own
+    rule: a 32-bit `INTEGER` or `REAL` holds less than any `int` or `float` declares."""
+    from dataclasses import replace
+
+    from dlt_contract_ops.core.columns import ExpectedColumn
+    from dlt_contract_ops.core.declared import detect_type
+
+    widened = tuple(ExpectedColumn(name, col["data_type"], precision=col.get("precision"),
+                                   scale=col.get("scale")) for name, col in columns.items())
+    drift = detect_type(replace(expected, columns=widened), live, ctx.read_type)
+    return list(drift.columns) if drift is not None else []
 
 
 def _table_model(built: Any, finding: DriftFinding) -> tuple[Any, type[Any]]:

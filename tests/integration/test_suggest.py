@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.destinations.servers import Backend
 from tests.detectors.test_nested_tables import (
     Loaded,
     loaded,  # noqa: F401  # the loaded-project fixture
@@ -18,6 +19,7 @@ from tests.detectors.test_nested_tables import (
 from tests.detectors.test_removal_duckdb import _backdate, _load, _sql
 from tests.detectors.test_rename import SOURCE as RENAME_SOURCE
 from tests.detectors.test_rename import _load as _load_orders
+from tests.detectors.test_type_narrowing import altered  # noqa: F401  # narrowed columns
 from tests.profiles.conftest import SOURCE as PROFILED_SOURCE
 from tests.profiles.conftest import load as load_profiled
 from tests.projects import Project
@@ -336,3 +338,23 @@ def test_a_column_made_outside_dlt_is_a_note(shop: Project) -> None:
     assert "    payload_size: Optional[int] = None  # new column" in (
         shop.root / "src_mod.py").read_text()
     assert _findings(shop) == [("additive", ["ip-address"])]
+
+
+#: per backend, the narrowed columns no Python type fits (a 32-bit integer or float)
+UNFIT = {"duckdb": ["fee", "units"], "postgres": ["fee"], "mariadb": ["fee"]}
+
+
+def test_narrowed_columns_on_each_destination(
+    altered: tuple[Project, Backend],  # noqa: F811
+) -> None:
+    project, backend = altered
+    applied = project.cli("reconcile", "-s", "narrow", "--suggest", "--apply")
+    assert applied.returncode == 0, applied.stderr
+    for column in UNFIT[backend.kind]:
+        assert f"no Python type declares what `{column}`" in applied.stderr
+    after = project.cli("reconcile", "-s", "narrow", "--dry-run", "--format", "json")
+    found = [(f["drift_type"], f["columns"]) for r in json.loads(after.stdout)["results"]
+             for f in r["findings"]]
+    # every other narrowed column's field now declares what the column holds
+    assert found == [("type", UNFIT[backend.kind])], (project.root / "types_src.py").read_text()
+    _lint(project.root / "types_src.py")
