@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from libcst import ParserSyntaxError
+
 from dlt_contract_ops.errors import SuggestError
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.suggest.edits import TableFacts, suggest, unlandable
@@ -93,7 +95,10 @@ class Collector:
             self.refused.append(refusal)
             raise SuggestError(refusal)
         if path not in self.files:
-            text = path.read_text(encoding="utf-8")
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise SuggestError(f"`{path}` cannot be read: {exc}") from exc
             self.files[path] = ModelFile(path, text, _digest(text))
         live = ctx.live.get(finding.table)
         columns = {}
@@ -180,6 +185,9 @@ def collect(
             except SuggestError as exc:
                 out.notes.append(f"{_label(finding)}: {exc}")
                 continue
+            except ParserSyntaxError as exc:  # code libcst cannot read: the file stays as it is
+                out.notes.append(f"{_label(finding)}: `{path}` cannot be parsed: {exc.message}")
+                break
             if new == text:
                 out.notes.append(f"{_label(finding)}: no model change makes it go away")
             text = new
