@@ -110,6 +110,8 @@ def _apply(project: Project, before: list[tuple[str, list[str]]],
     assert "note: wrote src_mod.py" in applied.stderr
     after = _findings(project)
     assert gone not in after
+    # again, the source's columns read back from the source cache this time
+    assert _findings(project) == after
     assert set(map(str, after)) <= set(map(str, before))
     path = project.root / "src_mod.py"
     text = path.read_text()
