@@ -56,6 +56,11 @@ class ConfigError(ContractOpsError):
     """The project configuration is invalid or incomplete (CLI exit code 2)."""
 
 
+class SuggestError(ConfigError):
+    """A model patch (`reconcile --suggest`) that cannot be made or written: the model's file
+    changed since the sweep, lies outside the project, or does not hold the class."""
+
+
 class DeclarationError(ConfigError):
     """A model's semantic contract declaration is invalid (a key that names no field, say)."""
 

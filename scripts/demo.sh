@@ -124,17 +124,28 @@ if missing:
 print(f"  {sys.argv[1]}: {len(page.encode()) / 1024:.0f} KiB, every kind of finding drawn")
 PY
 
-step "18. A source nobody modelled: a CRM API (CamelCase fields, a nested list), loaded as is"
+step "18. Fix a finding: --suggest prints the model change as a diff, --apply writes it"
+"$cli" reconcile -s product_events --suggest 2>/dev/null
+"$cli" reconcile -s product_events --suggest --apply 2>&1 >/dev/null
+echo "payload_size is declared now (ip-address, made outside dlt, no field can declare):"
+"$cli" reconcile -s product_events --dry-run
+
+step "19. A source nobody modelled: a CRM API (CamelCase fields, a nested list), loaded as is"
 "$py" load_crm.py
 "$cli" init | grep -E "crm_api|Wrote"
 
-step "19. models infer: a Pydantic model per table, bound in .dlt/config.toml (review, commit)"
+step "20. models infer: a Pydantic model per table, bound in .dlt/config.toml (review, commit)"
 "$cli" models infer -s crm_api
 sed -n '/^class Accounts(/,$p' inferred_models/crm_api/accounts.py
 
-step "20. The bound model guards the source: clean, until the API sends a field nobody modelled"
+step "21. The bound model guards the source: clean, until the API sends a field nobody modelled"
 "$cli" reconcile -s crm_api
 "$py" load_crm.py --loyalty
 out=$("$cli" reconcile -s crm_api --dry-run)
 echo "$out"
 grep -q "loyalty_tier" <<<"$out" || { echo "the demo expected the new loyalty_tier column"; exit 1; }
+
+step "22. The fix loop on the inferred model: --suggest --apply, and the next sweep is clean"
+"$cli" reconcile -s crm_api --suggest 2>/dev/null
+"$cli" reconcile -s crm_api --suggest --apply 2>&1 >/dev/null
+"$cli" reconcile -s crm_api --dry-run

@@ -201,8 +201,8 @@ def included(options: dict[str, Any]) -> set[str]:
                    "other pipelines: source_name = NAME); repeatable.")
 @click.option("--all", "all_sources", is_flag=True, help="Every declared source.")
 @click.option("--dry-run", is_flag=True, help="Print and return findings; emit no alerts.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice((*FORMATS, "markdown")), default="text",
+              show_default=True, help="markdown: with --suggest, a pull-request text.")
 @output_option
 @click.option("--fail-on-drift", is_flag=True, help="Exit 3 when there are findings.")
 @project_dir_option
@@ -216,6 +216,13 @@ def included(options: dict[str, Any]) -> set[str]:
               help="Removal: recent coverage must fall below this (default 0.01).")
 @click.option("--no-dedup", is_flag=True,
               help="Send every finding to the alert sinks, even one already alerted recently.")
+@click.option("--suggest", is_flag=True,
+              help="Print, per model file, the change that makes each finding go away (a "
+                   "diff; with --format markdown a pull-request text). Sends no alerts.")
+@click.option("--apply", "apply_patch", is_flag=True,
+              help="With --suggest: write the changes into the model files.")
+@click.option("--keep", is_flag=True,
+              help="With --suggest: keep a missing field (made Optional) instead of removing it.")
 def reconcile(
     sources: tuple[str, ...],
     all_sources: bool,
@@ -225,11 +232,20 @@ def reconcile(
     fail_on_drift: bool,
     project_dir: str | None,
     no_dedup: bool,
+    suggest: bool,
+    apply_patch: bool,
+    keep: bool,
     **options: Any,
 ) -> None:
     """Diff the live destination schema against the models (read-only)."""
     if bool(sources) == all_sources:
         raise click.UsageError("Give either -s/--source NAME (repeatable) or --all, not both.")
+    if (apply_patch or keep) and not suggest:
+        raise click.UsageError("--apply and --keep go with --suggest.")
+    if (fmt == "markdown") != (suggest and fmt == "markdown") or (
+            suggest and fmt not in ("text", "markdown")):
+        raise click.UsageError("--suggest prints a diff (--format text) or a pull-request "
+                               "text (--format markdown).")
     from dlt_contract_ops.detectors.registry import selected
     from dlt_contract_ops.engine.reconcile import check_source_names, removal_overrides, run
     from dlt_contract_ops.errors import ConfigError
@@ -254,6 +270,8 @@ def reconcile(
         except ConfigError as exc:
             usage_error(exc)
         started()
+        if suggest:
+            _suggest(sources, project_dir, fmt, apply_patch, keep, include, removal, output)
         results, interrupted = sweep(
             lambda: run(
                 list(sources) or None,
@@ -267,3 +285,29 @@ def reconcile(
         )
     write_document(render(results, fmt, dry_run=dry_run), output)
     finish(results, interrupted, fail_on_drift=fail_on_drift)
+
+
+def _suggest(
+    sources: tuple[str, ...], project_dir: str | None, fmt: str, write: bool, keep: bool,
+    include: set[str], removal: dict[str, Any], output: str | None,
+) -> None:
+    """`--suggest`: the model patches instead of the findings (`suggest.service`); a patch
+    that cannot be made or written is one line, exit 2 (`sweep`)."""
+    from dlt_contract_ops.detectors.registry import selected
+    from dlt_contract_ops.suggest.service import suggest_text
+
+    texts: list[str] = []
+
+    def call() -> list[ReconcileResult]:
+        text, notes, results = suggest_text(
+            list(sources) or None, os.path.abspath(project_dir or "."), fmt=fmt, write=write,
+            keep=keep, detectors=selected(include), removal=removal)
+        texts.append(text)
+        for note in notes:  # stdout stays the diff alone
+            click.echo(f"note: {note}", err=True)
+        return results
+
+    results, interrupted = sweep(call)
+    if texts:
+        write_document(texts[0], output)
+    finish(results, interrupted)

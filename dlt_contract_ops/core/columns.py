@@ -41,6 +41,8 @@ class ExpectedColumn:
     field: str = ""  # the model field it comes from; a field may land under two names
     precision: int | None = None
     scale: int | None = None
+    #: the field is marked `Field(deprecated=...)`: no data is expected in it any more
+    deprecated: bool = False
 
 
 @dataclass(frozen=True)

@@ -131,6 +131,7 @@ def expected_table(
                     field=field,
                     precision=precision,
                     scale=scale,
+                    deprecated=bool(getattr(fields.get(raw_name), "deprecated", None)),
                 ),
             )
     return ExpectedTable(

@@ -142,7 +142,9 @@ def run_removal(run: DetectorRun) -> ReconcileResult:
         columns = sorted(
             c.name
             for c in expected.columns
+            # a deprecated field is expected to go dark (`reconcile --suggest` marks one)
             if live.has(c.name) and c.name not in ignored and c.name != axis.column
+            and not c.deprecated
         )
         if not columns:
             continue

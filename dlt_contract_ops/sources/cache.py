@@ -109,8 +109,8 @@ def _table_doc(t: ExpectedTable) -> dict[str, Any]:
         "model_name": t.model_name,
         "parent": t.parent,
         "root": t.root,
-        "columns": [[c.name, c.data_type, c.nullable, c.field, c.precision, c.scale]
-                    for c in t.columns],
+        "columns": [[c.name, c.data_type, c.nullable, c.field, c.precision, c.scale,
+                     c.deprecated] for c in t.columns],
     }
 
 
@@ -123,9 +123,10 @@ def _table(doc: dict[str, Any], seen: dict[tuple[Any, ...], ExpectedColumn]) -> 
         key = tuple(entry)
         column = seen.get(key)
         if column is None:
-            name, data_type, nullable, fld, precision, scale = entry
+            name, data_type, nullable, fld, precision, scale, *deprecated = entry
             column = seen[key] = ExpectedColumn(
-                str(name), data_type, bool(nullable), str(fld), precision, scale
+                str(name), data_type, bool(nullable), str(fld), precision, scale,
+                bool(deprecated and deprecated[0]),
             )
         columns.append(column)
     return ExpectedTable(

@@ -223,6 +223,14 @@ p.run(customers(){run_args}).raise_on_failed_jobs()
     found = [(f["drift_type"], f["columns"]) for r in json.loads(drift.stdout)["results"]
              for f in r["findings"]]
     assert found == [("additive", ["loyalty_tier"])], drift.stdout
+    # the model patch goes into the generated module the binding names
+    applied = project.cli("reconcile", "-s", "raw_source", "--suggest", "--apply")
+    assert applied.returncode == 0, applied.stderr
+    assert "note: wrote inferred_models/raw_source/customers.py" in applied.stderr
+    module = (project.root / "inferred_models" / "raw_source" / "customers.py").read_text()
+    assert "    loyalty_tier: str | None = None  # new column, first seen" in module
+    again = project.cli("reconcile", "-s", "raw_source", "--dry-run", "--format", "json")
+    assert not [f for r in json.loads(again.stdout)["results"] for f in r["findings"]]
 
 
 def test_an_existing_module_is_kept_without_force(loaded: tuple[Project, str]) -> None:

@@ -162,7 +162,8 @@ def test_the_sweep_sees_the_package() -> None:
 @pytest.mark.parametrize(
     ("what", "predicate", "home"),
     [
-        ("difflib (did you mean)", _imports("difflib"), ["errors.py"]),
+        # errors.py: did you mean; suggest/found.py: the model patch's unified diff
+        ("difflib (did you mean)", _imports("difflib"), ["errors.py", "suggest/found.py"]),
         ("a did-you-mean helper", _defines("did_you_mean"), ["errors.py"]),
         ("a closest-match helper", _defines("closest"), ["errors.py"]),
         ("dlt's column names", _literal(*DLT_COLUMNS, DLT_PREFIX), ["core/columns.py"]),

@@ -1,0 +1,1 @@
+"""Model patches for drift findings (`reconcile --suggest`)."""
