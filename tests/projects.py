@@ -14,6 +14,15 @@ from typing import Any
 from tests.inprocess import run_cli, run_python
 
 
+def checker_env() -> dict[str, str]:
+    """The environment to run mypy in on a project's code (generated models, patched files):
+    mypy cannot follow an editable install's import hook (`make install` makes one), so it is
+    shown where this package's source is, as a wheel install would place it."""
+    import dlt_contract_ops
+
+    return {**os.environ, "MYPYPATH": str(Path(dlt_contract_ops.__file__).parents[1])}
+
+
 class Project:
     """A dlt project folder: `.dlt/config.toml`, `.dlt/secrets.toml`, and source modules."""
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,12 +15,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-import dlt_contract_ops
 from dlt_contract_ops.contracts.canonical import from_document
 from dlt_contract_ops.contracts.odcs_read import contracts_from_odcs
 from tests.contracts.test_odcs import SHOP
 from tests.contracts.test_odcs_mapping import FOREIGN
-from tests.projects import Project
+from tests.projects import Project, checker_env
 
 #: the shop source of `test_odcs.SHOP` with the same resources and dlt hints, no models
 SHOP_UNMODELLED = '''
@@ -149,11 +147,8 @@ def _lint(*paths: Path) -> None:
     """ruff and mypy (strict) accept the generated modules."""
     for tool in (["ruff", "check", "--no-cache", "--isolated"],
                  ["mypy", "--strict", "--no-incremental", "--follow-imports=silent"]):
-        # mypy cannot follow an editable install's import hook (`make install` makes one):
-        # it is shown where the package's source is, as a wheel install would place it
-        env = {**os.environ, "MYPYPATH": str(Path(dlt_contract_ops.__file__).parents[1])}
         proc = subprocess.run([sys.executable, "-m", *tool, *map(str, paths)],
-                              capture_output=True, text=True, check=False, env=env)
+                              capture_output=True, text=True, check=False, env=checker_env())
         assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

@@ -22,7 +22,7 @@ from tests.detectors.test_rename import _load as _load_orders
 from tests.detectors.test_type_narrowing import altered  # noqa: F401  # narrowed columns
 from tests.profiles.conftest import SOURCE as PROFILED_SOURCE
 from tests.profiles.conftest import load as load_profiled
-from tests.projects import Project
+from tests.projects import Project, checker_env
 
 SOURCE = '''
 # the shop's event feed: this comment must survive every patch
@@ -89,7 +89,7 @@ def _lint(path: Path) -> None:
     assert ruff.returncode == 0, ruff.stdout
     mypy = subprocess.run([str(bin_dir / "mypy"), "--no-incremental", "--ignore-missing-imports",
                            "--follow-imports=silent", path.name],
-                          cwd=path.parent, capture_output=True, text=True)
+                          cwd=path.parent, capture_output=True, text=True, env=checker_env())
     assert mypy.returncode == 0, mypy.stdout
 
 
