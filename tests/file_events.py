@@ -23,7 +23,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 # <sys/inotify.h>
-_OPEN, _CLOSE_WRITE, _MOVED_TO = 0x20, 0x08, 0x80
+_OPEN, _CLOSE_WRITE, _CLOSE_NOWRITE, _MOVED_TO = 0x20, 0x08, 0x10, 0x80
+#: closes are watched too, though not counted: the kernel merges an event with the one
+#: before it when both are alike and unread, so two opens in a row would count as one
+_MASK = _OPEN | _CLOSE_WRITE | _CLOSE_NOWRITE | _MOVED_TO
 _EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then the name, NUL padded
 
 
@@ -72,7 +75,7 @@ def watch(folder: Path) -> Iterator[FileEvents]:
     if fd < 0:
         raise OSError(ctypes.get_errno(), "inotify_init1")
     try:
-        if libc.inotify_add_watch(fd, os.fsencode(folder), _OPEN | _CLOSE_WRITE | _MOVED_TO) < 0:
+        if libc.inotify_add_watch(fd, os.fsencode(folder), _MASK) < 0:
             raise OSError(ctypes.get_errno(), f"inotify_add_watch {folder}")
         yield FileEvents(fd)
     finally:
