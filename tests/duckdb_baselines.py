@@ -149,3 +149,25 @@ def copy_project(loaded: Path, into: Path) -> Project:
     """A private copy of the project `load_once` made (its own files, its own imports)."""
     shutil.copytree(loaded / "project", into)
     return Project(into)
+
+
+# -- what a DuckDB destination received ----------------------------------------------------
+
+
+class QueryLog:
+    """Every statement the reconciler's DuckDB sessions receive, from DuckDB's own query log
+    (`log_query_path`, set on each session through dlt's `credentials.local_config`): what
+    was sent, without wrapping the reconciler. SQL text only: DuckDB logs no parameters."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+        self.path = path
+        monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS__LOCAL_CONFIG",
+                           json.dumps({"log_query_path": str(path)}))
+
+    def clear(self) -> None:
+        """Forget what was logged so far (DuckDB starts a new file at the next session)."""
+        self.path.unlink(missing_ok=True)
+
+    def statements(self) -> list[str]:
+        """The statements logged since the last `clear`, one a line as DuckDB writes them."""
+        return self.path.read_text().splitlines() if self.path.exists() else []
