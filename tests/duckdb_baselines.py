@@ -132,7 +132,7 @@ def load_duckdb(
 
 
 def load_once(factory: pytest.TempPathFactory, name: str,
-              build: Callable[[Project], None]) -> Path:
+              build: Callable[[Project], object]) -> Path:
     """The folder of a project `build` loads for real (`<folder>/project`, its dlt data dir
     `<folder>/_dlt_data`), made once per session. Session fixtures run before each test's
     isolation (`tests/conftest.py`), so the loads are isolated here. Read-only: tests copy

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import fields, replace
 
-
 from dlt_contract_ops.core.columns import ExpectedColumn, ExpectedTable
 from dlt_contract_ops.sources.discovery import BuiltSource
 
@@ -43,7 +42,8 @@ class AskedTable(ExpectedTable):
 
 def test_each_table_is_compared_once_at_most() -> None:
     source, tables = _source()
-    asked = [AskedTable(*_fields(t)) for t in tables]  # equal, not the same objects
+    # equal, not the same objects
+    asked = [AskedTable(**{f.name: getattr(t, f.name) for f in fields(t)}) for t in tables]
     AskedTable.compared = 0
     assert all(source.code_sets(t) == {"status": ("new", "paid")} for t in asked)
     assert AskedTable.compared <= N
