@@ -3,7 +3,10 @@ real dlt loads, so they are run once per run and copied (the DuckDB file and dlt
 folder); each test's later loads stay real.
 
 `tests/conftest.py` keeps the folder for the run (`_duckdb_baselines`): one for all xdist
-workers, a file lock per baseline keyed by what builds it."""
+workers, a file lock per baseline keyed by what builds it.
+
+A project whose tests only read it (a warehouse loaded and drifted) is loaded once per session
+instead (`load_once`) and copied by each test (`copy_project`)."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from filelock import FileLock
 
 from tests.projects import Project
@@ -122,3 +126,48 @@ def load_duckdb(
                      run=run)
         batches = batches[-1:]
     run(batches)
+
+
+# -- a warehouse loaded once per session, copied by each test ------------------------------
+
+
+def load_once(factory: pytest.TempPathFactory, name: str,
+              build: Callable[[Project], object]) -> Path:
+    """The folder of a project `build` loads for real (`<folder>/project`, its dlt data dir
+    `<folder>/_dlt_data`), made once per session. Session fixtures run before each test's
+    isolation (`tests/conftest.py`), so the loads are isolated here. Read-only: tests copy
+    it (`copy_project`)."""
+    base = factory.mktemp(name)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
+        mp.setenv("DLT_DATA_DIR", str(base / "_dlt_data"))
+        build(Project(base / "project"))
+    return base
+
+
+def copy_project(loaded: Path, into: Path) -> Project:
+    """A private copy of the project `load_once` made (its own files, its own imports)."""
+    shutil.copytree(loaded / "project", into)
+    return Project(into)
+
+
+# -- what a DuckDB destination received ----------------------------------------------------
+
+
+class QueryLog:
+    """Every statement the reconciler's DuckDB sessions receive, from DuckDB's own query log
+    (`log_query_path`, set on each session through dlt's `credentials.local_config`): what
+    was sent, without wrapping the reconciler. SQL text only: DuckDB logs no parameters."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+        self.path = path
+        monkeypatch.setenv("DESTINATION__DUCKDB__CREDENTIALS__LOCAL_CONFIG",
+                           json.dumps({"log_query_path": str(path)}))
+
+    def clear(self) -> None:
+        """Forget what was logged so far (DuckDB starts a new file at the next session)."""
+        self.path.unlink(missing_ok=True)
+
+    def statements(self) -> list[str]:
+        """The statements logged since the last `clear`, one a line as DuckDB writes them."""
+        return self.path.read_text().splitlines() if self.path.exists() else []

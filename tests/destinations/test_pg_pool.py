@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from dataclasses import replace
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -26,37 +26,53 @@ def pg(project: Project, tmp_path: Path) -> Iterator[tuple[Project, Backend, str
         yield project, backend, dataset
 
 
-_RUN_ALL = PostgresAdapter.run_all
+@contextmanager
+def role_allowed(backend: Backend, dataset: str, connections: int) -> Iterator[str]:
+    """Credentials of a new role that reads `dataset` and may hold `connections` connections
+    at once: the server refuses one more, and the reconciler says so (a WARNING)."""
+    role = unique("co_pool_role")
+    grants = [f'USAGE ON SCHEMA "{dataset}"', f'SELECT ON ALL TABLES IN SCHEMA "{dataset}"']
+    backend.execute("public", [f"CREATE ROLE {role} LOGIN CONNECTION LIMIT {connections}",
+                               *[f"GRANT {g} TO {role}" for g in grants]])
+    try:
+        yield f"postgresql://{role}:x@127.0.0.1:5432/test"
+    finally:
+        backend.execute("public", [*[f"REVOKE {g} FROM {role}" for g in grants],
+                                   f"DROP ROLE IF EXISTS {role}"])
 
 
-def _removal(project: Project, monkeypatch: pytest.MonkeyPatch, sessions: int) -> Any:
-    caps = replace(PostgresAdapter.capabilities, pool_size=sessions)
-    monkeypatch.setattr(PostgresAdapter, "capabilities", caps)
-    used: list[int] = []
-
-    def spy(self: PostgresAdapter, batch: Any, kind: Any, **options: Any) -> Any:
-        out = _RUN_ALL(self, batch, kind, **options)
-        used.append(self.pool_sessions if len(batch) > 1 and sessions > 1 else 1)
-        return out
-
-    monkeypatch.setattr(PostgresAdapter, "run_all", spy)
-    [result] = run(["telemetry"], detectors=("removal",), project_dir=project.root, dry_run=True)
-    return result, used
+def _removal(project: Project, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+             credentials: str) -> tuple[Any, list[str]]:
+    """The removal sweep as `credentials`, and the pool sessions it could not open."""
+    monkeypatch.setenv(f"{scenario.PIPELINE.upper()}__DESTINATION__POSTGRES__CREDENTIALS",
+                       credentials)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="dlt_contract_ops"):
+        [result] = run(["telemetry"], detectors=("removal",), project_dir=project.root,
+                       dry_run=True)
+    return result, [r.getMessage() for r in caplog.records
+                    if r.getMessage().startswith("PostgreSQL pool session")]
 
 
 def test_pooled_coverage_finds_what_one_by_one_finds(
-    pg: tuple[Project, Backend, str], monkeypatch: pytest.MonkeyPatch
+    pg: tuple[Project, Backend, str], monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    project, _, _ = pg
-    serial, used_serial = _removal(project, monkeypatch, 1)
-    pooled, used_pooled = _removal(project, monkeypatch, 4)
+    """One by one: a role the server allows one connection (every pool session is refused,
+    their queries run on the adapter's own). Pooled: a role allowed the adapter's own and one
+    per table with declared columns (two): no session is refused, so no more were opened."""
+    project, backend, dataset = pg
+    with role_allowed(backend, dataset, 1) as one:
+        serial, refused_serial = _removal(project, monkeypatch, caplog, one)
+    with role_allowed(backend, dataset, 1 + 2) as three:
+        pooled, refused_pooled = _removal(project, monkeypatch, caplog, three)
     assert serial.error is None
     assert pooled.error is None
     assert serial.findings, "the scenario makes columns go dark"
     strip = [f.model_dump(exclude={"first_seen", "reproduce"}) for f in serial.findings]
     assert [f.model_dump(exclude={"first_seen", "reproduce"}) for f in pooled.findings] == strip
-    assert used_serial == [1]
-    assert used_pooled == [2]  # two tables with declared columns: two sessions, not four
+    assert len(refused_serial) == 2  # two tables: two pool sessions tried, both refused
+    assert refused_pooled == []  # two sessions, not four
 
 
 def test_pool_sessions_are_read_only_and_failures_stay_per_query(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import pytest
 
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.errors import ConfigError
+from tests.duckdb_baselines import copy_project, load_once
 from tests.projects import Project
 from tests.servers import Receiver
 
@@ -62,10 +62,8 @@ COMMANDS = [("reconcile", "--all"), ("validate",)]
 def _loaded_shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A shop loaded once by a real pipeline, then drifted out of band (`coupon` added).
     Read-only: tests copy it."""
-    base = tmp_path_factory.mktemp("shop_module")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DLT_DATA_DIR", str(base / "_dlt_data"))
-        project = Project(base / "project")
+
+    def build(project: Project) -> None:
         project.module("shop_mod", SHOP)
         project.python(
             f"""
@@ -74,17 +72,16 @@ def _loaded_shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
             dlt.pipeline({PIPELINE!r}, destination="duckdb", dataset_name={DATASET!r}).run(shop())
             """
         )
-    with duckdb.connect(str(project.root / f"{PIPELINE}.duckdb")) as con:
-        con.execute(f"ALTER TABLE {DATASET}.orders ADD COLUMN coupon TEXT DEFAULT 'C1'")
-    return project.root
+        with duckdb.connect(str(project.root / f"{PIPELINE}.duckdb")) as con:
+            con.execute(f"ALTER TABLE {DATASET}.orders ADD COLUMN coupon TEXT DEFAULT 'C1'")
+
+    return load_once(tmp_path_factory, "shop_module", build)
 
 
 @pytest.fixture
 def shop(_loaded_shop: Path, tmp_path: Path) -> Project:
     """A private copy of the drifted shop, with no configuration yet."""
-    root = tmp_path / "shop"
-    shutil.copytree(_loaded_shop, root)
-    return Project(root)
+    return copy_project(_loaded_shop, tmp_path / "shop")
 
 
 def _alert_state(data_dir: Path) -> list[Path]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -10,6 +9,7 @@ import pytest
 from dlt_contract_ops.detectors.registry import selected
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.model.findings import ReconcileResult
+from tests.duckdb_baselines import copy_project, load_once
 from tests.formats import warehouse
 from tests.projects import Project
 
@@ -17,22 +17,13 @@ from tests.projects import Project
 @pytest.fixture(scope="session")
 def loaded_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Shop and events, loaded and drifted. Read-only: copy it."""
-    base = tmp_path_factory.mktemp("formats_session")
-    with pytest.MonkeyPatch.context() as mp:
-        # session fixtures run before the per-test isolation: isolate the loads here
-        mp.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
-        mp.setenv("DLT_DATA_DIR", str(base / "_dlt_data"))
-        project = Project(base / "project")
-        warehouse.build(project)
-    return project.root
+    return load_once(tmp_path_factory, "formats_session", warehouse.build)
 
 
 @pytest.fixture
 def drifted(loaded_warehouse: Path, tmp_path: Path) -> Project:
     """A private copy of the loaded project."""
-    root = tmp_path / "warehouse"
-    shutil.copytree(loaded_warehouse, root)
-    return Project(root)
+    return copy_project(loaded_warehouse, tmp_path / "warehouse")
 
 
 @pytest.fixture

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.duckdb_baselines import copy_project, load_once
 from tests.integration import shop
 from tests.projects import Project
 
@@ -14,22 +14,19 @@ from tests.projects import Project
 @pytest.fixture(scope="session")
 def loaded_shop(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The shop project after one real load and the out-of-band drift. Read-only: copy it."""
-    base = tmp_path_factory.mktemp("shop_session")
-    with pytest.MonkeyPatch.context() as mp:
-        # session fixtures run before the per-test isolation: isolate the load here
-        mp.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
-        mp.setenv("DLT_DATA_DIR", str(base / "_dlt_data"))
-        project = Project(base / "project")
-        shop.build(project)
-        shop.load(project)
+    return load_once(tmp_path_factory, "shop_session", load_and_drift)
+
+
+def load_and_drift(project: Project) -> None:
+    """The shop's real load, then the drift dlt never made (`shop.drift`)."""
+    shop.build(project)
+    shop.load(project)
     shop.drift(project.root)
-    return project.root
 
 
 @pytest.fixture
 def shop_project(loaded_shop: Path, tmp_path: Path) -> Project:
     """A private copy of the loaded shop project (its own files, fresh imports)."""
-    root = tmp_path / "shop"
-    shutil.copytree(loaded_shop, root)
-    shop.reset_calls(root)
-    return Project(root)
+    project = copy_project(loaded_shop, tmp_path / "shop")
+    shop.reset_calls(project.root)
+    return project

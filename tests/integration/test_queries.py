@@ -1,20 +1,17 @@
 """What a run sends: one metadata query per dataset, one sample query per drifted table, and
-one build of each source. Counted where the adapters prepare every query for the driver."""
+one build of each source. Counted as each sweep counts what it sent (`observe_sweeps`)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterator
 
 import duckdb
 import pytest
-from sqlglot import exp
 
-from dlt_contract_ops.destinations.base import SqlClientAdapter
-from dlt_contract_ops.destinations.execution import PreparedQuery
 from dlt_contract_ops.detectors.registry import selected
 from dlt_contract_ops.engine.reconcile import run
+from dlt_contract_ops.engine.sweep_stats import SweepStats, observe_sweeps
 from tests.integration import shop
 from tests.projects import Project
 
@@ -24,33 +21,21 @@ DETECTORS = selected()
 ALL_SHOP = ["shop", "shop_extra", "shop_clean"]
 
 
-@dataclass(frozen=True)
-class Sent:
-    kind: str
-    location: str
-    dataset: str
-    tables: tuple[str, ...]
-
-
 @pytest.fixture
-def sent(monkeypatch: pytest.MonkeyPatch) -> list[Sent]:
-    """Every query any adapter prepares for its driver in this test, in order (`run`, each
-    query of `run_all` and of the PostgreSQL pool all pass through `prepared`)."""
-    log: list[Sent] = []
-    real_prepared = SqlClientAdapter.prepared
+def sent() -> Iterator[list[SweepStats]]:
+    """The stats of this test's sweeps: queries per kind, as each sweep counts what it sent
+    (the counters `make bench` and the query budget read, `observe_sweeps`)."""
+    with observe_sweeps() as seen:
+        yield seen
 
-    def counting_prepared(self: SqlClientAdapter, *args: Any, **kwargs: Any) -> PreparedQuery:
-        job = real_prepared(self, *args, **kwargs)
-        tables = tuple(sorted({t.name for t in job.named.find_all(exp.Table)}))
-        log.append(Sent(job.kind, str(getattr(self, "location", "")), self.dataset, tables))
-        return job
 
-    monkeypatch.setattr(SqlClientAdapter, "prepared", counting_prepared)
-    return log
+def kinds(seen: list[SweepStats]) -> Counter[str]:
+    """The queries every sweep so far sent, by kind."""
+    return sum((s.queries for s in seen), Counter())
 
 
 def test_one_metadata_query_and_one_sample_query_per_drifted_table(
-    shop_project: Project, sent: list[Sent]
+    shop_project: Project, sent: list[SweepStats]
 ) -> None:
     results = run(ALL_SHOP, detectors=("additive",), dry_run=True, project_dir=shop_project.root)
     assert all(r.error is None for r in results)
@@ -59,20 +44,21 @@ def test_one_metadata_query_and_one_sample_query_per_drifted_table(
     # three sources, one dataset: one metadata query covers every table of all three; a
     # modelled table absent from the dataset that no local state knows costs one read of the
     # schema dlt stored there (`_dlt_version`), to tell dropped from never loaded
-    assert Counter(s.kind for s in sent) == {"metadata": 1, "schema": 1, "sample": len(drifted)}
-    samples = [s.tables for s in sent if s.kind == "sample"]
-    assert sorted(samples) == sorted((t,) for t in drifted)
-    # clean tables (`clean`, read by two sources) get no sample query
-    assert all("clean" not in tables for tables in samples)
+    assert kinds(sent) == {"metadata": 1, "schema": 1, "sample": len(drifted)}
+    # each sample query is the one its finding shows to run again, on its own table; clean
+    # tables (`clean`, read by two sources) get none
+    shown = [f for r in results for f in r.findings]
+    assert sorted(f.table for f in shown) == sorted(drifted)
+    assert all(f.reproduce and f'"{f.table}"' in f.reproduce for f in shown)
 
 
 def test_every_default_detector_shares_the_metadata_query(
-    shop_project: Project, sent: list[Sent]
+    shop_project: Project, sent: list[SweepStats]
 ) -> None:
     results = run(ALL_SHOP, detectors=DETECTORS, dry_run=True, project_dir=shop_project.root)
     assert {r.detector for r in results} == set(DETECTORS)
     assert all(r.error is None for r in results)
-    assert sum(s.kind == "metadata" for s in sent) == 1
+    assert kinds(sent)["metadata"] == 1
 
 
 def test_each_source_is_built_once_per_run(shop_project: Project) -> None:
@@ -111,7 +97,9 @@ def second():
 """
 
 
-def test_same_dataset_name_in_two_files_is_two_datasets(project: Project, sent: list[Sent]) -> None:
+def test_same_dataset_name_in_two_files_is_two_datasets(
+    project: Project, sent: list[SweepStats]
+) -> None:
     """Two DuckDB files that both hold a dataset `raw`: each source must see its own."""
     project.module("pipes.two", TWO_FILES_SOURCE)
     for name in ("first", "second"):
@@ -136,7 +124,7 @@ def test_same_dataset_name_in_two_files_is_two_datasets(project: Project, sent: 
         "first": [("alpha", ["first_extra"])],
         "second": [("beta", ["second_extra"])],
     }
-    assert sum(s.kind == "metadata" for s in sent) == 2
+    assert kinds(sent)["metadata"] == 2
 
 
 def test_a_source_named_twice_is_built_and_reported_once(shop_project: Project) -> None:

@@ -1,50 +1,26 @@
-"""A reconcile from the CLI loads dlt's configuration and reads its settings once: one
-project context for the whole command, the name check and the sweep inside it."""
+"""A reconcile from the CLI loads dlt's configuration once: one project context for the whole
+command, the name check and the sweep inside it. Seen on the project's files (inotify): a
+reconcile opens `.dlt/config.toml` as often as the same command stopped by its name check
+does, plus at most one read for the source it sweeps (dlt's pipeline of the source), not
+again per step."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import pytest
-
-import dlt_contract_ops.settings.files as settings_files
-import dlt_contract_ops.settings.project as project_settings
+from tests.file_events import watch
 from tests.projects import Project
 
 
-def test_reconcile_loads_the_configuration_and_reads_the_settings_once(
-    shop_project: Project, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    entered: list[Any] = []
-    computed: list[str] = []
-    check_syntax, load_project, load_source = (settings_files._check_toml_syntax,
-                                               project_settings._load_project_settings,
-                                               project_settings._load_source_settings)
+def test_reconcile_loads_the_configuration_once(shop_project: Project) -> None:
+    with watch(shop_project.root / ".dlt") as seen:
+        stopped = shop_project.cli("reconcile", "-s", "no_such_source", "--dry-run")
+        assert stopped.returncode == 2, stopped.stderr  # refused by the name check
+        entered = seen.opened("config.toml")
+        assert entered >= 1
+        seen.clear()
 
-    def counted_entry(target: Any) -> None:
-        # `project_context` checks the project's TOML files each time it points dlt's run
-        # context at the project (and reloads it); a context within one of the same folder
-        # does neither
-        entered.append(str(target))
-        check_syntax(target)
+        proc = shop_project.cli("reconcile", "-s", "shop", "--dry-run", "--format", "json")
 
-    def counted_project(check_keys: bool) -> Any:
-        computed.append("project")
-        return load_project(check_keys)
-
-    def counted_source(name: str, project: Any, check_keys: bool) -> Any:
-        computed.append(f"source {name} {check_keys}")
-        return load_source(name, project, check_keys)
-
-    monkeypatch.setattr(settings_files, "_check_toml_syntax", counted_entry)
-    monkeypatch.setattr(project_settings, "_load_project_settings", counted_project)
-    monkeypatch.setattr(project_settings, "_load_source_settings", counted_source)
-
-    proc = shop_project.cli("reconcile", "-s", "shop", "--dry-run", "--format", "json")
-
-    assert proc.returncode == 0, proc.stderr
-    assert '"findings"' in proc.stdout  # the sweep ran
-    # dlt's configuration is loaded into the project once, not again for the sweep
-    assert entered.count(str(shop_project.root)) == 1
-    # the name check reads the source without checking its keys, the sweep with
-    assert computed == ["project", "source shop False", "source shop True"]
+        assert proc.returncode == 0, proc.stderr
+        assert '"findings"' in proc.stdout  # the sweep ran
+        # dlt's configuration is loaded into the project once, not again for the sweep
+        assert entered <= seen.opened("config.toml") <= entered + 1

@@ -12,6 +12,7 @@ from types import ModuleType
 
 import pytest
 
+from tests.duckdb_baselines import load_once
 from tests.integration import shop
 from tests.projects import Project
 
@@ -38,12 +39,8 @@ def load_example(name: str) -> ModuleType:
 @pytest.fixture(scope="session")
 def loaded_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Read-only: `shop` and `shop_extra` drifted, `shop_clean` clean, `ghost` unloaded."""
-    base = tmp_path_factory.mktemp("orchestrators")
-    with pytest.MonkeyPatch.context() as mp:
-        # session fixtures run before the per-test isolation: isolate the load here
-        mp.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
-        mp.setenv("DLT_DATA_DIR", str(base / "_dlt_data"))
-        project = Project(base / "project")
+
+    def build(project: Project) -> None:
         shop.build(project)
         project.source(
             GHOST,
@@ -52,8 +49,9 @@ def loaded_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
             dataset_name="ghost_data",
         )
         shop.load(project)
-    shop.drift(project.root)
-    return project.root
+        shop.drift(project.root)
+
+    return load_once(tmp_path_factory, "orchestrators", build) / "project"
 
 
 @pytest.fixture

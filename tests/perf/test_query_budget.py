@@ -23,6 +23,7 @@ import pytest
 from dlt_contract_ops.detectors.registry import selected
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.engine.sweep_stats import SweepStats, observe_sweeps
+from tests.duckdb_baselines import load_once
 from tests.projects import Project
 
 #: what every reconcile runs
@@ -158,21 +159,19 @@ for recent, first in ((False, 0), (True, 100)):
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> Project:
     """Three sources, two DuckDB datasets, one baseline and one recent load each."""
-    project = Project(tmp_path_factory.mktemp("budget") / "project")
-    project.module("budget_sources", SOURCES)
-    project.config('[contract_ops]\nalert_sinks = []\nload_timestamp_column = "loaded_at"\n')
-    project.source("shop", "budget_sources:shop", pipeline_name="shop_pipe",
-                   dataset_name="shop_data")
-    project.source("crm", "budget_sources:crm", pipeline_name="shop_pipe",
-                   dataset_name="shop_data")
-    project.source("billing", "budget_sources:billing", pipeline_name="billing_pipe",
-                   dataset_name="billing_data")
-    # module scope runs before the per-test isolation fixture: isolate the loads here
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DLT_DATA_DIR", str(project.root.parent / "_dlt_data"))
-        mp.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
+
+    def build(project: Project) -> None:
+        project.module("budget_sources", SOURCES)
+        project.config('[contract_ops]\nalert_sinks = []\nload_timestamp_column = "loaded_at"\n')
+        project.source("shop", "budget_sources:shop", pipeline_name="shop_pipe",
+                       dataset_name="shop_data")
+        project.source("crm", "budget_sources:crm", pipeline_name="shop_pipe",
+                       dataset_name="shop_data")
+        project.source("billing", "budget_sources:billing", pipeline_name="billing_pipe",
+                       dataset_name="billing_data")
         project.python(LOAD)
-    return project
+
+    return Project(load_once(tmp_path_factory, "budget", build) / "project")
 
 
 @dataclass

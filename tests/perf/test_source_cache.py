@@ -27,6 +27,7 @@ from dlt_contract_ops.sources.cache import cache_path, cached_source
 from dlt_contract_ops.sources.discovery import build_source, declared_code_sets
 from dlt_contract_ops.sources.fingerprints import FORMAT, static_key
 from dlt_contract_ops.sources.project_imports import begin_run
+from tests.duckdb_baselines import load_once
 from tests.projects import Project
 
 #: every detector a sweep can run: the ones needing the models (contract, the code sets of
@@ -126,13 +127,8 @@ for recent, at in ((False, now - timedelta(days=2)), (True, now - timedelta(minu
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The loaded warehouse, built once; each test copies the project around it."""
-    root = tmp_path_factory.mktemp("cache") / "project"
-    project = Project(root)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DLT_DATA_DIR", str(root.parent / "_dlt_data"))
-        mp.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
-        project.python(LOAD)
-    return root / "shop_pipe.duckdb"
+    base = load_once(tmp_path_factory, "cache", lambda project: project.python(LOAD))
+    return base / "project" / "shop_pipe.duckdb"
 
 
 def _written_before_the_run(*paths: Path) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.duckdb_baselines import load_once
 from tests.inprocess import run_dlt
 from tests.plugin import project as shop
 from tests.projects import Project
@@ -67,15 +68,14 @@ class Loaded:
 @pytest.fixture(scope="session")
 def loaded_plugin_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(project, data dir) after the real loads and the drift. Read-only: copy them."""
-    base = tmp_path_factory.mktemp("plugin_session")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
-        mp.setenv("DLT_DATA_DIR", str(base / "_dlt_data"))
-        project = Project(base / "project")
+
+    def build(project: Project) -> None:
         shop.build(project)
         shop.load(project)
-    shop.drift(project.root)
-    return project.root, base / "_dlt_data"
+        shop.drift(project.root)
+
+    base = load_once(tmp_path_factory, "plugin_session", build)
+    return base / "project", base / "_dlt_data"
 
 
 @pytest.fixture

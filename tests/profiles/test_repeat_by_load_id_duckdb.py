@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from dlt_contract_ops.destinations.base import SqlClientAdapter
+from tests.duckdb_baselines import QueryLog
 from tests.profiles import test_removal_from_profiles_duckdb as duck
 from tests.profiles.test_removal_from_profiles_duckdb import seen, sweep
 from tests.projects import Project
@@ -29,18 +29,9 @@ def shop(project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> P
 
 
 @pytest.fixture
-def sent(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[Any]]]:
-    """Every (SQL, parameters) of kind `profile` or `loads` the adapter hands to its session."""
-    seen_sql: list[tuple[str, list[Any]]] = []
-    start = SqlClientAdapter._start
-
-    def recorded(self: Any, job: Any) -> Any:
-        if job.kind in ("profile", "loads"):
-            seen_sql.append((job.sql, list(job.values)))
-        return start(self, job)
-
-    monkeypatch.setattr(SqlClientAdapter, "_start", recorded)
-    return seen_sql
+def sent(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> QueryLog:
+    """Every statement the sweeps' DuckDB sessions receive (DuckDB's query log)."""
+    return QueryLog(monkeypatch, tmp_path / "queries.log")
 
 
 def backdate(project: Project) -> list[str]:
@@ -64,47 +55,53 @@ def backdate(project: Project) -> list[str]:
         con.close()
 
 
-def _profile_queries(sent: list[tuple[str, list[Any]]]) -> list[tuple[str, list[Any]]]:
-    return [(q, p) for q, p in sent if '"orders"' in q]
+def _profile_queries(sent: QueryLog) -> list[str]:
+    """The load profile queries of `orders` (counts per load id) DuckDB received."""
+    return [q for q in sent.statements() if 'GROUP BY "_dlt_load_id"' in q and '"orders"' in q]
+
+
+def _loads_queries(sent: QueryLog) -> list[str]:
+    return [q for q in sent.statements() if "_dlt_loads" in q]
 
 
 def test_a_repeat_sweep_reads_only_the_new_load_by_its_id(
-    shop: Project, sent: list[tuple[str, list[Any]]],
+    shop: Project, sent: QueryLog,
 ) -> None:
     duck.declare(shop)
     duck.load(shop, *[{"batch": b} for b in range(4)])
     old = backdate(shop)
     assert sweep(shop) == []
-    sent.clear()
     duck.load(shop, {"batch": 4, "dark": ["note"]})
-    [new] = [r[0] for r in duck_sql(shop, "SELECT load_id FROM _dlt_loads") if r[0] not in old]
+    loads = duck_sql(shop, "SELECT load_id FROM _dlt_loads")
+    assert len([r for r in loads if r[0] not in old]) == 1
+    sent.clear()  # dlt's own sessions log there too
 
     now = datetime.now(timezone.utc)
     profiled = sweep(shop, now=now)
-    [(loads_sql, loads_params)] = [(q, p) for q, p in sent if "_dlt_loads" in q]
+    [loads_sql] = _loads_queries(sent)
     assert '"status" = 0' in loads_sql
-    assert loads_params
-    [(query, params)] = _profile_queries(sent)
-    assert "IN (" in query
-    assert ">" not in query.split("UNION ALL")[0]  # no range bound on the load id
-    assert params == [new]
+    [query] = _profile_queries(sent)
+    # the one new load, listed by id (one parameter in the list), no range bound on the id
+    assert '"_dlt_load_id" IN (?)' in query
+    assert ">" not in query.split("UNION ALL")[0]
     assert [f.columns for f in profiled] == [["note"]]
     assert seen(profiled) == seen(sweep(shop, from_profiles=False, now=now))
 
 
 def test_a_table_without_a_load_to_read_again_is_not_queried(
-    shop: Project, sent: list[tuple[str, list[Any]]],
+    shop: Project, sent: QueryLog,
 ) -> None:
     duck.declare(shop)
     duck.load(shop, *[{"batch": b} for b in range(3)], {"batch": 3, "dark": ["note"]})
     backdate(shop)  # every load before the recent window: none is read again
+    sent.clear()
     first = sweep(shop)
     assert _profile_queries(sent)  # the first sweep profiles every load
     sent.clear()
 
     now = datetime.now(timezone.utc)
     again = sweep(shop, now=now)
-    assert any("_dlt_loads" in q for q, _ in sent)
+    assert _loads_queries(sent)
     assert _profile_queries(sent) == []
     # nothing in the recent window (removal has no recent rows to compare): as a full scan
     assert seen(again) == seen(first) == seen(sweep(shop, from_profiles=False, now=now))
@@ -122,7 +119,7 @@ def duck_sql(project: Project, statement: str) -> list[tuple[Any, ...]]:
 
 
 def test_more_loads_than_a_query_lists_keep_the_range_bound(
-    shop: Project, sent: list[tuple[str, list[Any]]], monkeypatch: pytest.MonkeyPatch,
+    shop: Project, sent: QueryLog, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from dlt_contract_ops.profiles import sweep as profiles_sweep
 
@@ -132,12 +129,13 @@ def test_more_loads_than_a_query_lists_keep_the_range_bound(
     backdate(shop)
     sweep(shop)
     duck.load(shop, {"batch": 4, "dark": ["note"]})
-    sent.clear()
+    sent.clear()  # dlt's own sessions log there too
 
     now = datetime.now(timezone.utc)
     profiled = sweep(shop, now=now)
-    [(query, params)] = _profile_queries(sent)
+    [query] = _profile_queries(sent)
     assert "IN (" not in query
-    assert len(params) == 1  # the bound: the last profiled load or the recent window's start
+    # the bound: the last profiled load or the recent window's start
+    assert query.split("UNION ALL")[0].count("?") == 1
     assert [f.columns for f in profiled] == [["note"]]
     assert seen(profiled) == seen(sweep(shop, from_profiles=False, now=now))

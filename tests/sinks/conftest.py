@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ import pytest
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.registry import clear_cache
 from dlt_contract_ops.sinks.base import ErrorEvent
+from tests.duckdb_baselines import copy_project, load_once
 from tests.projects import Project
 
 
@@ -61,18 +61,10 @@ def _loaded_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The app project after one real load and the drift. Read-only: tests copy it."""
     from tests.sinks.app_project import build_and_load
 
-    base = tmp_path_factory.mktemp("app_session")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("RUNTIME__DLTHUB_TELEMETRY", "false")
-        mp.setenv("DLT_DATA_DIR", str(base / "_dlt_data"))
-        project = Project(base / "project")
-        build_and_load(project)
-    return project.root
+    return load_once(tmp_path_factory, "app_session", build_and_load)
 
 
 @pytest.fixture
 def app_project(_loaded_app: Path, tmp_path: Path) -> Project:
     """A private copy of the loaded app project."""
-    root = tmp_path / "app"
-    shutil.copytree(_loaded_app, root)
-    return Project(root)
+    return copy_project(_loaded_app, tmp_path / "app")

@@ -9,19 +9,19 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from filelock import FileLock
 
-import dlt_contract_ops.sinks.dedup as dedup_module
 from dlt_contract_ops.errors import StateFileError
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings import load_project_settings, project_context
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.dedup import DedupStore, finding_key
 from dlt_contract_ops.sinks.emitter import Emitter
+from tests.file_events import FileEvents, watch
 from tests.projects import Project
 from tests.sinks.conftest import make_finding
 from tests.sinks.test_emitter import Recording
@@ -35,22 +35,15 @@ def _findings(n: int) -> list[DriftFinding]:
 
 
 @pytest.fixture
-def file_calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """How often dedup reads and writes its state file (the real functions still run)."""
-    calls = {"read": 0, "write": 0}
-    read, write = dedup_module.read_json, dedup_module.write_json
+def state_io(tmp_path: Path) -> Iterator[FileEvents]:
+    """The opens and replacements of `tmp_path / "state.json"`, as the kernel sees them."""
+    with watch(tmp_path) as seen:
+        yield seen
 
-    def counted_read(path: Path) -> dict[str, Any]:
-        calls["read"] += 1
-        return read(path)
 
-    def counted_write(path: Path, doc: dict[str, Any]) -> None:
-        calls["write"] += 1
-        write(path, doc)
-
-    monkeypatch.setattr(dedup_module, "read_json", counted_read)
-    monkeypatch.setattr(dedup_module, "write_json", counted_write)
-    return calls
+def _io(seen: FileEvents) -> dict[str, int]:
+    """Reads (opens: a read of a file not there yet is none) and writes (atomic replaces)."""
+    return {"read": seen.opened("state.json"), "write": seen.written("state.json")}
 
 
 def _run(path: Path, findings: list[DriftFinding], *, dry_run: bool = False) -> Emitter:
@@ -63,27 +56,28 @@ def _run(path: Path, findings: list[DriftFinding], *, dry_run: bool = False) -> 
 
 @pytest.mark.parametrize("count", [1, 40])
 def test_a_sweep_reads_and_writes_the_state_twice_whatever_its_findings(
-    tmp_path: Path, file_calls: dict[str, int], count: int
+    tmp_path: Path, state_io: FileEvents, count: int
 ) -> None:
     path = tmp_path / "state.json"
     first = _run(path, _findings(count))
 
     assert set(dict(first.report.ledger).values()) == {"new"}
     assert len(first.report.delivered_to) == count
-    # the claims before sending, then the settled alerts after the flush
-    assert file_calls == {"read": 2, "write": 2}
+    # the claims before sending (read before the file exists: no open), then the settled
+    # alerts after the flush
+    assert _io(state_io) == {"read": 1, "write": 2}
 
-    file_calls.update(read=0, write=0)
+    state_io.clear()
     again = _run(path, _findings(count))
 
     assert set(dict(again.report.ledger).values()) == {"repeat"}
-    assert file_calls == {"read": 1, "write": 0}  # nothing new: nothing to write
+    assert _io(state_io) == {"read": 1, "write": 0}  # nothing new: nothing to write
 
 
-def test_a_dry_run_reads_the_state_once(tmp_path: Path, file_calls: dict[str, int]) -> None:
+def test_a_dry_run_reads_the_state_once(tmp_path: Path, state_io: FileEvents) -> None:
     path = tmp_path / "state.json"
     _run(path, _findings(3))
-    file_calls.update(read=0, write=0)
+    state_io.clear()
 
     dry = _run(path, [*_findings(3), make_finding(resource="new", table="new")], dry_run=True)
 
@@ -91,7 +85,7 @@ def test_a_dry_run_reads_the_state_once(tmp_path: Path, file_calls: dict[str, in
         **{f.id: "repeat" for f in _findings(3)},
         make_finding(resource="new", table="new").id: "new",
     }
-    assert file_calls == {"read": 1, "write": 0}
+    assert _io(state_io) == {"read": 1, "write": 0}
 
 
 class _StopsAtSecond(Recording):
