@@ -18,7 +18,7 @@ import pytest
 
 from tests.duckdb_baselines import BASELINES, FOLDER
 from tests.postgres_baselines import drop_kept
-from tests.projects import Project
+from tests.projects import MYPY_CACHE, Project
 
 os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
 
@@ -109,6 +109,13 @@ def _duckdb_baselines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
     BASELINES.append(folder)
     yield
     BASELINES.remove(folder)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _mypy_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """One mypy cache per worker for the checks of generated and patched models
+    (`tests.projects.checker_env`), removed with the run's temporary folders."""
+    os.environ[MYPY_CACHE] = str(tmp_path_factory.mktemp("mypy_cache"))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

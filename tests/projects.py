@@ -13,11 +13,18 @@ from typing import Any
 
 from tests.inprocess import run_cli, run_python
 
+#: the folder mypy keeps its cache in for this test process (`checker_env`), set by
+#: `tests/conftest.py` under the run's temporary folder: the modules every check imports
+#: (this package, pydantic, dlt) are analysed once a worker, not once a check (5-10 s each)
+MYPY_CACHE = "MYPY_CACHE_DIR"
+
 
 def checker_env() -> dict[str, str]:
     """The environment to run mypy in on a project's code (generated models, patched files):
     mypy cannot follow an editable install's import hook (`make install` makes one), so it is
-    shown where this package's source is, as a wheel install would place it."""
+    shown where this package's source is, as a wheel install would place it; its cache is
+    the worker's (`MYPY_CACHE`: mypy checks each cached file's hash, so projects of the same
+    module names do not share results)."""
     import dlt_contract_ops
 
     return {**os.environ, "MYPYPATH": str(Path(dlt_contract_ops.__file__).parents[1])}

@@ -146,7 +146,7 @@ def _fails(project: Project, *args: str) -> str:
 def _lint(*paths: Path) -> None:
     """ruff and mypy (strict) accept the generated modules."""
     for tool in (["ruff", "check", "--no-cache", "--isolated"],
-                 ["mypy", "--strict", "--no-incremental", "--follow-imports=silent"]):
+                 ["mypy", "--strict", "--follow-imports=silent"]):
         proc = subprocess.run([sys.executable, "-m", *tool, *map(str, paths)],
                               capture_output=True, text=True, check=False, env=checker_env())
         assert proc.returncode == 0, proc.stdout + proc.stderr

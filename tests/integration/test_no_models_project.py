@@ -208,8 +208,7 @@ def _lint(project: Project) -> None:
                                  "--line-length", "100", folder]),
                        ("ruff", ["format", "--check", "--isolated", "--line-length", "100",
                                  folder]),
-                       ("mypy", ["--strict", "--follow-imports=silent", "--cache-dir",
-                                 str(project.root / ".mypy_cache"),
+                       ("mypy", ["--strict", "--follow-imports=silent",
                                  "--no-error-summary", folder])):
         proc = subprocess.run([sys.executable, "-m", tool, *args], cwd=project.root,
                               capture_output=True, text=True, check=False, env=checker_env())

@@ -87,7 +87,7 @@ def _lint(path: Path) -> None:
                            "--select", "E4,E7,E9,F", path.name],
                           cwd=path.parent, capture_output=True, text=True)
     assert ruff.returncode == 0, ruff.stdout
-    mypy = subprocess.run([str(bin_dir / "mypy"), "--no-incremental", "--ignore-missing-imports",
+    mypy = subprocess.run([str(bin_dir / "mypy"), "--ignore-missing-imports",
                            "--follow-imports=silent", path.name],
                           cwd=path.parent, capture_output=True, text=True, env=checker_env())
     assert mypy.returncode == 0, mypy.stdout
