@@ -310,14 +310,14 @@ def module_ref(path: Path, pdir: Path) -> str | None:
 
 
 def _write_module(path: Path, text: str, out_dir: Path) -> None:
-    from dlt_contract_ops.statefile import write_text
+    from dlt_contract_ops.sources.project_imports import write_module
 
     path.parent.mkdir(parents=True, exist_ok=True)
     folder = path.parent
     while folder == out_dir or out_dir in folder.parents:  # a package, importable by its ref
         (folder / "__init__.py").touch(exist_ok=True)
         folder = folder.parent
-    write_text(path, text)
+    write_module(path, text)
 
 
 def bindable(models: Sequence[InferredModel]) -> list[InferredModel]:

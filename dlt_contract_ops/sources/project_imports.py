@@ -6,9 +6,11 @@ their files say now (`begin_run`), and one project's package never stands in for
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 #: (project dir, top-level package) imported afresh in this run (see `begin_run`)
@@ -63,3 +65,28 @@ def _import_module(module_name: str, project_dir: str) -> Any:
     sys.path.insert(0, project_dir)
     importlib.invalidate_caches()
     return importlib.import_module(module_name)
+
+
+def write_module(path: os.PathLike[str] | str, text: str) -> None:
+    """Write a project's Python file (a patched or generated model) and forget its compiled
+    copy: Python trusts a `__pycache__` file whose source has the same size and the same
+    modification second, so a same-size edit (`int` -> `str`) within the second of the last
+    write would import the old code in the next sweep. Written atomically."""
+    from importlib.util import cache_from_source
+
+    from dlt_contract_ops.statefile import write_text
+
+    try:
+        mode = os.stat(path).st_mode & 0o7777  # the user's file keeps its permissions
+    except OSError:
+        mode = 0o666 & ~_umask()
+    write_text(Path(path), text)
+    os.chmod(path, mode)
+    with contextlib.suppress(OSError, NotImplementedError, ValueError):
+        os.remove(cache_from_source(os.fspath(path)))
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -21,6 +21,7 @@ from libcst import ParserSyntaxError
 
 from dlt_contract_ops.errors import SuggestError
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
+from dlt_contract_ops.sources.project_imports import write_module
 from dlt_contract_ops.suggest.edits import TableFacts, suggest, unlandable
 from dlt_contract_ops.suggest.found import ModelFile, Suggestions, diffs
 
@@ -208,7 +209,7 @@ def apply(found: Suggestions) -> list[Path]:
                 f"`{path}` changed since the sweep read it: nothing written. Run "
                 "`reconcile --suggest --apply` again.")
     for path, new in found.patched.items():
-        path.write_text(new, encoding="utf-8")
+        write_module(path, new)  # its compiled copy forgotten: the next sweep reads the patch
     return list(found.patched)
 
 
