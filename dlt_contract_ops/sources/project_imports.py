@@ -76,17 +76,9 @@ def write_module(path: os.PathLike[str] | str, text: str) -> None:
 
     from dlt_contract_ops.statefile import write_text
 
-    try:
-        mode = os.stat(path).st_mode & 0o7777  # the user's file keeps its permissions
-    except OSError:
-        mode = 0o666 & ~_umask()
+    Path(path).touch()  # a new file gets the mode the process's umask gives, as any editor's
+    mode = os.stat(path).st_mode & 0o7777  # an existing one keeps its permissions
     write_text(Path(path), text)
     os.chmod(path, mode)
     with contextlib.suppress(OSError, NotImplementedError, ValueError):
         os.remove(cache_from_source(os.fspath(path)))
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
