@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from dlt_contract_ops.contracts.lint import LintFinding, LintReport
-from dlt_contract_ops.contracts.wording import Locations
+from dlt_contract_ops.contracts.model import Locations
 from dlt_contract_ops.output import CONTRACT_FORMATS as FORMATS
 from dlt_contract_ops.output.github import command
 from dlt_contract_ops.output.junit import Case, Outcome, Suite, junit_document
