@@ -250,18 +250,6 @@ def handoff_query(table: exp.Table, columns: Sequence[str], axis_column: str) ->
     )
 
 
-def stored_schema_query(version_table: exp.Table) -> exp.Select:
-    """The newest stored schema of one schema name (one parameter) from dlt's version table
-    (`_dlt_version`): what dlt itself reads to restore a pipeline on a fresh machine."""
-    return (
-        exp.select(col("schema"))
-        .from_(version_table)
-        .where(exp.EQ(this=col("schema_name"), expression=exp.Placeholder()))
-        .order_by(exp.Ordered(this=col("inserted_at"), desc=True))
-        .limit(1)
-    )
-
-
 NESTED_ALIAS, ROOT_ALIAS = "c", "r"
 
 

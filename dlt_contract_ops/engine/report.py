@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from dlt_contract_ops.core.distribution import DistributionRule
 from dlt_contract_ops.core.history import History
+from dlt_contract_ops.core.load_profile import LoadProfile
 from dlt_contract_ops.core.timeaxis import Windows
-from dlt_contract_ops.profiles.model import LoadProfile
 
 if TYPE_CHECKING:
     from dlt_contract_ops.engine.context import SourceContext

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from dlt_contract_ops.errors import NOT_KEPT
-from dlt_contract_ops.ingest.report import GateReport
+from dlt_contract_ops.model.gate import GateReport
 
 if TYPE_CHECKING:
     from dlt_contract_ops.sinks.delivery import DeliveryReport

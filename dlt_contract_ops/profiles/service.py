@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from dlt_contract_ops.core.load_profile import LoadProfile
     from dlt_contract_ops.engine.context import SourceContext
-    from dlt_contract_ops.profiles.model import LoadProfile
 
 
 def profile_history(

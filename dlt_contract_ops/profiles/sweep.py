@@ -22,11 +22,11 @@ from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LOAD_ID, ExpectedTable
 from dlt_contract_ops.core.distribution import DistributionRule, window
+from dlt_contract_ops.core.load_profile import LoadProfile
 from dlt_contract_ops.core.timeaxis import Windows, load_id_text
 from dlt_contract_ops.destinations.execution import shaped
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
 from dlt_contract_ops.profiles.loads import MAX_LISTED, completed_loads
-from dlt_contract_ops.profiles.model import LoadProfile
 from dlt_contract_ops.profiles.plan import plan_columns
 from dlt_contract_ops.profiles.query import (
     Bound,

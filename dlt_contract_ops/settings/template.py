@@ -72,8 +72,11 @@ def tables() -> dict[str, list[str]]:
 def _default_objects() -> dict[str, tuple[Any, ...]]:
     """Where each table's defaults live in the code, by table."""
     from dlt_contract_ops.core.ingest import GatePolicy
-    from dlt_contract_ops.infer.facts import DEFAULT_CODE_SET_MAX_VALUES, DEFAULT_CODE_SET_MIN_ROWS
-    from dlt_contract_ops.ingest.settings import GateSettings
+    from dlt_contract_ops.settings.gate import GateSettings
+    from dlt_contract_ops.settings.infer import (
+        DEFAULT_CODE_SET_MAX_VALUES,
+        DEFAULT_CODE_SET_MIN_ROWS,
+    )
     from dlt_contract_ops.settings.project import ProjectSettings
 
     project = ProjectSettings()
