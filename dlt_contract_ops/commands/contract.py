@@ -270,13 +270,12 @@ def verify(
     """
     from dlt_contract_ops.commands.reconcile import finish, sweep
     from dlt_contract_ops.engine.reconcile import run
-    from dlt_contract_ops.output.text import to_json, to_text
+    from dlt_contract_ops.output import render
 
     # reconcile's sweep: SIGTERM unwinds it, a configuration error exits 2
     results, interrupted = sweep(
         lambda: run(list(sources), detectors=("contract",), dry_run=dry_run,
                     project_dir=project_dir)
     )
-    text = to_json(results) + "\n" if fmt == "json" else to_text(results, dry_run=dry_run)
-    click.echo(text, nl=False)
+    click.echo(render(results, fmt, dry_run=dry_run), nl=False)
     finish(results, interrupted, fail_on_drift=fail_on_drift)

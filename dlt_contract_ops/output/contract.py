@@ -6,7 +6,6 @@ Every renderer reads the same report object and returns a string ending in a new
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from dlt_contract_ops.contracts.model import Locations
@@ -14,6 +13,7 @@ from dlt_contract_ops.contracts.release import Assessment, Finding, ReleaseRepor
 from dlt_contract_ops.output import CONTRACT_FORMATS as FORMATS
 from dlt_contract_ops.output import contract_ci as ci
 from dlt_contract_ops.output.contract_wording import blocking_reason, bump_phrase, heading
+from dlt_contract_ops.output.documents import json_text
 
 __all__ = ["FORMATS", "render"]
 
@@ -166,4 +166,4 @@ def to_json(report: ReleaseReport) -> str:
         "assessments": [assessment_document(a) for a in report.assessments],
         "notes": list(report.notes),
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text(doc) + "\n"

@@ -11,12 +11,12 @@ false when anything errored. The log validates against the OASIS SARIF 2.1.0 sch
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from dlt_contract_ops.detectors.registry import get, registered_detectors
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult, finding_document
+from dlt_contract_ops.output.documents import json_text
 from dlt_contract_ops.output.wording import summary
 from dlt_contract_ops.version import __version__
 
@@ -121,4 +121,4 @@ def sarif_log(results: Sequence[ReconcileResult]) -> dict[str, Any]:
 
 def to_sarif(results: Sequence[ReconcileResult]) -> str:
     """The SARIF 2.1.0 log (`reconcile --format sarif`)."""
-    return json.dumps(sarif_log(results), indent=2, ensure_ascii=False) + "\n"
+    return json_text(sarif_log(results)) + "\n"

@@ -15,11 +15,12 @@ from dlt_contract_ops.model.findings import (
     ReconcileResult,
     results_document,
 )
+from dlt_contract_ops.output.documents import json_text
 
 
 def to_json(results: Sequence[ReconcileResult]) -> str:
     """The `--format json` document (finding key `alert` only where a decision was made)."""
-    return json.dumps(results_document(list(results)), indent=2, ensure_ascii=False)
+    return json_text(results_document(list(results)))
 
 
 def text_name(name: str) -> str:
