@@ -33,7 +33,7 @@ from dlt_contract_ops.settings.project import declared_sources, load_project_set
 from dlt_contract_ops.settings.removal import REMOVAL_FIELDS, RemovalOverrides, RemovalSettings
 from dlt_contract_ops.sinks.base import AlertSink
 from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter
-from dlt_contract_ops.sources.onboarding import selected_sources
+from dlt_contract_ops.sources.onboarding import attach_scope, selected_sources
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -220,7 +220,8 @@ def run(
         )
     overrides = removal_overrides(removal or {})
     now = overrides.now
-    with project_context(project_dir) as pdir:
+    # each local pipeline is attached (its state read) once a run: `attach_scope`
+    with project_context(project_dir) as pdir, attach_scope():
         project = load_project_settings()
         for problem in misplaced_sections():
             log.warning("%s", problem)

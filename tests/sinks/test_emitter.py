@@ -237,4 +237,5 @@ def test_the_ack_a_finding_carries_decides_its_alert() -> None:
     emitter = Emitter([("rec", sink)])
     emitter.drift_all([held, again, plain])
     assert [f.table for f in sink.drift] == ["b", "c"]
-    assert sink.drift[0].ack is not None and sink.drift[0].ack["expired"] is True
+    assert sink.drift[0].ack is not None
+    assert sink.drift[0].ack["expired"] is True
