@@ -21,7 +21,7 @@ ISSUE_RESULT_KEYS = {
     "duration_s",
 }
 ISSUE_FINDING_KEYS = {
-    "drift_type", "source", "resource", "table", "columns", "column_types", "samples",
+    "drift_type", "severity", "source", "resource", "table", "columns", "column_types", "samples",
     "first_seen", "reproduce",
 }
 
