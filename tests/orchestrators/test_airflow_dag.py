@@ -33,7 +33,8 @@ def test_lists_the_declared_sources(project_dir: Path) -> None:
 def test_clean_source_returns_an_xcom_safe_document(project_dir: Path) -> None:
     document = airflow_dag.reconcile_task(project_dir, fail_on_drift=True, sources=["shop_clean"])
     assert document["summary"] == {
-        "findings": 0, "acknowledged": 0, "by_detector": {}, "tables": [], "errors": []
+        "findings": 0, "acknowledged": 0, "by_detector": {},
+        "by_severity": {"error": 0, "warning": 0, "info": 0}, "tables": [], "errors": []
     }
     assert [r["detector"] for r in document["results"]] == list(selected())
     assert json.loads(json.dumps(document)) == document
@@ -45,6 +46,7 @@ def test_drift_is_returned_unless_asked_to_fail(project_dir: Path) -> None:
         "findings": 3,
         "acknowledged": 0,
         "by_detector": {"additive": 3},
+        "by_severity": {"error": 0, "warning": 3, "info": 0},
         "tables": ["order_items", "plain_tbl", "refunds"],
         "errors": [],
     }

@@ -77,14 +77,18 @@ def test_drift_fails_when_asked_and_lists_the_columns(project_dir: Path) -> None
 
     drifted = got["shop"]
     assert not drifted.passed
-    assert drifted.severity == dg.AssetCheckSeverity.ERROR
+    # additive drift is a warning: the failed check's severity is WARN, not ERROR
+    assert drifted.severity == dg.AssetCheckSeverity.WARN
     assert _meta(drifted, "findings_by_detector") == {**dict.fromkeys(selected(), 0), "additive": 2}
+    assert _meta(drifted, "findings_by_severity") == {"error": 0, "warning": 2, "info": 0}
     assert _meta(drifted, "columns") == [
-        {"detector": "additive", "table": "order_items", "columns": ORDER_COLUMNS},
-        {"detector": "additive", "table": "plain_tbl", "columns": ["extra_col"]},
+        {"detector": "additive", "severity": "warning", "table": "order_items",
+         "columns": ORDER_COLUMNS},
+        {"detector": "additive", "severity": "warning", "table": "plain_tbl",
+         "columns": ["extra_col"]},
     ]
     report = _meta(drifted, "report")
-    assert "| additive | plain_tbl | extra_col |" in report
+    assert "| warning | additive | plain_tbl | extra_col |" in report
     assert 'Weird "Name", größe, ip-address, userId' in report
     assert _meta(drifted, "dataset") == "duckdb:shop_raw"
 
