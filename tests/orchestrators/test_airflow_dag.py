@@ -92,3 +92,17 @@ def test_an_error_fails_the_task_even_with_drift_elsewhere(project_dir: Path) ->
 def test_a_missing_project_fails_the_task(tmp_path: Path) -> None:
     with pytest.raises(airflow_dag.ContractCheckFailed, match="does not exist"):
         airflow_dag.reconcile_task(tmp_path / "gone", sources=["shop"])
+
+
+def test_fail_on_drift_at_a_severity(project_dir: Path) -> None:
+    # additive drift is a warning: failing on errors alone returns the document
+    document = airflow_dag.reconcile_task(project_dir, "error", sources=["shop"])
+    assert document["summary"]["by_severity"] == {"error": 0, "warning": 2, "info": 0}
+    with pytest.raises(airflow_dag.ContractCheckFailed, match=r"^2 drift finding\(s\): "):
+        airflow_dag.reconcile_task(project_dir, "warning", sources=["shop"])
+
+    config = project_dir / ".dlt" / "config.toml"
+    config.write_text(config.read_text() + '\n[contract_ops.severity]\nadditive = "error"\n')
+    with pytest.raises(airflow_dag.ContractCheckFailed) as caught:
+        airflow_dag.reconcile_task(project_dir, "error", sources=["shop"])
+    assert caught.value.document["summary"]["by_severity"]["error"] == 2
