@@ -10,7 +10,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 import click
@@ -262,10 +262,11 @@ def reconcile(
 
     check_output(output)
     include = included(options)
-    removal = {k: options[k] for k in REMOVAL_FLAGS if options.get(k) is not None}
+    given = {k: options[k] for k in REMOVAL_FLAGS if options.get(k) is not None}
     try:
-        # a bad flag value is a usage error before anything connects, alerts or writes state
-        removal_overrides(removal, lambda key: f"`{REMOVAL_FLAGS[key]}`")
+        # a bad flag value is a usage error before anything connects, alerts or writes state;
+        # the sweep takes the checked overrides as they are
+        removal = removal_overrides(given, lambda key: f"`{REMOVAL_FLAGS[key]}`")
     except ConfigError as exc:
         raise click.BadParameter(str(exc)) from None
     # one project context for the whole command: dlt's configuration is loaded and the
@@ -297,7 +298,7 @@ def reconcile(
 
 def _suggest(
     sources: tuple[str, ...], project_dir: str | None, fmt: str, write: bool, keep: bool,
-    include: set[str], removal: dict[str, Any], output: str | None,
+    include: set[str], removal: Mapping[str, Any], output: str | None,
 ) -> None:
     """`--suggest`: the model patches instead of the findings (`suggest.service`); a patch
     that cannot be made or written is one line, exit 2 (`sweep`)."""

@@ -281,10 +281,12 @@ def validate_project(project_dir: str | None = None) -> Report:
     from dlt_contract_ops.settings.files import project_context
     from dlt_contract_ops.settings.problems import no_source_message
     from dlt_contract_ops.settings.project import declared_sources
+    from dlt_contract_ops.sources.onboarding import attach_scope
     from dlt_contract_ops.sources.project_imports import begin_run
 
     report = Report()
-    with project_context(project_dir) as pdir:
+    # each local pipeline attached once, however many sources it holds (as in a sweep)
+    with project_context(project_dir) as pdir, attach_scope():
         begin_run()
         report.sources = declared_sources()
         check_config_keys(report, report.sources)

@@ -148,7 +148,7 @@ def check_batch(
     resources = _resources(data)
     source_name = source_name or _source_name(data, resources)
     with gate_lock(pipeline, lock_timeout) as root:
-        _refuse_unchecked_packages(pipeline, root)
+        refuse_unchecked_packages(pipeline, root)
         with staging_pipeline(pipeline, root) as staged:
             staged_batch = _stage(staged, data, resources, run_kwargs)
             verdict = _decide(staged, staged_batch, policy, source_name, contracts_dir)
@@ -298,7 +298,7 @@ def _keep(
         return None
 
 
-def _refuse_unchecked_packages(pipeline: Any, root: Path) -> None:
+def refuse_unchecked_packages(pipeline: Any, root: Path) -> None:
     """Pending packages of the user's pipeline: a batch this gate accepted whose load was cut
     short is loaded now (it was checked); any other package was never checked, and the gate
     will not load it along with this batch."""

@@ -38,10 +38,10 @@ def seen_tables(tables: Iterable[tuple[str, Any]]) -> frozenset[str]:
 def local_tables(pipeline_name: str, schema_name: str) -> frozenset[str] | None:
     """Tables the pipeline's stored schema on this machine has loaded; None when the pipeline
     has no local state here (a fresh `DLT_DATA_DIR`)."""
-    import dlt
+    from dlt_contract_ops.sources.onboarding import attached
 
     try:
-        pipeline = dlt.attach(pipeline_name)
+        pipeline = attached(pipeline_name)  # once a run (`onboarding.attach_scope`)
         schema = pipeline.schemas.get(schema_name) if schema_name in pipeline.schemas else None
         if schema is None and pipeline.default_schema_name:
             schema = pipeline.default_schema
