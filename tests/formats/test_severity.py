@@ -95,7 +95,8 @@ def test_fail_on_drift_error_fails_on_removal_drift(drifted: Project) -> None:
 def test_fail_on_drift_refuses_an_unknown_severity(drifted: Project) -> None:
     proc = drifted.cli("reconcile", "-s", "shop", "--dry-run", "--fail-on-drift=critical")
     assert proc.returncode == 2
-    assert "'critical' is not one of 'error', 'warning', 'info'" in proc.stderr
+    assert "'critical' is not one of" in proc.stderr
+    assert "'warning'" in proc.stderr
 
 
 def test_text_tags_each_finding_and_lists_the_worst_first(drifted: Project) -> None:
