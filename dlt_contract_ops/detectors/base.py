@@ -98,6 +98,7 @@ class Detector:
     quiet_when_clean: bool = False
     reconcile: bool = True
     clean_text: str = "No drift"
+    severity: str = "warning"  # its findings' severity unless configured: error, warning, info
 
     @property
     def default(self) -> bool:

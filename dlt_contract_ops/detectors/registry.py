@@ -22,8 +22,9 @@ from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
 from dlt_contract_ops.detectors.base import Detector
-from dlt_contract_ops.errors import DetectorPluginError
+from dlt_contract_ops.errors import DetectorPluginError, closest
 from dlt_contract_ops.model.findings import ReconcileResult
+from dlt_contract_ops.model.severity import SEVERITIES
 from dlt_contract_ops.registry import DETECTOR_GROUP, distribution
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*\Z")
@@ -72,6 +73,10 @@ def _member_problem(d: Detector) -> str | None:
                     + " (or its import path)")
     if isinstance(d.order, bool) or not isinstance(d.order, int):
         return f"`order` is {d.order!r}: a whole number"
+    if d.severity not in SEVERITIES:
+        near = closest(str(d.severity), SEVERITIES)
+        return (f"`severity` is {d.severity!r}: use one of {', '.join(SEVERITIES)}"
+                + (f" (did you mean `{near}`?)" if near else ""))
     return None
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from dlt_contract_ops.detectors.base import DetectorRun
 from dlt_contract_ops.detectors.registry import checked, get
 from dlt_contract_ops.detectors.settings import own_settings
+from dlt_contract_ops.detectors.severity import graded
 from dlt_contract_ops.errors import ConfigError, ContractOpsError, NotLoadedError
 from dlt_contract_ops.model.findings import NOT_LOADED, DriftFinding, ReconcileResult
 from dlt_contract_ops.sinks.base import ErrorEvent, HeldDrift
@@ -77,7 +78,7 @@ def run_detectors(
                     source=source,
                     results=tuple(results) if combining else (),
                 )
-                result = checked(detector.load()(run))
+                result = graded(checked(detector.load()(run)), source.name)
             except Exception as exc:
                 results.append(error_result(ctx.name, name, exc, emitter, t0))
                 continue

@@ -31,6 +31,7 @@ from dlt_contract_ops.settings.files import project_context
 from dlt_contract_ops.settings.problems import misplaced_sections, no_source_message
 from dlt_contract_ops.settings.project import declared_sources, load_project_settings
 from dlt_contract_ops.settings.removal import REMOVAL_FIELDS, RemovalOverrides, RemovalSettings
+from dlt_contract_ops.settings.severity import check_severity_tables
 from dlt_contract_ops.sinks.base import AlertSink
 from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter
 from dlt_contract_ops.sources.onboarding import attach_scope, selected_sources
@@ -228,6 +229,7 @@ def run(
         names = selected_sources(sources) if sources is not None else declared_sources()
         if not names:
             raise ConfigError(no_source_message(os.path.join(pdir, ".dlt", "config.toml")))
+        check_severity_tables(names)  # a bad one is exit 2 before any source is alerted
         sink_names = tuple(alert_sinks) if alert_sinks is not None else project.alert_sinks
         # a sink that cannot be built is the project's mistake: refused here, before
         # anything is swept or alerted (a dry run loads no sink)

@@ -104,6 +104,7 @@ class ProjectSpec(BaseConfiguration):
     profile_retention: Optional[Any] = None  # noqa: UP045
     source_cache: Optional[bool] = None  # noqa: UP045
     source_build_timeout: Optional[Any] = None  # noqa: UP045
+    severity: Optional[Any] = None  # noqa: UP045  (a table, read by `settings.severity`)
     removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     dedup: DedupSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
@@ -129,6 +130,7 @@ class SourceSpec(BaseConfiguration):
     load_timestamp_column: Optional[Any] = None  # noqa: UP045
     #: `[sources.<X>.contract_ops.models]`: resource -> "module:Class" (its model, bound)
     models: Optional[dict[str, Any]] = None  # noqa: UP045
+    severity: Optional[Any] = None  # noqa: UP045  (a table, read by `settings.severity`)
     removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
 
