@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dlt_contract_ops.detectors.base import Detector
+from dlt_contract_ops.detection.detector import Detector
 
 if TYPE_CHECKING:
     from dlt_contract_ops.core.distribution import DistributionRule
@@ -47,6 +47,7 @@ REMOVAL = Detector(
     flag="--include-removal",
     settings=removal_settings,
     order=20,
+    profiles="counts",  # its windows summed from the load profiles (`from_profiles`)
 )
 MISSING = Detector(
     "missing",
@@ -98,4 +99,5 @@ DISTRIBUTION = Detector(
     settings=distribution_settings,
     quiet_when_clean=True,
     order=80,
+    profiles="detailed",
 )
