@@ -1,14 +1,15 @@
 """What a detector is (`Detector`) and what its runner is given (`DetectorRun`).
 
 A detector is registered as a `Detector` value in the `dlt_contract_ops.detectors`
-entry-point group (the built-ins too, see pyproject.toml); `dlt_contract_ops.detectors`
-validates each entry when it loads the group. Every runner, a combiner included, has ONE
+entry-point group (the built-ins too, see pyproject.toml); `detectors.registry` validates
+each entry when it loads the group. Every runner, a combiner included, has ONE
 signature: `runner(run: DetectorRun) -> ReconcileResult`. What a runner needs of the others
 it declares on its `Detector` (`combines`: their results; `profiles`: the source's load
 profiles), never looks up by name. See docs/writing-a-detector.md.
 
-This module imports nothing of the package at run time: the registry, the CLI's `--help` and
-a plugin's module may import it without loading pydantic, dlt or a driver.
+At run time this module imports only `registry` and `detection.needs`, which import nothing
+heavy: the registry, the CLI's `--help` and a plugin's module may import it without loading
+pydantic, dlt or a driver.
 """
 
 from __future__ import annotations
