@@ -1,7 +1,7 @@
 """What a detector's settings model is made of: its keys (the unknown-key check of
 `settings.problems`) and `Duration`, the settings' one duration grammar as a pydantic type.
 
-A detector declares its settings as `Detector.settings` (see `dlt_contract_ops.detectors.base`):
+A detector declares its settings as `Detector.settings` (see `dlt_contract_ops.detection.detector`):
 a pydantic model, read from `[contract_ops.<detector>]` overlaid per source by
 `[sources.<X>.contract_ops.<detector>]` (`detector_settings.own_settings`); or a function of
 the source's resolved settings (the built-ins, whose tables `settings.project` reads).

@@ -206,8 +206,8 @@ def test_the_top_level_holds_only_cross_cutting_modules() -> None:
 # -- the layers ----------------------------------------------------------------------------
 #: the layers, innermost first, as docs/architecture.md draws them: a module imports modules
 #: of its own layer and of the layers inside it, never of a layer outside it
-LAYERS = ("values", "pure", "settings", "I/O", "detectors", "orchestration", "rendering",
-          "edges")
+LAYERS = ("values", "pure", "settings", "I/O", "detection", "detectors", "orchestration",
+          "rendering", "edges")
 #: each package's layer; `contracts/` module by module, as it spans four layers
 LAYER = {
     "model": "values",
@@ -218,7 +218,7 @@ LAYER = {
     "history": "I/O",
     "sinks": "I/O",
     "sources": "I/O",
-    # the detectors' input (h-input's new package) goes here, between I/O and detectors
+    "detection": "detection",  # what a detector is and reads (Detector, SourceInput)
     "detectors": "detectors",
     "profiles": "detectors",
     "engine": "orchestration",
@@ -259,18 +259,6 @@ LAYER = {
 }
 #: importable from every layer; they import only each other
 CROSS_CUTTING = TOP_LEVEL - {"__init__", "cli"}
-#: the detectors' and profiles' imports of engine/ that h-input removes (the detectors' input
-#: moves below them): tolerated until it merges, when this set is deleted
-PENDING_H_INPUT = {
-    ("detectors.base", "engine.context"),
-    ("detectors.contract", "engine.context"),
-    ("detectors.removal", "engine.context"),
-    ("profiles.loads", "engine.context"),
-    ("profiles.plan", "engine.context"),
-    ("profiles.service", "engine.context"),
-    ("profiles.service", "engine.read_problems"),
-    ("profiles.sweep", "engine.context"),
-}
 
 
 def _short(module: str) -> str:
@@ -341,9 +329,7 @@ def test_imports_point_inward_type_checking_and_lazy_imports_included() -> None:
     # the walk sees imports under TYPE_CHECKING: output.documents names validate's report so
     assert "dlt_contract_ops.engine.validation" in graph["dlt_contract_ops.output.documents"]
     found = _outward(graph)
-    assert [edge for edge in found if edge not in PENDING_H_INPUT] == []
-    # an edge h-input removed is no longer tolerated
-    assert PENDING_H_INPUT - set(found) == set()
+    assert found == []
 
 
 def test_nothing_in_the_package_imports_its_root() -> None:
