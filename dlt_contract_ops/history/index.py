@@ -179,7 +179,8 @@ def _read_old(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def _found_line(finding_id: str, entry: Mapping[str, Any]) -> str:
-    doc = {"id": finding_id, **{k: entry.get(k) for k in DESCRIBED}}
+    # what an entry of an older index lacks (its content) stays out, not null
+    doc = {"id": finding_id, **{k: entry[k] for k in DESCRIBED if entry.get(k) is not None}}
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -190,7 +191,7 @@ def _read_found(path: Path) -> dict[str, dict[str, Any]]:
     for number, text in read_lines(path):
         try:
             doc = json.loads(text)
-            known[str(doc["id"])] = {k: doc.get(k) for k in DESCRIBED}
+            known[str(doc["id"])] = {k: doc[k] for k in DESCRIBED if k in doc}
         except (ValueError, KeyError, TypeError):
             if text.strip():
                 log.debug("%s line %d skipped: not a finding", path, number)
