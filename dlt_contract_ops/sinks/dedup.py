@@ -28,7 +28,6 @@ claims the resolves to send, `settle` records them delivered.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import logging
 import os
 import socket
@@ -63,6 +62,7 @@ from dlt_contract_ops.sinks.dedup_rule import (
 from dlt_contract_ops.sinks.lifecycle import (
     Swept,
     alert_of,
+    iso,
     kept,
     mark_resolved,
     settle_resolves,
@@ -96,10 +96,6 @@ def _entry(alerts: dict[str, Any], finding: DriftFinding, *, adopt: bool) -> Any
         return alerts[old]
     alerts[key] = alerts.pop(old)
     return alerts[key]
-
-
-def _iso(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def _owner() -> str:
@@ -180,7 +176,16 @@ class DedupStore:
         alerts = doc.get("alerts")
         if not isinstance(alerts, dict):
             return {}
-        return {k: upgraded(v) for k, v in alerts.items() if isinstance(v, dict)}
+        # a record no longer kept (`lifecycle.kept`) decides like none, written or not yet
+        now = self._clock()
+        out = {}
+        for key, value in alerts.items():
+            if isinstance(value, dict):
+                entry = upgraded(value)
+                entry["sinks"] = {n: r for n, r in entry["sinks"].items()
+                                  if kept(r, now, self.realert_after)}
+                out[key] = entry
+        return out
 
     def check(self, finding: DriftFinding, sinks: Sequence[str] = ()) -> dict[str, AlertMark]:
         """What `reserve` would decide now for each of `sinks`, without writing (dry runs,
@@ -275,7 +280,7 @@ class DedupStore:
         with locked(self.path, self._lock_timeout):
             alerts = self._alerts(repair=True)
             now = self._clock()
-            fresh = {key: alert_of(key, entry, _iso(now), superseded_by(entry, swept))
+            fresh = {key: alert_of(key, entry, iso(now), superseded_by(entry, swept))
                      for key, entry in mark_resolved(alerts, swept, frozenset(resolving), now)}
             sends = []
             for key, entry in alerts.items():
@@ -289,7 +294,7 @@ class DedupStore:
                 for name in targets:
                     records[name]["resolve_pending"] = {"owner": self._owner, "since": now}
                 if targets:
-                    at = str(records[targets[0]].get("resolved_at") or _iso(now))
+                    at = str(records[targets[0]].get("resolved_at") or iso(now))
                     sends.append((fresh.get(key) or alert_of(key, entry, at), targets))
             if fresh or sends:
                 self._write(alerts, now)
@@ -328,7 +333,7 @@ class DedupStore:
                         "digest": finding_digest(finding),
                         "first_alerted": first,
                         "last_alerted": now,
-                        "last_alerted_at": _iso(now),
+                        "last_alerted_at": iso(now),
                         "content": list(finding_content(finding)),
                         **({"depth": d} if (d := finding_depth(finding)) else {}),
                     }

@@ -58,7 +58,8 @@ class Swept:
     )
 
 
-def _iso(ts: float) -> str:
+def iso(ts: float) -> str:
+    """A state time (epoch seconds) as people read it, UTC."""
     return dt.datetime.fromtimestamp(ts, dt.timezone.utc).isoformat(timespec="seconds")
 
 
@@ -121,7 +122,7 @@ def mark_resolved(
             continue
         for name, record in records.items():
             if is_open(record):
-                record.update(resolved=now, resolved_at=_iso(now))
+                record.update(resolved=now, resolved_at=iso(now))
                 if name in resolving and name != ANY_SINK:
                     record["resolve_due"] = True
         out.append((key, entry))

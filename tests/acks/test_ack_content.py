@@ -64,14 +64,15 @@ def test_a_new_category_on_an_acknowledged_column_alerts_and_fails(shop: Project
     [shift] = _sweep(shop, sink).findings
     assert shift.columns == ["status"]
     assert _status(shift) == {("category_share", "other")}
-    ack, path = record_ack(shift.id, "14d", "the `other` bucket is expected", "ana",
+    _ack, path = record_ack(shift.id, "14d", "the `other` bucket is expected", "ana",
                            project_dir=shop.root, now=NOW)
     # the file says what was acknowledged, for the person reviewing it
     [entry] = read_acks(path)[0]
     assert entry.content == ("`status` category_share `other`", "column `status` VARCHAR")
     assert entry.summary == (
         "distribution drift of `orders`: `status` category_share `other`; column `status` VARCHAR")
-    assert entry.digest and len(entry.digest) == 16
+    assert entry.digest
+    assert len(entry.digest) == 16
     written = path.read_text()
     assert 'summary = "distribution drift of `orders`' in written
     assert "content = [" in written
@@ -119,4 +120,5 @@ def test_narrower_content_stays_covered_and_an_old_entry_covers_its_id(shop: Pro
     assert load_book(shop.root, NOW).stamp(more).acknowledged
     sink.drift.clear()
     [still] = _sweep(shop, sink).findings
-    assert still.acknowledged and sink.drift == []
+    assert still.acknowledged
+    assert sink.drift == []

@@ -58,7 +58,8 @@ def test_no_samples_and_a_long_summary_cut() -> None:
     with Receiver(default=Reply(202)) as hook:
         _sink(hook, send_samples=False).emit_drift(wide)
     payload = hook.requests[0].json()["payload"]
-    assert len(payload["summary"]) == 1024 and payload["summary"].endswith("…")
+    assert len(payload["summary"]) == 1024
+    assert payload["summary"].endswith("…")
     assert set(map(len, payload["custom_details"]["samples"].values())) == {0}
 
 
@@ -71,13 +72,13 @@ def test_severity_mapping(severity: str | None, expected: str) -> None:
 
 
 def test_a_refused_event_is_not_retried_and_a_throttled_one_is() -> None:
-    with Receiver(replies=[Reply(400)]) as hook:
-        with pytest.raises(DeliveryError) as refused:
-            _sink(hook).emit_drift(make_finding())
+    with Receiver(replies=[Reply(400)]) as hook, pytest.raises(DeliveryError) as refused:
+        _sink(hook).emit_drift(make_finding())
     assert len(hook.requests) == 1
     message = str(refused.value)
     assert message.startswith("PagerDuty POST to http://127.0.0.1:")
-    assert "HTTP 400" in message and "`routing_key`" in message
+    assert "HTTP 400" in message
+    assert "`routing_key`" in message
     assert KEY not in message
     with Receiver(replies=[Reply(429), Reply(202)]) as hook:
         _sink(hook).emit_drift(make_finding())
@@ -119,5 +120,6 @@ def test_a_pagerduty_sink_that_cannot_be_built_is_one_line_exit_2_nothing_alerte
         proc = app_project.cli("reconcile", "--all")
         assert (proc.returncode, proc.stdout) == (2, "")
         [line] = proc.stderr.splitlines()
-        assert line.startswith("Error: ") and expected in line
+        assert line.startswith("Error: ")
+        assert expected in line
         assert hook.requests == []  # the webhook beside it got nothing: nothing was swept
