@@ -222,3 +222,46 @@ def test_a_new_sink_is_never_told_of_a_resolve_it_never_paged(app_project: Proje
     _sweep(app_project, first)  # resolved at `first`
     run(["app"], project_dir=app_project.root, alert_sinks=[first, later])
     assert (len(first.resolved), later.resolved) == (1, [])
+
+
+@pytest.mark.postgres
+def test_resolve_and_reopen_on_postgres(project: Project) -> None:
+    """The same lifecycle against PostgreSQL: a real load, a column added behind the model,
+    dropped, added back."""
+    import uuid
+
+    import psycopg2
+
+    from tests.conftest import require_server
+    from tests.sinks.app_project import APP
+
+    require_server("127.0.0.1", 5432, "PostgreSQL")
+    dsn = "postgresql://postgres:x@127.0.0.1:5432/test"
+    dataset = f"co_life_{uuid.uuid4().hex[:8]}"
+    project.module("pipelines.app", APP)
+    project.secrets(f'[destination.postgres]\ncredentials = "{dsn}"\n')
+    project.source("app", "pipelines.app:app", pipeline_name="life_pipe",
+                   destination="postgres", dataset_name=dataset)
+    project.python(f"""
+        import dlt
+        from pipelines.app import app
+        dlt.pipeline("life_pipe", destination="postgres", dataset_name="{dataset}").run(app())
+        """)
+
+    def sql(statement: str) -> None:
+        with psycopg2.connect(dsn) as con, con.cursor() as cur:
+            cur.execute(statement)
+
+    try:
+        sql(f'ALTER TABLE "{dataset}".events ADD COLUMN "{COLUMN}" BIGINT')
+        sink = MemorySink()
+        [first] = _findings(_sweep(project, sink))
+        assert first.alert == "new"
+        sql(f'ALTER TABLE "{dataset}".events DROP COLUMN "{COLUMN}"')
+        assert _findings(_sweep(project, sink)) == []
+        assert [a.id for a in sink.resolved] == [first.id]
+        sql(f'ALTER TABLE "{dataset}".events ADD COLUMN "{COLUMN}" BIGINT')
+        [back] = _findings(_sweep(project, sink))
+        assert (back.id, back.alert, back.alert_reason) == (first.id, "new", "reopened")
+    finally:
+        sql(f'DROP SCHEMA IF EXISTS "{dataset}" CASCADE')

@@ -31,7 +31,7 @@ class Clock:
 
 def _finding(columns: tuple[str, ...] = ("x",), **details: object) -> DriftFinding:
     return DriftFinding(drift_type="removal", source="shop", resource="orders", table="orders",
-                        columns=list(columns), **details)  # type: ignore[arg-type]
+                        columns=list(columns), **details)
 
 
 CHECKED = frozenset({("shop", "removal", "orders")})
