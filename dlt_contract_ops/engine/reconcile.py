@@ -26,6 +26,7 @@ from dlt_contract_ops.detectors.registry import detector_names, reconcile_detect
 from dlt_contract_ops.engine.context import Sweep
 from dlt_contract_ops.engine.detector_runs import error_result, run_detectors
 from dlt_contract_ops.engine.read_problems import read_error_line
+from dlt_contract_ops.engine.swept import Recording, Where, checked_tables, swept
 from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.model.findings import ReconcileResult
 from dlt_contract_ops.settings.files import project_context
@@ -33,8 +34,9 @@ from dlt_contract_ops.settings.problems import misplaced_sections, no_source_mes
 from dlt_contract_ops.settings.project import declared_sources, load_project_settings
 from dlt_contract_ops.settings.removal import REMOVAL_FIELDS, RemovalOverrides, RemovalSettings
 from dlt_contract_ops.settings.severity import check_severity_tables
-from dlt_contract_ops.sinks.base import AlertSink
+from dlt_contract_ops.sinks.base import AlertSink, ResolvedAlert
 from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter
+from dlt_contract_ops.sinks.lifecycle import resolved_note
 from dlt_contract_ops.sources.onboarding import attach_scope, selected_sources
 
 log = logging.getLogger("dlt_contract_ops")
@@ -97,7 +99,7 @@ def removal_overrides(
 
 def _run_source(
     sweep: Sweep, name: str, detectors: Sequence[str], removal: RemovalOverrides,
-    book: AckBook, inspect: Inspect | None = None,
+    book: AckBook, inspect: Inspect | None = None, checked: set[Where] | None = None,
 ) -> list[ReconcileResult]:
     started = time.perf_counter()
     try:
@@ -109,8 +111,11 @@ def _run_source(
     settings = replace(ctx.settings, removal=removal.apply(ctx.settings.removal))
     # each finding carries its acknowledgement from here on: the sinks (an unexpired one
     # holds it back) and every output read the one stamp
+    recording = Recording(sweep.emitter)  # which tables a detector could not check
     results = [r.model_copy(update={"findings": [book.stamp(f) for f in r.findings]})
-               for r in run_detectors(ctx, detectors, settings, sweep.emitter)]
+               for r in run_detectors(ctx, detectors, settings, recording)]
+    if checked is not None:  # the tables checked in full: a finding gone there is resolved
+        checked.update(checked_tables(ctx, results, recording.errors))
     if inspect is not None:
         inspect(ctx, results)
     unread = read_error_line(ctx.read_errors)
@@ -145,8 +150,10 @@ def _with_delivery(
     for r in results:
         findings = []
         for f in r.findings:
-            if f.id in report.ledger:
-                f = f.model_copy(update={"alert": report.ledger[f.id]})
+            mark = report.ledger.mark(f)
+            if mark is not None:  # a page sent again says why: reopened, escalated
+                why = mark.reason if mark.reason in ("reopened", "escalated") else None
+                f = f.model_copy(update={"alert": mark.status, "alert_reason": why})
             findings.append(f)
         lost = [f for f in findings if f.id in undelivered]
         changes: dict[str, Any] = {"findings": findings}
@@ -244,9 +251,12 @@ def run(
                 project, pdir, emitter, now=now, names=names, progress=progress
             )
         results: list[ReconcileResult] = []
+        checked: set[Where] = set()
         try:
             for name in names:
-                results.extend(_run_source(sweep, name, detectors, overrides, book, inspect))
+                results.extend(
+                    _run_source(sweep, name, detectors, overrides, book, inspect, checked))
+            resolved = emitter.resolve(swept(checked, results))
         except (KeyboardInterrupt, SystemExit) as exc:
             sweep.close()
             emitter.flush()
@@ -254,7 +264,21 @@ def run(
         sweep.close()
         emitter.flush()
         _remember(pdir, results, sweep=not dry_run)
-        return _with_delivery(results, emitter.report, book)
+        return _with_resolved(_with_delivery(results, emitter.report, book), resolved)
+
+
+def _with_resolved(
+    results: list[ReconcileResult], resolved: Sequence[ResolvedAlert]
+) -> list[ReconcileResult]:
+    """A note on each source's first result for each of its findings resolved this run."""
+    notes: dict[str, list[str]] = {}
+    for a in resolved:
+        notes.setdefault(a.source, []).append(resolved_note(a))
+    out = []
+    for r in results:
+        out.append(r.model_copy(update={"notes": [*r.notes, *notes.pop(r.source)]})
+                   if r.source in notes else r)
+    return out
 
 
 def _remember(project_dir: str, results: list[ReconcileResult], *, sweep: bool) -> None:

@@ -10,9 +10,10 @@ is skipped; the other lines still count):
   too: it counts as a sweep that saw none); a dry run and `report` only read it, so trying
   things out never changes the history a team relies on. The report's history reads it.
 - `<project>-<hash>.found.jsonl`: one line per finding id the first time a run (a dry run
-  too) finds it, or when what it stands for changed: `{"id", "source", "table", "detector",
-  "columns"}`, the last line of an id winning. `ack ID` records what the id stands for from
-  it, and `validate` tells an orphaned acknowledgement (its drift is gone) from a live one.
+  too) finds it, or when what it stands for or says changed: `{"id", "source", "table",
+  "detector", "columns", "content", "digest", "summary"}` (`model.content`), the last line
+  of an id winning. `ack ID` records what the id stands for and says from it, and `validate`
+  tells an orphaned acknowledgement (its drift is gone) from a live one.
   A run whose findings it already holds as they are leaves it alone (no lock, no write), so
   a broken line costs one id until the next run that finds it writes it again.
 
@@ -48,6 +49,7 @@ from dlt_contract_ops.core.history import (
     fold,
     summarize,
 )
+from dlt_contract_ops.model.content import content_digest, content_summary, finding_content
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.statefile import (
     StateFileError,
@@ -65,7 +67,7 @@ FOUND_SUFFIX = ".found.jsonl"
 #: the id index of versions before the found file (one JSON document, rewritten per run)
 OLD_SUFFIX = ".json"
 #: what the found file records of a finding (besides its id)
-DESCRIBED = ("source", "table", "detector", "columns")
+DESCRIBED = ("source", "table", "detector", "columns", "content", "digest", "summary")
 
 
 def _folder() -> Path:
@@ -83,9 +85,12 @@ def found_file(project_dir: str | os.PathLike[str]) -> Path:
 
 
 def describe(finding: DriftFinding) -> dict[str, Any]:
-    """What the found file records of `finding`: source, table, detector, columns."""
+    """What the found file records of `finding`: source, table, detector, columns, and what
+    it said (content, its digest, a one-line summary)."""
+    content = finding_content(finding)
     return {"source": finding.source, "table": finding.table, "detector": finding.drift_type,
-            "columns": list(finding.columns)}
+            "columns": list(finding.columns), "content": list(content),
+            "digest": content_digest(content), "summary": content_summary(finding)}
 
 
 def record_run(
@@ -174,7 +179,8 @@ def _read_old(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def _found_line(finding_id: str, entry: Mapping[str, Any]) -> str:
-    doc = {"id": finding_id, **{k: entry.get(k) for k in DESCRIBED}}
+    # what an entry of an older index lacks (its content) stays out, not null
+    doc = {"id": finding_id, **{k: entry[k] for k in DESCRIBED if entry.get(k) is not None}}
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -185,7 +191,7 @@ def _read_found(path: Path) -> dict[str, dict[str, Any]]:
     for number, text in read_lines(path):
         try:
             doc = json.loads(text)
-            known[str(doc["id"])] = {k: doc.get(k) for k in DESCRIBED}
+            known[str(doc["id"])] = {k: doc[k] for k in DESCRIBED if k in doc}
         except (ValueError, KeyError, TypeError):
             if text.strip():
                 log.debug("%s line %d skipped: not a finding", path, number)

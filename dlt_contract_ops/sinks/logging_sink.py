@@ -25,7 +25,7 @@ import re
 
 from dlt_contract_ops.core.escaping import visible
 from dlt_contract_ops.model.findings import DriftFinding
-from dlt_contract_ops.sinks.base import ErrorEvent
+from dlt_contract_ops.sinks.base import ErrorEvent, ResolvedAlert
 
 LOGGER_NAME = "dlt_contract_ops.alerts"
 
@@ -84,6 +84,18 @@ def error_line(event: ErrorEvent) -> str:
     return visible(f"{head}: {one_line(event.message)}")
 
 
+def resolved_line(alert: ResolvedAlert) -> str:
+    """The one line the logging sink writes (INFO) when a finding it logged is resolved."""
+    line = (
+        f"schema drift resolved kind={alert.drift_type} "
+        f"at={where(alert.pipeline, alert.source, alert.resource)} table={token(alert.table)} "
+        f"columns={json.dumps(list(alert.columns), ensure_ascii=False)} id={alert.id}"
+    )
+    if alert.superseded_by:
+        line += f" superseded_by={alert.superseded_by}"
+    return visible(line)
+
+
 class LoggingSink:
     """WARNING per drift finding, ERROR with traceback per reconciler error.
 
@@ -103,6 +115,9 @@ class LoggingSink:
             self._log.warning("%s", drift_detail(finding))
         else:
             self._log.warning("%s", drift_line(finding))
+
+    def emit_resolved(self, alert: ResolvedAlert) -> None:
+        self._log.info("%s", resolved_line(alert))
 
     def emit_error(self, event: ErrorEvent) -> None:
         exc = event.exception
