@@ -19,7 +19,7 @@ from dlt_contract_ops.sinks.base import Emits, ErrorEvent
 from dlt_contract_ops.sinks.lifecycle import Swept
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.engine.context import SourceContext
+    from dlt_contract_ops.detection.source_input import SourceInput
 
 Where = tuple[str, str, str]
 
@@ -41,7 +41,7 @@ class Recording:
 
 
 def checked_tables(
-    ctx: SourceContext, results: Sequence[ReconcileResult], errors: Sequence[ErrorEvent]
+    ctx: SourceInput, results: Sequence[ReconcileResult], errors: Sequence[ErrorEvent]
 ) -> set[Where]:
     """(source, detector, table) of every table each detector of `results` checked without
     an error (see the module docstring)."""

@@ -12,7 +12,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from dlt_contract_ops.engine.context import SourceContext
+from dlt_contract_ops.detection.source_input import SourceInput
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.engine.swept import checked_tables
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
@@ -105,7 +105,7 @@ def test_only_a_complete_sweep_of_the_table_resolves(app_project: Project) -> No
 def test_a_table_a_detector_reported_an_error_for_is_not_checked(app_project: Project) -> None:
     """The rule on a real sweep's context: an error naming a resource takes its tables out;
     one naming none takes the source's; a failed result with no error named, the same."""
-    seen: list[tuple[SourceContext, list[ReconcileResult]]] = []
+    seen: list[tuple[SourceInput, list[ReconcileResult]]] = []
     run(["app"], project_dir=app_project.root, dry_run=True,
         inspect=lambda ctx, results: seen.append((ctx, results)))
     [(ctx, results)] = seen
