@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from dlt_contract_ops.core.load_profile import LoadProfile
 from dlt_contract_ops.core.removal import WindowCounts
 from dlt_contract_ops.detectors.young import profiled_moment
-from dlt_contract_ops.profiles.model import LoadProfile
 
 
 def _add(counts: dict[str, int], load: LoadProfile, columns: Sequence[str]) -> None:
@@ -34,7 +34,7 @@ def by_load_id(
     comparison is the coverage query's, on the epoch text). None when a load in the windows
     was profiled without one of `columns`.
 
-    >>> from dlt_contract_ops.profiles.model import ColumnProfile as C
+    >>> from dlt_contract_ops.core.load_profile import ColumnProfile as C
     >>> old = LoadProfile("1700000000.1", 10, {"a": C("a", 10)})
     >>> new = LoadProfile("1700090000.1", 5, {"a": C("a", 0)})
     >>> by_load_id([old, new], ["a"], "1700050000.0000000", "1600000000.0000000")[0]

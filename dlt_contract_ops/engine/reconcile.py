@@ -21,8 +21,9 @@ from dlt_contract_ops.core.removal import (
     DEFAULT_RECENT_THRESHOLD,
     DEFAULT_RECENT_WINDOW,
 )
+from dlt_contract_ops.detection.source_input import SourceInput
 from dlt_contract_ops.detectors.registry import detector_names, reconcile_detectors, selected
-from dlt_contract_ops.engine.context import SourceContext, Sweep
+from dlt_contract_ops.engine.context import Sweep
 from dlt_contract_ops.engine.detector_runs import error_result, run_detectors
 from dlt_contract_ops.engine.read_problems import read_error_line
 from dlt_contract_ops.errors import ConfigError
@@ -31,6 +32,7 @@ from dlt_contract_ops.settings.files import project_context
 from dlt_contract_ops.settings.problems import misplaced_sections, no_source_message
 from dlt_contract_ops.settings.project import declared_sources, load_project_settings
 from dlt_contract_ops.settings.removal import REMOVAL_FIELDS, RemovalOverrides, RemovalSettings
+from dlt_contract_ops.settings.severity import check_severity_tables
 from dlt_contract_ops.sinks.base import AlertSink
 from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter
 from dlt_contract_ops.sources.onboarding import attach_scope, selected_sources
@@ -45,7 +47,7 @@ Progress = Callable[[int, int, str, "int | None"], None]
 
 
 #: shown each source's context and results once its detectors ran (`run(inspect=...)`)
-Inspect = Callable[[SourceContext, list[ReconcileResult]], None]
+Inspect = Callable[[SourceInput, list[ReconcileResult]], None]
 
 
 class _AnnouncingSweep(Sweep):
@@ -58,7 +60,7 @@ class _AnnouncingSweep(Sweep):
         self._names = list(names)
         self._progress = progress
 
-    def context(self, name: str) -> SourceContext:
+    def context(self, name: str) -> SourceInput:
         index, total = self._names.index(name) + 1, len(self._names)
         try:
             ctx = super().context(name)
@@ -103,7 +105,7 @@ def _run_source(
     except Exception as exc:
         # one error block per source: the detectors never ran
         return [error_result(name, detectors[0], exc, sweep.emitter, started)]
-    ctx.memo["detectors"] = frozenset(detectors)  # e.g. profiles detailed once for both
+    ctx = sweep.for_detectors(ctx, detectors)  # what they declared they read (profiles)
     settings = replace(ctx.settings, removal=removal.apply(ctx.settings.removal))
     # each finding carries its acknowledgement from here on: the sinks (an unexpired one
     # holds it back) and every output read the one stamp
@@ -228,6 +230,7 @@ def run(
         names = selected_sources(sources) if sources is not None else declared_sources()
         if not names:
             raise ConfigError(no_source_message(os.path.join(pdir, ".dlt", "config.toml")))
+        check_severity_tables(names)  # a bad one is exit 2 before any source is alerted
         sink_names = tuple(alert_sinks) if alert_sinks is not None else project.alert_sinks
         # a sink that cannot be built is the project's mistake: refused here, before
         # anything is swept or alerted (a dry run loads no sink)

@@ -29,7 +29,6 @@ no destination is queried.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from dlt_contract_ops.errors import ConfigError, ContractOpsError, NotLoadedError
 from dlt_contract_ops.settings.project import ProjectSettings
@@ -84,16 +83,6 @@ class Report:
 
         self.problems.append(Problem(rule, file or locate(key) or NOT_SET, key, message,
                                      usage or rule in USAGE_RULES))
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "sources": self.sources,
-            "alert_sinks": self.sinks,
-            "problems": [{"rule": p.rule, "file": p.file, "key": p.key, "message": p.message}
-                         for p in self.problems],
-            "notes": self.notes,
-        }
 
 
 def _file_of(message: str) -> str | None:

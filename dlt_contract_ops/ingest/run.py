@@ -24,7 +24,6 @@ from dlt_contract_ops.core.ingest import ColumnShape, GatePolicy, Shape, compare
 from dlt_contract_ops.errors import NOT_KEPT, ContractOpsError, GateRejected, QuarantineError
 from dlt_contract_ops.ingest.observe import Tap, observe
 from dlt_contract_ops.ingest.quarantine import default_quarantine, quarantine
-from dlt_contract_ops.ingest.report import Difference, GateReport, reason_of
 from dlt_contract_ops.ingest.resources import (
     _admit_additions,
     _defer_refusals,
@@ -40,6 +39,7 @@ from dlt_contract_ops.ingest.staging import (
     record_accepted,
     staging_pipeline,
 )
+from dlt_contract_ops.model.gate import Difference, GateReport, reason_of
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -359,7 +359,7 @@ def gated_run(
     ('loaded', 2)
     """
     from dlt_contract_ops.ingest.alert import alert_rejection, gate_emitter
-    from dlt_contract_ops.ingest.settings import gate_settings
+    from dlt_contract_ops.settings.gate import gate_settings
 
     source_name = _source_name(data, _resources(data))
     settings = gate_settings(source_name)

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from dlt_contract_ops.core.load_profile import ColumnProfile, LoadProfile
 from dlt_contract_ops.errors import StateFileError
 from dlt_contract_ops.profiles.attach import attached
 from dlt_contract_ops.profiles.broken import is_broken, set_aside
-from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
 from dlt_contract_ops.statefile import locked, state_dir
 
 log = logging.getLogger("dlt_contract_ops")

@@ -6,7 +6,8 @@ typed value declares its keys (`settings.declare`: `ProjectSettings`, `SourceSet
 `DedupSettings`, `RemovalSettings`) gets its spec made from it (`spec_for`), so the keys are
 declared once. Keys whose values are ours to check hold `RAW` values (durations, name lists,
 and text, which dlt would coerce from a number: `ref = 5` must be an error, not "5"). The
-tables other modules read keep their specs here (`GateSpec`, `InferSpec`).
+tables other modules read keep their specs here (`GateSpec`: `settings.gate`, `InferSpec`:
+`settings.infer`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from dlt.common.configuration import configspec
 from dlt.common.configuration.specs import BaseConfiguration
 
-from dlt_contract_ops.settings.declare import Key, keys_of
+from dlt_contract_ops.settings.declare import RAW, Key, keys_of
 from dlt_contract_ops.settings.tables import ProjectSettings, SourceSettings
 
 # NOTE: dlt's configspec reads the annotations at runtime; `Optional[...]` keeps them
@@ -88,16 +89,21 @@ class InferSpec(BaseConfiguration):
     code_set_min_rows: Optional[Any] = None  # noqa: UP045
 
 
+#: `[contract_ops.severity]` and `[sources.<X>.contract_ops.severity]`: detector names, each
+#: key read at exactly its table by `settings.severity`
+SEVERITY = ("severity", RAW)
+
+
 def _project_hints() -> dict[str, Any]:
     """`ProjectSettings`' keys, and the tables other modules read where the repository's
-    `.dlt/config.toml` shows them: `[contract_ops.gate]` (`ingest.settings`) after `dedup`,
-    `[contract_ops.infer]` (`infer.facts`) and the sinks' option tables (`sinks.options`,
-    with provenance and secret rules) last."""
+    `.dlt/config.toml` shows them: `[contract_ops.gate]` (`settings.gate`) after `dedup`,
+    `[contract_ops.infer]` (`settings.infer`), the severity table (`settings.severity`) and
+    the sinks' option tables (`sinks.options`, with provenance and secret rules) last."""
     own = list(spec_for(keys_of(ProjectSettings)).items())
     at = [k for k, _ in own].index("dedup") + 1
     return dict([
-        *own[:at], ("gate", GateSpec), *own[at:],
-        ("infer", InferSpec), ("alert_sink", Optional[dict[str, Any]]),  # noqa: UP045
+        *own[:at], ("gate", GateSpec), *own[at:], ("infer", InferSpec), SEVERITY,
+        ("alert_sink", Optional[dict[str, Any]]),  # noqa: UP045
     ])
 
 
@@ -109,10 +115,10 @@ else:
     ProjectSpec = spec_of("ProjectSpec", "`[contract_ops]`: project-wide settings.",
                           _project_hints())
     #: `[sources.<X>.contract_ops]`: one declared source and its overrides; its `gate`
-    #: table is read by `ingest.settings`
+    #: table is read by `settings.gate`, its `severity` table by `settings.severity`
     SourceSpec = spec_of(
         "SourceSpec", "`[sources.<X>.contract_ops]`: one declared source and its overrides.",
-        {**spec_for(keys_of(SourceSettings)), "gate": GateSpec},
+        dict([*spec_for(keys_of(SourceSettings)).items(), SEVERITY, ("gate", GateSpec)]),
     )
     RemovalSpec, DedupSpec, RenameSpec, DistributionSpec = (
         _MADE[name] for name in ("RemovalSpec", "DedupSpec", "RenameSpec", "DistributionSpec")

@@ -14,8 +14,11 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from sqlglot import exp
+
 from dlt_contract_ops.core.columns import LiveTable
 from dlt_contract_ops.destinations.base import DestinationAdapter
+from dlt_contract_ops.destinations.sql import col
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -70,8 +73,6 @@ def stored_schema(
     of the schema, or the record cannot be read (logged)."""
     from dlt.common.schema.typing import VERSION_TABLE_NAME
 
-    from dlt_contract_ops.detectors.queries import stored_schema_query
-
     version_table = naming.normalize_table_identifier(VERSION_TABLE_NAME)
     if version_table not in live:
         return None
@@ -95,6 +96,18 @@ def stored_schema(
         log.warning("the stored schema `%s` in dataset `%s` is unreadable: %s", schema_name,
                     adapter.dataset, exc)
         return None
+
+
+def stored_schema_query(version_table: exp.Table) -> exp.Select:
+    """The newest stored schema of one schema name (one parameter) from dlt's version table
+    (`_dlt_version`): what dlt itself reads to restore a pipeline on a fresh machine."""
+    return (
+        exp.select(col("schema"))
+        .from_(version_table)
+        .where(exp.EQ(this=col("schema_name"), expression=exp.Placeholder()))
+        .order_by(exp.Ordered(this=col("inserted_at"), desc=True))
+        .limit(1)
+    )
 
 
 def _schema_text(value: Any) -> str:

@@ -44,9 +44,10 @@ def _keys(spec: Any) -> set[str]:
 @pytest.mark.parametrize(
     ("spec", "declared", "read_elsewhere"),
     [
-        # gate: `ingest.settings`; infer: `infer.facts`; alert_sink: `sinks.options`
-        (ProjectSpec, _declared(ProjectSettings), {"gate", "infer", "alert_sink"}),
-        (SourceSpec, _declared(SourceSettings), {"gate"}),
+        # gate, infer, severity: `settings.gate`, `.infer`, `.severity`; alert_sink:
+        # `sinks.options`
+        (ProjectSpec, _declared(ProjectSettings), {"gate", "infer", "severity", "alert_sink"}),
+        (SourceSpec, _declared(SourceSettings), {"gate", "severity"}),
         (DedupSpec, _declared(DedupSettings), set()),
         (RemovalSpec, {f.name for f in fields(RemovalSettings)}, set()),
         (DistributionSpec, {f.name for f in fields(DistributionRule)}, set()),
