@@ -8,6 +8,7 @@ coverage aggregate per table counts both windows.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -35,11 +36,19 @@ from dlt_contract_ops.detectors.queries import (
     coverage_query,
     reproduce_coverage_query,
 )
-from dlt_contract_ops.detectors.removal_windows import by_axis_range, by_load_id
+from dlt_contract_ops.detectors.removal_windows import (
+    PerLoad,
+    by_axis_range,
+    by_load_id,
+    per_load,
+)
 from dlt_contract_ops.detectors.young import oldest_profiled, oldest_queried, young_note
 from dlt_contract_ops.engine.context import SourceContext
 from dlt_contract_ops.model.findings import Coverage, DriftFinding, ReconcileResult
+from dlt_contract_ops.profiles.model import LoadProfile, SummedLoads
 from dlt_contract_ops.settings.project import SourceSettings
+
+log = logging.getLogger("dlt_contract_ops")
 
 
 def window_counts(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> WindowCounts:
@@ -97,8 +106,9 @@ class _Plan:
     query: exp.Expression | ShapedQuery | None = None
     #: the oldest moment the load profiles know in the windows (a young table's note)
     oldest: datetime | None = None
-    #: per load in the windows: (load id, rows, non-NULL per column), where the column went dark
-    loads: dict[str, tuple[int, dict[str, int]]] | None = None
+    #: the load profiles the windows were summed from, and what the store summed of them
+    #: (`per_load` reads them where a column went dark)
+    profiled: tuple[Sequence[LoadProfile], SummedLoads | None] | None = None
 
 
 def _coverage_shape(axis: TimeAxis) -> Shape:
@@ -196,7 +206,8 @@ def run_removal(run: DetectorRun) -> ReconcileResult:
         if not dark:
             continue
         names = [d.name for d in dark]
-        loads = dict(plan.loads or {})
+        loads = _per_load(ctx, settings, plan, names, windows.baseline_load_id,
+                          options.recent_threshold)
         if axis.kind == "load_id":
             loads.update(_loads_queried(rows, columns))
         dark_since = {n: load_id_iso(went_dark(
@@ -247,8 +258,9 @@ def _sum_from_profiles(
     if all(p.expected.table in scan for p in plans):
         return  # no profile query, no store read or write
     try:
-        profiled = {t.expected.table: t
-                    for t in shared_profiles(ctx, settings, detailed=False, skip=scan)}
+        thin = frozenset(p.expected.table for p in plans if p.axis.kind == "load_id")
+        profiled = {t.expected.table: t for t in shared_profiles(
+            ctx, settings, detailed=False, skip=scan, thin=thin)}
     except Exception as exc:  # the store failed (lock, file): scan as without profiles
         notes.append(f"load profiles unavailable ({exc}): removal scanned both windows")
         return
@@ -261,7 +273,7 @@ def _sum_from_profiles(
             notes.append(overwritten_note(plan.expected, t.shrunk))
         if plan.axis.kind == "load_id":
             split = by_load_id(t.history, plan.columns, windows.recent_load_id,
-                               windows.baseline_load_id)
+                               windows.baseline_load_id, t.summed)
         else:
             split = by_axis_range(t.history, plan.columns, plan.axis.column,
                                   windows.recent_start, windows.baseline_start,
@@ -270,10 +282,7 @@ def _sum_from_profiles(
             continue
         plan.summed, straddling = split
         plan.oldest = oldest_profiled(t.history, plan.axis, windows.baseline_start)
-        since = windows.baseline_load_id
-        plan.loads = {load.load_id: (load.rows, {c: load.columns[c].non_null for c in
-                                                 plan.columns if c in load.columns})
-                      for load in t.history if load.load_id >= since}
+        plan.profiled = (t.history, t.summed)
         if not straddling:
             plan.query = None
             continue
@@ -285,6 +294,33 @@ def _sum_from_profiles(
             copy=True,
         )
         plan.params = [*plan.params, *straddling]
+
+
+def _per_load(
+    ctx: SourceContext, settings: SourceSettings, plan: _Plan, names: Sequence[str],
+    since: str, recent_threshold: float,
+) -> PerLoad:
+    """Per load in the windows, its rows and the non-NULL values of the columns `names`
+    (`went_dark` walks them): from the profiles read whole, and from the store for loads read
+    thin where the walk reaches them (`per_load`; one store read). Should the store fail,
+    the loads read whole alone."""
+    if plan.profiled is None:
+        return {}
+    history, summed = plan.profiled
+    loads, wanted = per_load(history, names, since, summed, recent_threshold)
+    if wanted:
+        from dlt_contract_ops.profiles.sweep import scope_of, store_of
+
+        rows = {p.load_id: p.rows for p in history}
+        try:
+            stored = store_of(settings).counts(scope_of(ctx), plan.expected.table, names,
+                                               wanted)
+        except Exception as exc:  # the finding stands; where it went dark is less precise
+            log.warning("load profiles of `%s` unreadable (%s): where its columns went dark "
+                        "is judged from the loads read again", plan.expected.table, exc)
+            return loads
+        loads.update({i: (rows[i], stored.get(i, {})) for i in wanted})
+    return loads
 
 
 def _scanned(ctx: SourceContext, plans: Sequence[_Plan], min_rows: int | None) -> frozenset[str]:

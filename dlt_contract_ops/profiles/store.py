@@ -24,7 +24,7 @@ renderer.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +33,8 @@ from typing import Any, TypeVar
 from dlt_contract_ops.errors import StateFileError
 from dlt_contract_ops.profiles.attach import attached
 from dlt_contract_ops.profiles.broken import is_broken, set_aside
-from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
+from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile, SummedLoads
+from dlt_contract_ops.profiles.staging import Staging as _Staging
 from dlt_contract_ops.statefile import locked, state_dir
 
 log = logging.getLogger("dlt_contract_ops")
@@ -87,6 +88,24 @@ _DELETE_LOADS = {
     + " AND ".join(f"{name}.{k} = doomed.{k}" for k in _KEY)
     for name in _TABLES
 }
+#: `ProfileStore.read`: the scope's three values, then the tables (a list), then for the
+#: columns and categories the thin tables (a list) and the load id their loads come whole from
+_WHERE = "destination = ? AND location = ? AND dataset = ? AND list_contains(?, tbl)"
+_WHOLE = " AND (NOT list_contains(?, tbl) OR load_id >= ?)"
+_READ = {
+    "totals": f"SELECT tbl, n_rows FROM totals WHERE {_WHERE}",  # noqa: S608 (constants)
+    "loads": f"SELECT tbl, load_id, n_rows, detailed FROM loads WHERE {_WHERE}"  # noqa: S608
+             " ORDER BY tbl, load_id",
+    "columns": "SELECT tbl, load_id, col, non_null, distinct_count, min_value, max_value,"  # noqa: S608
+               f" has_categories, complete FROM columns WHERE {_WHERE}{_WHOLE}",
+    "categories": f"SELECT tbl, load_id, col, value, n FROM categories WHERE {_WHERE}"  # noqa: S608
+                  f"{_WHOLE}",
+    "counts": f"SELECT load_id, col, non_null FROM columns WHERE {_WHERE}"  # noqa: S608
+              " AND list_contains(?, col) AND list_contains(?, load_id)",
+    # the thin tables' columns summed over their loads from one load id up to another
+    "sums": "SELECT tbl, col, SUM(non_null), COUNT(*) FROM columns"  # noqa: S608
+            f" WHERE {_WHERE} AND load_id >= ? AND load_id < ? GROUP BY tbl, col",
+}
 _DELETE_TABLE = {
     name: f"DELETE FROM {name} WHERE destination = ? AND location = ?"  # noqa: S608 (constants)
     " AND dataset = ? AND tbl = ?"
@@ -122,13 +141,27 @@ class TableUpdate:
     dropped: Sequence[str] = ()
 
 
+@dataclass(frozen=True)
+class Thin:
+    """Which loads `ProfileStore.read` hands over without their columns: those of `tables`
+    before `before` (load id text; later ones, which a sweep may read again, come whole).
+    Their columns are summed in the store over the loads from `since` on: removal's baseline
+    window, when `before` is its recent window's start (`profiles.sweep`)."""
+
+    tables: frozenset[str]
+    since: str
+    before: str
+
+
 @dataclass
 class Stored:
-    """What the store holds of some tables: each one's loads (oldest first) and its whole
-    row count at the last sweep (absent when never counted)."""
+    """What the store holds of some tables: each one's loads (oldest first), its whole row
+    count at the last sweep (absent when never counted), and for a thin read
+    (`Thin`) what the store summed of the loads it handed over without their columns."""
 
     histories: dict[str, list[LoadProfile]]
     totals: dict[str, int]
+    sums: dict[str, SummedLoads] = field(default_factory=dict)
 
 
 class ProfileStore:
@@ -195,32 +228,33 @@ class ProfileStore:
         """Every stored load of each of `tables` (oldest first)."""
         return self.read(scope, tables).histories
 
-    def read(self, scope: Scope, tables: Sequence[str]) -> Stored:
+    def read(self, scope: Scope, tables: Sequence[str], thin: Thin | None = None) -> Stored:
         """Every stored load and the row total of each of `tables`, read in one open of the
-        file: one query per store table for the whole dataset, not one per profiled table."""
+        file: one query per store table for the sources' tables, not one per table. With
+        `thin`, the loads of its tables before `thin.before` come without their columns, which
+        the store sums instead (`Stored.sums`): one row per column, not one per load and
+        column."""
         out: dict[str, list[LoadProfile]] = {t: [] for t in tables}
         totals: dict[str, int] = {}
+        thinned = [t for t in tables if thin is not None and t in thin.tables]
+        sums = {t: SummedLoads(frozenset(), thin.since) for t in thinned if thin is not None}
         if not tables or not self.path.exists():
-            return Stored(out, totals)
+            return Stored(out, totals, sums)
         key = [scope.destination, scope.location, scope.dataset]
+        before = thin.before if thin is not None else ""
+        cut: list[Any] = [list(tables), thinned, before]
 
         def fetch(con: Any) -> tuple[list[Any], ...]:
-            return tuple(con.execute(sql, key).fetchall() for sql in (
-                "SELECT tbl, n_rows FROM totals WHERE destination = ? AND location = ?"
-                " AND dataset = ?",
-                "SELECT tbl, load_id, n_rows, detailed FROM loads WHERE destination = ?"
-                " AND location = ? AND dataset = ? ORDER BY tbl, load_id",
-                "SELECT tbl, load_id, col, non_null, distinct_count, min_value, max_value,"
-                " has_categories, complete FROM columns WHERE destination = ? AND location = ?"
-                " AND dataset = ?",
-                "SELECT tbl, load_id, col, value, n FROM categories WHERE destination = ?"
-                " AND location = ? AND dataset = ?",
+            found = tuple(con.execute(sql, [*key, *params]).fetchall() for sql, params in (
+                (_READ["totals"], cut[:1]), (_READ["loads"], cut[:1]),
+                (_READ["columns"], cut), (_READ["categories"], cut),
             ))
+            summed = con.execute(_READ["sums"], [*key, thinned, thin.since, thin.before]
+                                 ).fetchall() if thin is not None and thinned else []
+            return (*found, summed)
 
-        counted, loads, cols, cats = self._session(fetch)
-        for tbl, n in counted:
-            if tbl in out:
-                totals[tbl] = int(n)
+        counted, loads, cols, cats, summed = self._session(fetch)
+        totals = {tbl: int(n) for tbl, n in counted}
         values: dict[tuple[str, str, str], dict[str, int]] = {}
         for tbl, load_id, column, value, n in cats:
             values.setdefault((tbl, load_id, column), {})[value] = int(n)
@@ -231,10 +265,46 @@ class ProfileStore:
                 values.get((tbl, load_id, column), {}) if has else None, bool(complete),
             )
         for tbl, load_id, n, detailed in loads:
-            if tbl in out:
-                out[tbl].append(LoadProfile(load_id, int(n), by_load.get((tbl, load_id), {}),
-                                            detailed is not False))
-        return Stored(out, totals)
+            out[tbl].append(LoadProfile(load_id, int(n), by_load.get((tbl, load_id), {}),
+                                        detailed is not False))
+        per_column: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
+        for tbl, column, non_null, profiled in summed:
+            counts, loaded = per_column.setdefault(tbl, ({}, {}))
+            counts[column], loaded[column] = int(non_null), int(profiled)
+        for tbl, s in sums.items():
+            counts, loaded = per_column.get(tbl, ({}, {}))
+            ids = frozenset(p.load_id for p in out[tbl] if p.load_id < before)
+            sums[tbl] = SummedLoads(ids, s.since, counts, loaded)
+        return Stored(out, totals, sums)
+
+    def counts(self, scope: Scope, table: str, columns: Sequence[str], load_ids: Sequence[str]
+               ) -> dict[str, dict[str, int]]:
+        """The stored non-NULL values of `columns` in the loads `load_ids` of `table`: load
+        id -> column -> count (a column the load was profiled without is absent)."""
+        if not self.path.exists():
+            return {}
+        params = [scope.destination, scope.location, scope.dataset, [table], list(columns),
+                  list(load_ids)]
+        out: dict[str, dict[str, int]] = {}
+        for load_id, column, non_null in self._session(
+                lambda con: con.execute(_READ["counts"], params).fetchall()):
+            out.setdefault(load_id, {})[column] = int(non_null)
+        return out
+
+    def whole(
+        self, scope: Scope, thin: Mapping[str, tuple[Sequence[LoadProfile], SummedLoads]]
+    ) -> dict[str, list[LoadProfile]]:
+        """Each table's history (`thin`: table -> its history and what a thin read summed)
+        with the loads the read left without their columns read whole, in one read. A load
+        gone from the store since stays as it was."""
+        tables = [t for t, (_, s) in thin.items() if s.loads]
+        whole = self.read(scope, tables).histories if tables else {}
+        out = {}
+        for t, (history, summed) in thin.items():
+            found = {p.load_id: p for p in whole.get(t, ())}
+            out[t] = [found.get(p.load_id, p) if p.load_id in summed.loads else p
+                      for p in history]
+        return out
 
     def write(
         self, scope: Scope, source: str, updates: Sequence[TableUpdate], *,
@@ -327,61 +397,3 @@ def _rows_of(key: list[str], source: str, profile: LoadProfile,
         rows["columns"].append([*at, c.column, c.non_null, c.distinct, c.min_value,
                                 c.max_value, c.categories is not None, c.complete])
         rows["categories"] += [[*at, c.column, v, n] for v, n in (c.categories or {}).items()]
-
-
-class _Staging:
-    """Rows handed to DuckDB in bulk through a newline-delimited JSON file beside the store
-    (binding thousands of parameters one row at a time costs milliseconds per row)."""
-
-    #: then `statefile.owner_tag()`: a killed run's files are removed by a later one
-    PREFIX = ".staging-"
-
-    def __init__(self, store: Path) -> None:
-        self.folder = store.parent
-        self.files: list[Path] = []
-
-    def __enter__(self) -> _Staging:
-        from dlt_contract_ops.statefile import remove_stale
-
-        remove_stale(self.folder, self.PREFIX)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for path in self.files:
-            path.unlink(missing_ok=True)
-
-    def _file(self, layout: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> Path:
-        import json
-        import tempfile
-
-        from dlt_contract_ops.statefile import owner_tag
-
-        names = [n for n, _ in layout]
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(
-            "w", encoding="utf-8", suffix=".ndjson", prefix=f"{self.PREFIX}{owner_tag()}-",
-            dir=self.folder, delete=False,
-        ) as fh:
-            self.files.append(Path(fh.name))
-            for row in rows:
-                fh.write(json.dumps(dict(zip(names, row, strict=True))) + "\n")
-        return Path(fh.name)
-
-    @staticmethod
-    def _reader(layout: Sequence[tuple[str, str]]) -> str:
-        columns = ", ".join(f"'{n}': '{t}'" for n, t in layout)
-        return f"read_json(?, format = 'newline_delimited', columns = {{{columns}}})"
-
-    def load(self, con: Any, name: str, layout: Sequence[tuple[str, str]],
-             rows: Sequence[Sequence[Any]]) -> None:
-        """A temporary table `name` holding `rows`."""
-        path = self._file(layout, rows)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM "  # noqa: S608
-                    f"{self._reader(layout)}", [str(path)])
-
-    def insert(self, con: Any, name: str, layout: Sequence[tuple[str, str]],
-               rows: Sequence[Sequence[Any]]) -> None:
-        path = self._file(layout, rows)
-        names = ", ".join(n for n, _ in layout)
-        con.execute(f"INSERT INTO {name} ({names}) SELECT {names} FROM "  # noqa: S608
-                    f"{self._reader(layout)}", [str(path)])

@@ -26,7 +26,7 @@ from dlt_contract_ops.core.timeaxis import Windows, load_id_text
 from dlt_contract_ops.destinations.execution import shaped
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
 from dlt_contract_ops.profiles.loads import MAX_LISTED, completed_loads
-from dlt_contract_ops.profiles.model import LoadProfile
+from dlt_contract_ops.profiles.model import LoadProfile, SummedLoads
 from dlt_contract_ops.profiles.plan import plan_columns
 from dlt_contract_ops.profiles.query import (
     Bound,
@@ -39,7 +39,7 @@ from dlt_contract_ops.profiles.query import (
     read_profiles,
 )
 from dlt_contract_ops.profiles.refresh import Reread, covered_rows, refresh, reread
-from dlt_contract_ops.profiles.store import ProfileStore, Scope, TableUpdate, default_store
+from dlt_contract_ops.profiles.store import ProfileStore, Scope, TableUpdate, Thin, default_store
 
 if TYPE_CHECKING:
     from dlt_contract_ops.engine.context import SourceContext
@@ -73,6 +73,8 @@ class TableProfiles:
     #: stored loads that lost rows since the last sweep (load id -> rows gone): a merge's
     #: upserts, a delete or a re-stamp moved them (`profiles.refresh`)
     shrunk: dict[str, int] = field(default_factory=dict)
+    #: loads in the history without their columns, which the store summed (`thin`); None: none
+    summed: SummedLoads | None = None
 
     @property
     def codes(self) -> dict[str, tuple[str, ...]]:
@@ -127,6 +129,7 @@ def _with_categories(
 def profile_source(
     ctx: SourceContext, settings: SourceSettings, store: ProfileStore | None = None, *,
     detailed: bool = True, skip: frozenset[str] = frozenset(),
+    thin: frozenset[str] = frozenset(),
 ) -> list[TableProfiles]:
     """Profile every root table of the source with a `_dlt_load_id`; store the new loads.
 
@@ -140,7 +143,9 @@ def profile_source(
     Not `detailed`: counts only (what removal sums); `detailed` (the distribution detector):
     distinct counts, ranges and categories too, and loads an earlier counts-only sweep stored
     are profiled in detail where the rule will compare them. The tables in `skip` (removal
-    scans them: `core.profile_choice`) are neither queried nor stored."""
+    scans them: `core.profile_choice`) are neither queried nor stored. Not `detailed`, the
+    stored loads before the recent window of the tables in `thin` (removal on `_dlt_load_id`)
+    come without their columns, which the store sums (`TableProfiles.summed`)."""
     store = store or store_of(settings)
     scope = scope_of(ctx)
     rule = settings.distribution
@@ -154,13 +159,17 @@ def profile_source(
             continue
         columns = plan_columns(ctx, expected, live)
         tables.append(TableProfiles(expected, ctx.adapter.table(expected.table), columns))
-    stored = store.read(scope, [t.expected.table for t in tables])
+    lean = None if detailed else Thin(thin, windows.baseline_load_id, fresh_from)
+    stored = store.read(scope, [t.expected.table for t in tables], lean)
     for t in tables:
         t.history = stored.histories[t.expected.table]
         t.total = stored.totals.get(t.expected.table)
+        t.summed = stored.sums.get(t.expected.table)
 
     def incremental(t: TableProfiles) -> bool:
         return bool(t.history) and t.total is not None
+
+    _whole(store, scope, [t for t in tables if not incremental(t)])  # profiled afresh
 
     # a repeat sweep reads its loads by id (`profiles.loads`): one query for every table
     completed = completed_loads(ctx, since) if any(map(incremental, tables)) else None
@@ -211,6 +220,7 @@ def profile_source(
                 # re-stamp): afresh
                 t.rewritten = full = True
                 read = Reread("since", since)
+                _whole(store, scope, [t])
                 query, params = query_of(t, read)
                 rerun = ctx.adapter.run(query, params, "profile", owned=True)  # type: ignore[arg-type]
                 loads, total = read_profiles(rerun, t.columns, detailed)
@@ -239,6 +249,15 @@ def profile_source(
     for t in tables:
         t.history = [p for p in t.history if p.load_time >= cutoff]
     return tables
+
+
+def _whole(store: ProfileStore, scope: Scope, tables: Sequence[TableProfiles]) -> None:
+    """The loads a thin read left without their columns, read whole (`ProfileStore.whole`):
+    what `refresh` merges with the loads read again, and what a reader of columns needs."""
+    whole = store.whole(scope, {t.expected.table: (t.history, t.summed) for t in tables
+                                if t.summed is not None})
+    for t in tables:
+        t.history, t.summed = whole.get(t.expected.table, t.history), None
 
 
 def _current_too(
@@ -331,20 +350,21 @@ def _detail(
 
 def shared_profiles(
     ctx: SourceContext, settings: SourceSettings, *, detailed: bool = True,
-    skip: frozenset[str] = frozenset(),
+    skip: frozenset[str] = frozenset(), thin: frozenset[str] = frozenset(),
 ) -> list[TableProfiles]:
     """`profile_source` once per source and run: the removal and distribution detectors of a
     sweep share one profile query per table (a failure is raised again to each of them).
     Removal asks for counts only; when the run also has the distribution detector
     (`ctx.memo["detectors"]`), the first sweep is detailed already. `skip`: tables the first
     caller scans instead (`profile_source`); the sweep of the run leaves them out, and a later
-    caller that wants them (the report) has them profiled then."""
+    caller that wants them (the report) has them profiled then. `thin`: tables whose stored
+    loads the caller takes thin (`profile_source`); a later caller gets them whole."""
     key = "profiles"
     detailed = detailed or "distribution" in ctx.memo.get("detectors", ())
     if key not in ctx.memo:
         try:
             ctx.memo[key] = (detailed, profile_source(ctx, settings, detailed=detailed,
-                                                      skip=skip))
+                                                      skip=skip, thin=thin))
             ctx.memo[SKIPPED] = skip
         except Exception as exc:
             ctx.memo[key] = (detailed, exc)
@@ -355,6 +375,7 @@ def shared_profiles(
         others = frozenset(e.table for e, _ in ctx.present_tables()) - wanted
         found = [*found, *profile_source(ctx, settings, detailed=done, skip=others)]
         ctx.memo[key], ctx.memo[SKIPPED] = (done, found), skip
+    _whole(store_of(settings), scope_of(ctx), [t for t in found if t.expected.table not in thin])
     if detailed and not done:  # an earlier counts-only sweep in this run: add the detail
         updates: dict[str, TableUpdate] = {}
         _detail(ctx, settings, found, updates, current=True)
