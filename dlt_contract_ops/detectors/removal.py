@@ -20,6 +20,7 @@ from sqlglot import exp
 from dlt_contract_ops.core.columns import LOAD_ID, ExpectedTable, LiveTable, TimeAxis
 from dlt_contract_ops.core.profile_choice import served_by
 from dlt_contract_ops.core.removal import (
+    DarkColumn,
     LoadCount,
     WindowCounts,
     detect_dark_columns,
@@ -180,6 +181,7 @@ def run_removal(run: DetectorRun) -> ReconcileResult:
         [(p.query, p.params) for p in pending], "coverage", owned=True  # type: ignore[misc]
     ) if pending else []
     queried = {id(p): rows for p, rows in zip(pending, outcomes, strict=True)}
+    gone: list[tuple[_Plan, Any, list[DarkColumn]]] = []  # the tables with dark columns
     for plan in plans:
         expected, live, axis, table, columns, params = (
             plan.expected, plan.live, plan.axis, plan.table, plan.columns, plan.params)
@@ -203,11 +205,16 @@ def run_removal(run: DetectorRun) -> ReconcileResult:
             baseline_threshold=options.baseline_threshold,
             recent_threshold=options.recent_threshold,
         )
-        if not dark:
-            continue
+        if dark:
+            gone.append((plan, rows, dark))
+    # where each column went dark: the loads read thin that the walk reaches, in one store read
+    since = windows.baseline_load_id
+    stored = _stored_counts(ctx, settings, gone, since, options.recent_threshold)
+    for plan, rows, dark in gone:
+        expected, live, axis, table, columns, params = (
+            plan.expected, plan.live, plan.axis, plan.table, plan.columns, plan.params)
         names = [d.name for d in dark]
-        loads = _per_load(ctx, settings, plan, names, windows.baseline_load_id,
-                          options.recent_threshold)
+        loads = _per_load(plan, names, since, options.recent_threshold, stored)
         if axis.kind == "load_id":
             loads.update(_loads_queried(rows, columns))
         dark_since = {n: load_id_iso(went_dark(
@@ -296,30 +303,47 @@ def _sum_from_profiles(
         plan.params = [*plan.params, *straddling]
 
 
-def _per_load(
-    ctx: SourceContext, settings: SourceSettings, plan: _Plan, names: Sequence[str],
-    since: str, recent_threshold: float,
-) -> PerLoad:
+def _stored_counts(
+    ctx: SourceContext, settings: SourceSettings,
+    gone: Sequence[tuple[_Plan, Any, list[DarkColumn]]], since: str, recent_threshold: float,
+) -> dict[str, dict[str, dict[str, int]]]:
+    """The store's counts of the loads read thin that `went_dark` walks for the dark columns
+    of `gone` (`per_load`), for every table in one store read: table -> load id -> column ->
+    non-NULL values. Should the store fail, none (where a column went dark is then judged
+    from the loads read whole)."""
+    wanted: dict[str, tuple[list[str], list[str]]] = {}
+    for plan, _, dark in gone:
+        if plan.profiled is None:
+            continue
+        names = [d.name for d in dark]
+        history, summed = plan.profiled
+        if ids := per_load(history, names, since, summed, recent_threshold)[1]:
+            wanted[plan.expected.table] = (names, ids)
+    if not wanted:
+        return {}
+    from dlt_contract_ops.profiles.sweep import scope_of, store_of
+
+    try:
+        return store_of(settings).counts(scope_of(ctx), wanted)
+    except Exception as exc:  # the findings stand; where a column went dark is less precise
+        log.warning("load profiles unreadable (%s): where columns went dark is judged from "
+                    "the loads read again", exc)
+        return {}
+
+
+def _per_load(plan: _Plan, names: Sequence[str], since: str, recent_threshold: float,
+              stored: dict[str, dict[str, dict[str, int]]]) -> PerLoad:
     """Per load in the windows, its rows and the non-NULL values of the columns `names`
-    (`went_dark` walks them): from the profiles read whole, and from the store for loads read
-    thin where the walk reaches them (`per_load`; one store read). Should the store fail,
-    the loads read whole alone."""
+    (`went_dark` walks them): from the profiles read whole, and from `stored`
+    (`_stored_counts`) for the loads read thin that the walk reaches."""
     if plan.profiled is None:
         return {}
     history, summed = plan.profiled
     loads, wanted = per_load(history, names, since, summed, recent_threshold)
-    if wanted:
-        from dlt_contract_ops.profiles.sweep import scope_of, store_of
-
+    counted = stored.get(plan.expected.table)
+    if wanted and counted is not None:
         rows = {p.load_id: p.rows for p in history}
-        try:
-            stored = store_of(settings).counts(scope_of(ctx), plan.expected.table, names,
-                                               wanted)
-        except Exception as exc:  # the finding stands; where it went dark is less precise
-            log.warning("load profiles of `%s` unreadable (%s): where its columns went dark "
-                        "is judged from the loads read again", plan.expected.table, exc)
-            return loads
-        loads.update({i: (rows[i], stored.get(i, {})) for i in wanted})
+        loads.update({i: (rows[i], counted.get(i, {})) for i in wanted})
     return loads
 
 

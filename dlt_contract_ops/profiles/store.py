@@ -17,8 +17,7 @@ Each open attaches the file to the process's in-memory DuckDB (`profiles.attach`
 detaches it at the end. Concurrent sweeps: every open of the file holds `statefile.locked`
 (DuckDB lets one process write at a time), and each sweep's new loads go in ONE transaction,
 so a crash never leaves a load with only some of its columns. The statements are constants
-with bound parameters: this file is ours, so they are not routed through the destination
-renderer.
+with bound parameters (`profiles.statements`).
 """
 
 from __future__ import annotations
@@ -35,6 +34,17 @@ from dlt_contract_ops.profiles.attach import attached
 from dlt_contract_ops.profiles.broken import is_broken, set_aside
 from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile, SummedLoads
 from dlt_contract_ops.profiles.staging import Staging as _Staging
+from dlt_contract_ops.profiles.statements import (
+    DELETE_LOADS,
+    DELETE_TABLE,
+    DELETE_TOTALS,
+    KEY,
+    LAYOUT,
+    MIGRATIONS,
+    READ,
+    SCHEMA,
+    TABLES,
+)
 from dlt_contract_ops.statefile import locked, state_dir
 
 log = logging.getLogger("dlt_contract_ops")
@@ -42,76 +52,6 @@ T = TypeVar("T")
 
 SCHEMA_VERSION = "3"
 STORE_NAME = "profiles.duckdb"
-
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
-    "CREATE TABLE IF NOT EXISTS loads (destination VARCHAR, location VARCHAR, dataset VARCHAR,"
-    " tbl VARCHAR, load_id VARCHAR, load_time DOUBLE, source VARCHAR, n_rows BIGINT,"
-    " detailed BOOLEAN DEFAULT TRUE,"
-    " PRIMARY KEY (destination, location, dataset, tbl, load_id))",
-    "CREATE TABLE IF NOT EXISTS columns (destination VARCHAR, location VARCHAR,"
-    " dataset VARCHAR, tbl VARCHAR, load_id VARCHAR, col VARCHAR, non_null BIGINT,"
-    " distinct_count BIGINT, min_value VARCHAR, max_value VARCHAR, has_categories BOOLEAN,"
-    " complete BOOLEAN, PRIMARY KEY (destination, location, dataset, tbl, load_id, col))",
-    "CREATE TABLE IF NOT EXISTS categories (destination VARCHAR, location VARCHAR,"
-    " dataset VARCHAR, tbl VARCHAR, load_id VARCHAR, col VARCHAR, value VARCHAR, n BIGINT)",
-    "CREATE TABLE IF NOT EXISTS totals (destination VARCHAR, location VARCHAR,"
-    " dataset VARCHAR, tbl VARCHAR, source VARCHAR, n_rows BIGINT,"
-    " PRIMARY KEY (destination, location, dataset, tbl))",
-)
-#: older schema versions and the statements that bring a store from them to the next one
-_MIGRATIONS = {
-    "1": ("ALTER TABLE loads ADD COLUMN detailed BOOLEAN DEFAULT TRUE",),  # v1 loads: detailed
-    "2": (),  # `totals` (created above): a table without one is profiled afresh once
-}
-_TABLES = ("categories", "columns", "loads")
-_KEY = ("destination", "location", "dataset", "tbl", "load_id")
-#: each table's columns and types, in order: what a bulk insert reads from its NDJSON file
-_LAYOUT: dict[str, tuple[tuple[str, str], ...]] = {
-    "loads": (*((k, "VARCHAR") for k in _KEY), ("load_time", "DOUBLE"),
-              ("source", "VARCHAR"), ("n_rows", "BIGINT"), ("detailed", "BOOLEAN")),
-    "columns": (*((k, "VARCHAR") for k in _KEY), ("col", "VARCHAR"), ("non_null", "BIGINT"),
-                ("distinct_count", "BIGINT"), ("min_value", "VARCHAR"),
-                ("max_value", "VARCHAR"), ("has_categories", "BOOLEAN"),
-                ("complete", "BOOLEAN")),
-    "categories": (*((k, "VARCHAR") for k in _KEY), ("col", "VARCHAR"), ("value", "VARCHAR"),
-                   ("n", "BIGINT")),
-    "totals": (*((k, "VARCHAR") for k in _KEY[:-1]), ("source", "VARCHAR"),
-               ("n_rows", "BIGINT")),
-}
-#: replace the totals of the tables staged in `fresh_totals` (one statement)
-_DELETE_TOTALS = "DELETE FROM totals USING fresh_totals WHERE " + " AND ".join(  # noqa: S608
-    f"totals.{k} = fresh_totals.{k}" for k in _KEY[:-1])
-#: per table: delete every row of the loads listed in a staged `doomed` table (one statement)
-_DELETE_LOADS = {
-    name: f"DELETE FROM {name} USING doomed WHERE "  # noqa: S608 (constants only)
-    + " AND ".join(f"{name}.{k} = doomed.{k}" for k in _KEY)
-    for name in _TABLES
-}
-#: `ProfileStore.read`: the scope's three values, then the tables (a list), then for the
-#: columns and categories the thin tables (a list) and the load id their loads come whole from
-_WHERE = "destination = ? AND location = ? AND dataset = ? AND list_contains(?, tbl)"
-_WHOLE = " AND (NOT list_contains(?, tbl) OR load_id >= ?)"
-_READ = {
-    "totals": f"SELECT tbl, n_rows FROM totals WHERE {_WHERE}",  # noqa: S608 (constants)
-    "loads": f"SELECT tbl, load_id, n_rows, detailed FROM loads WHERE {_WHERE}"  # noqa: S608
-             " ORDER BY tbl, load_id",
-    "columns": "SELECT tbl, load_id, col, non_null, distinct_count, min_value, max_value,"  # noqa: S608
-               f" has_categories, complete FROM columns WHERE {_WHERE}{_WHOLE}",
-    "categories": f"SELECT tbl, load_id, col, value, n FROM categories WHERE {_WHERE}"  # noqa: S608
-                  f"{_WHOLE}",
-    "counts": f"SELECT load_id, col, non_null FROM columns WHERE {_WHERE}"  # noqa: S608
-              " AND list_contains(?, col) AND list_contains(?, load_id)",
-    # the thin tables' columns summed over their loads from one load id up to another
-    "sums": "SELECT tbl, col, SUM(non_null), COUNT(*) FROM columns"  # noqa: S608
-            f" WHERE {_WHERE} AND load_id >= ? AND load_id < ? GROUP BY tbl, col",
-}
-_DELETE_TABLE = {
-    name: f"DELETE FROM {name} WHERE destination = ? AND location = ?"  # noqa: S608 (constants)
-    " AND dataset = ? AND tbl = ?"
-    for name in _TABLES
-}
-
 
 def default_store(data_dir: str | None = None) -> Path:
     """`<dlt data dir>/contract_ops/profiles.duckdb` (`data_dir` None: the current run
@@ -200,12 +140,12 @@ class ProfileStore:
                 raise StateFileError(
                     f"cannot open the profile store `{self.path}`: {exc}") from exc
             quiet_progress_bar(con)
-            for statement in _SCHEMA:
+            for statement in SCHEMA:
                 con.execute(statement)
             found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if found is None:
                 con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
-            elif found[0] in _MIGRATIONS:
+            elif found[0] in MIGRATIONS:
                 _migrate(con, found[0])
             elif found[0] != SCHEMA_VERSION:
                 raise StateFileError(
@@ -246,10 +186,10 @@ class ProfileStore:
 
         def fetch(con: Any) -> tuple[list[Any], ...]:
             found = tuple(con.execute(sql, [*key, *params]).fetchall() for sql, params in (
-                (_READ["totals"], cut[:1]), (_READ["loads"], cut[:1]),
-                (_READ["columns"], cut), (_READ["categories"], cut),
+                (READ["totals"], cut[:1]), (READ["loads"], cut[:1]),
+                (READ["columns"], cut), (READ["categories"], cut),
             ))
-            summed = con.execute(_READ["sums"], [*key, thinned, thin.since, thin.before]
+            summed = con.execute(READ["sums"], [*key, thinned, thin.since, thin.before]
                                  ).fetchall() if thin is not None and thinned else []
             return (*found, summed)
 
@@ -277,18 +217,22 @@ class ProfileStore:
             sums[tbl] = SummedLoads(ids, s.since, counts, loaded)
         return Stored(out, totals, sums)
 
-    def counts(self, scope: Scope, table: str, columns: Sequence[str], load_ids: Sequence[str]
-               ) -> dict[str, dict[str, int]]:
-        """The stored non-NULL values of `columns` in the loads `load_ids` of `table`: load
-        id -> column -> count (a column the load was profiled without is absent)."""
-        if not self.path.exists():
+    def counts(self, scope: Scope, wanted: Mapping[str, tuple[Sequence[str], Sequence[str]]]
+               ) -> dict[str, dict[str, dict[str, int]]]:
+        """The stored non-NULL values of some columns in some loads, in one read (`wanted`:
+        table -> its columns and load ids): table -> load id -> column -> count (a column
+        the load was profiled without is absent)."""
+        if not wanted or not self.path.exists():
             return {}
-        params = [scope.destination, scope.location, scope.dataset, [table], list(columns),
-                  list(load_ids)]
-        out: dict[str, dict[str, int]] = {}
-        for load_id, column, non_null in self._session(
-                lambda con: con.execute(_READ["counts"], params).fetchall()):
-            out.setdefault(load_id, {})[column] = int(non_null)
+        pairs = [(t, i) for t, (_, ids) in wanted.items() for i in ids]
+        columns = sorted({c for cs, _ in wanted.values() for c in cs})
+        params = [[t for t, _ in pairs], [i for _, i in pairs], scope.destination,
+                  scope.location, scope.dataset, columns]
+        out: dict[str, dict[str, dict[str, int]]] = {}
+        for tbl, load_id, column, non_null in self._session(
+                lambda con: con.execute(READ["counts"], params).fetchall()):
+            if column in wanted[tbl][0]:
+                out.setdefault(tbl, {}).setdefault(load_id, {})[column] = int(non_null)
         return out
 
     def whole(
@@ -320,7 +264,7 @@ class ProfileStore:
         prune_before: float | None,
     ) -> None:
         with _Staging(self.path) as staging:
-            rows: dict[str, list[list[Any]]] = {name: [] for name in _TABLES}
+            rows: dict[str, list[list[Any]]] = {name: [] for name in TABLES}
             doomed: list[list[Any]] = []
             totals: list[list[Any]] = []
             for update in updates:
@@ -337,22 +281,22 @@ class ProfileStore:
                 for update in updates:
                     if update.full:
                         key = [scope.destination, scope.location, scope.dataset, update.table]
-                        for name in _TABLES:
-                            con.execute(_DELETE_TABLE[name], key)
+                        for name in TABLES:
+                            con.execute(DELETE_TABLE[name], key)
                 if prune_before is not None:
                     doomed += [list(k) for k in con.execute(
                         "SELECT destination, location, dataset, tbl, load_id FROM loads"
                         " WHERE load_time < ?", [prune_before]).fetchall()]
                 if doomed:
-                    staging.load(con, "doomed", tuple((k, "VARCHAR") for k in _KEY), doomed)
-                    for name in _TABLES:
-                        con.execute(_DELETE_LOADS[name])
+                    staging.load(con, "doomed", tuple((k, "VARCHAR") for k in KEY), doomed)
+                    for name in TABLES:
+                        con.execute(DELETE_LOADS[name])
                 for name in ("loads", "columns", "categories"):
                     if rows[name]:
-                        staging.insert(con, name, _LAYOUT[name], rows[name])
+                        staging.insert(con, name, LAYOUT[name], rows[name])
                 if totals:
-                    staging.load(con, "fresh_totals", _LAYOUT["totals"], totals)
-                    con.execute(_DELETE_TOTALS)
+                    staging.load(con, "fresh_totals", LAYOUT["totals"], totals)
+                    con.execute(DELETE_TOTALS)
                     con.execute("INSERT INTO totals SELECT * FROM fresh_totals")
                 con.execute("COMMIT")
             except BaseException:
@@ -369,8 +313,8 @@ class ProfileStore:
             con.execute("CREATE OR REPLACE TEMP TABLE doomed AS SELECT destination, location,"
                         " dataset, tbl, load_id FROM loads WHERE source = ?", [source])
             found = con.execute("SELECT COUNT(*) FROM doomed").fetchone()
-            for name in _TABLES:
-                con.execute(_DELETE_LOADS[name])
+            for name in TABLES:
+                con.execute(DELETE_LOADS[name])
             con.execute("DELETE FROM totals WHERE source = ?", [source])
             con.execute("COMMIT")
             return int(found[0]) if found else 0
@@ -381,8 +325,8 @@ class ProfileStore:
 def _migrate(con: Any, version: str) -> None:
     """Bring a store of an older schema version to this one, in one transaction."""
     con.execute("BEGIN TRANSACTION")
-    while version in _MIGRATIONS:
-        for statement in _MIGRATIONS[version]:
+    while version in MIGRATIONS:
+        for statement in MIGRATIONS[version]:
             con.execute(statement)
         version = str(int(version) + 1)
     con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [version])
