@@ -60,11 +60,9 @@ READ = {
                f" has_categories, complete FROM columns WHERE {WHERE}{WHOLE}",
     "categories": f"SELECT tbl, load_id, col, value, n FROM categories WHERE {WHERE}"  # noqa: S608
                   f"{WHOLE}",
-    # `counts`: the (table, load id) pairs as two lists, the scope, the columns (a list)
-    "counts": "SELECT c.tbl, c.load_id, c.col, c.non_null FROM columns c JOIN (SELECT"
-              " UNNEST(?) AS tbl, UNNEST(?) AS load_id) w ON c.tbl = w.tbl AND c.load_id ="
-              " w.load_id WHERE c.destination = ? AND c.location = ? AND c.dataset = ?"
-              " AND list_contains(?, c.col)",
+    # `counts`: then the columns (a list) and the first and last load id
+    "counts": f"SELECT tbl, load_id, col, non_null FROM columns WHERE {WHERE}"  # noqa: S608
+              " AND list_contains(?, col) AND load_id >= ? AND load_id <= ?",
     # the thin tables' columns summed over their loads from one load id up to another
     "sums": "SELECT tbl, col, SUM(non_null), COUNT(*) FROM columns"  # noqa: S608
             f" WHERE {WHERE} AND load_id >= ? AND load_id < ? GROUP BY tbl, col",

@@ -222,16 +222,17 @@ class ProfileStore:
         """The stored non-NULL values of some columns in some loads, in one read (`wanted`:
         table -> its columns and load ids): table -> load id -> column -> count (a column
         the load was profiled without is absent)."""
-        if not wanted or not self.path.exists():
+        ids = {(t, i) for t, (_, loads) in wanted.items() for i in loads}
+        if not ids or not self.path.exists():
             return {}
-        pairs = [(t, i) for t, (_, ids) in wanted.items() for i in ids]
+        # one range of load ids for all (the loads asked are a window's), the rest in Python
         columns = sorted({c for cs, _ in wanted.values() for c in cs})
-        params = [[t for t, _ in pairs], [i for _, i in pairs], scope.destination,
-                  scope.location, scope.dataset, columns]
+        params = [scope.destination, scope.location, scope.dataset, list(wanted), columns,
+                  min(i for _, i in ids), max(i for _, i in ids)]
         out: dict[str, dict[str, dict[str, int]]] = {}
         for tbl, load_id, column, non_null in self._session(
                 lambda con: con.execute(READ["counts"], params).fetchall()):
-            if column in wanted[tbl][0]:
+            if (tbl, load_id) in ids and column in wanted[tbl][0]:
                 out.setdefault(tbl, {}).setdefault(load_id, {})[column] = int(non_null)
         return out
 
