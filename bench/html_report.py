@@ -23,10 +23,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from dlt_contract_ops.core.history import Sweep, summarize
+from dlt_contract_ops.core.load_profile import ColumnProfile, LoadProfile
 from dlt_contract_ops.engine.report import Frame, Handoff, Report, TableLoads
 from dlt_contract_ops.model.findings import Coverage, DriftFinding, ReconcileResult
 from dlt_contract_ops.output.html import to_html
-from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
 
 NOW = datetime(2026, 6, 1, 8, 0, tzinfo=timezone.utc)
 

@@ -20,12 +20,12 @@ if TYPE_CHECKING:
         DEFAULT_RECENT_WINDOW,
     )
     from dlt_contract_ops.destinations.base import DestinationAdapter
-    from dlt_contract_ops.detectors.base import Detector, DetectorRun
+    from dlt_contract_ops.detection.detector import Detector, DetectorRun
     from dlt_contract_ops.engine.reconcile import detect_removal, reconcile_all, reconcile_source
     from dlt_contract_ops.errors import GateBusyError, GateRejected
-    from dlt_contract_ops.ingest.report import GateReport
     from dlt_contract_ops.ingest.run import gated_run
     from dlt_contract_ops.model.findings import Coverage, DriftFinding, ReconcileResult
+    from dlt_contract_ops.model.gate import GateReport
     from dlt_contract_ops.settings.detectors import Duration
     from dlt_contract_ops.sinks.base import AlertSink, ErrorEvent
 
@@ -66,15 +66,15 @@ _LAZY: dict[str, str] = {
     "AlertSink": "dlt_contract_ops.sinks.base",
     "Coverage": "dlt_contract_ops.model.findings",
     "DestinationAdapter": "dlt_contract_ops.destinations.base",
-    "Detector": "dlt_contract_ops.detectors.base",
-    "DetectorRun": "dlt_contract_ops.detectors.base",
+    "Detector": "dlt_contract_ops.detection.detector",
+    "DetectorRun": "dlt_contract_ops.detection.detector",
     "Duration": "dlt_contract_ops.settings.detectors",
     "DriftFinding": "dlt_contract_ops.model.findings",
     "ErrorEvent": "dlt_contract_ops.sinks.base",
     "GateBusyError": "dlt_contract_ops.errors",
     "GatePolicy": "dlt_contract_ops.core.ingest",
     "GateRejected": "dlt_contract_ops.errors",
-    "GateReport": "dlt_contract_ops.ingest.report",
+    "GateReport": "dlt_contract_ops.model.gate",
     "gated_run": "dlt_contract_ops.ingest.run",
     "ReconcileResult": "dlt_contract_ops.model.findings",
     "Semantics": "dlt_contract_ops.contracts.semantics",

@@ -3,6 +3,7 @@ module, `detectors`, validates those), built-ins included."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
@@ -50,6 +51,35 @@ def distribution(ep: EntryPoint) -> str | None:
         return None
     name = dist.metadata["Name"] if dist.metadata is not None else None
     return f"{name} {dist.version}" if name else None
+
+
+@dataclass(frozen=True)
+class SinkInfo:
+    """One registered alert sink; nothing of it is imported to list it."""
+
+    name: str
+    object: str
+    distribution: str | None
+    version: str | None
+    enabled: bool
+
+
+def sink_catalog(enabled: tuple[str, ...] = ()) -> list[SinkInfo]:
+    """Every entry point of `dlt_contract_ops.alert_sinks`, sorted by name; `enabled` the
+    names a project enables (`dlt-contract-ops sinks`)."""
+    out = []
+    for name, ep in sorted(registered(SINK_GROUP).items()):
+        dist = getattr(ep, "dist", None)
+        out.append(
+            SinkInfo(
+                name=name,
+                object=ep.value,
+                distribution=getattr(dist, "name", None),
+                version=getattr(dist, "version", None),
+                enabled=name in enabled,
+            )
+        )
+    return out
 
 
 def resolve(member: Any) -> Any:

@@ -42,7 +42,7 @@ MOVES: dict[str, str] = {
     "validation": "engine.validation",
     # detectors/: the registry, the Detector value, each detector's runner and queries
     "detectors": "detectors.registry",
-    "detector": "detectors.base",
+    "detector": "detection.detector",
     "detector_settings": "detectors.settings",
     "runners": "detectors",
     "queries": "detectors.queries",
@@ -71,6 +71,17 @@ MOVES: dict[str, str] = {
     "profiles.compare": "core.distribution",
     # engine/: the sweep's counters, observed by tests and the bench (`observe_sweeps`)
     "sweep_stats": "engine.sweep_stats",
+    # the layer order (tests/unit/test_layout.py): the contract reports render in output/,
+    # the values core/ and model/ read sit beside them, settings readers in settings/
+    "contracts.render": "output.contract",
+    "contracts.ci": "output.contract_ci",
+    "contracts.lint_render": "output.contract_lint",
+    "contracts.wording": "output.contract_wording",
+    "profiles.model": "core.load_profile",
+    "ingest.report": "model.gate",
+    "gate.report": "model.gate",
+    "ingest.settings": "settings.gate",
+    "gate.settings": "settings.gate",
 }
 
 #: strings that look like old module names but are entry-point group names: never rewritten

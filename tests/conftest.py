@@ -19,6 +19,18 @@ import pytest
 from tests.duckdb_baselines import BASELINES, FOLDER
 from tests.postgres_baselines import drop_kept
 from tests.projects import MYPY_CACHE, Project
+from tests.warehouses import (
+    app_project,
+    loaded_app,
+    loaded_formats,
+    loaded_plugin_project,
+    loaded_shop,
+    shop_project,
+)
+
+#: the warehouses loaded once (`tests/warehouses.py`): defined here once for every folder
+__all__ = ["app_project", "loaded_app", "loaded_formats", "loaded_plugin_project",
+           "loaded_shop", "shop_project"]
 
 os.environ.setdefault("RUNTIME__DLTHUB_TELEMETRY", "false")
 

@@ -6,7 +6,8 @@ folder); each test's later loads stay real.
 workers, a file lock per baseline keyed by what builds it.
 
 A project whose tests only read it (a warehouse loaded and drifted) is loaded once per session
-instead (`load_once`) and copied by each test (`copy_project`)."""
+instead (`load_once`) and copied by each test (`copy_project`); the warehouses several folders
+share are fixtures of `tests/warehouses.py`, defined once for the suite."""
 
 from __future__ import annotations
 

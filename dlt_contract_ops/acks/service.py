@@ -11,12 +11,12 @@ from dlt_contract_ops.acks.store import (
     ACKS_FILE,
     Ack,
     add_ack,
-    known_findings,
     parse_until,
     read_acks,
     remove_ack,
 )
 from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.history.index import known_findings
 from dlt_contract_ops.settings.project import lock_timeout_setting
 
 

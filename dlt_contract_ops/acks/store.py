@@ -7,9 +7,8 @@ reported (with its `ack`), but not sent to the sinks and not counted by `--fail-
 When the drift changes (another column, another kind) the finding's id changes and the
 acknowledgement does not cover it. An expired acknowledgement alerts again once, saying so.
 
-Each reconcile keeps a small index of the findings it saw (id -> what it is) in dlt's data
-directory, so `ack ID` can record what the id stands for and `validate` can tell an
-orphaned acknowledgement (its drift is gone) from a live one.
+What an id stands for (`ack ID` records it, `validate` tells an orphaned acknowledgement
+from a live one by it) comes from the finding index (`history.index.known_findings`).
 """
 
 from __future__ import annotations
@@ -25,18 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dlt_contract_ops.errors import ConfigError, StateFileError
+from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.duration import parse_duration
-from dlt_contract_ops.statefile import (
-    locked,
-    project_key,
-    read_json,
-    read_utf8,
-    state_dir,
-    write_json,
-    write_text,
-)
+from dlt_contract_ops.statefile import locked, read_utf8, state_dir, write_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -218,44 +209,6 @@ def remove_ack(path: Path, ack_id: str, *, lock_timeout: float = 10.0) -> bool:
             return False
         write_text(path, _render(kept))
         return True
-
-
-# -- the index of findings the last runs saw ------------------------------------------------
-def index_path(project_dir: str | os.PathLike[str]) -> Path:
-    return state_dir() / "findings" / f"{project_key(project_dir)}.json"
-
-
-def remember(project_dir: str | os.PathLike[str], entries: Mapping[str, Mapping[str, Any]]) -> None:
-    """Add the findings of a run to the index (id -> source, table, detector, columns).
-
-    The index only grows, so a run whose findings it already holds as they are (an hourly
-    sweep seeing the same drift) leaves the file alone: no lock, no rewrite."""
-    path = index_path(project_dir)
-    wanted = {k: dict(v) for k, v in entries.items()}
-    found = _read_index(path).get("findings")
-    if isinstance(found, dict) and all(found.get(k) == v for k, v in wanted.items()):
-        return
-    with locked(path):
-        found = _read_index(path).get("findings")
-        known: dict[str, Any] = dict(found) if isinstance(found, dict) else {}
-        known.update(wanted)
-        write_json(path, {"format_version": 1, "findings": known})
-
-
-def known_findings(project_dir: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
-    found = _read_index(index_path(project_dir)).get("findings")
-    return dict(found) if isinstance(found, dict) else {}
-
-
-def _read_index(path: Path) -> dict[str, Any]:
-    """The id index; empty, with a warning, when it cannot be read (a byte that is not
-    UTF-8, a file cut short). It only says what each id stands for and every sweep adds to
-    it, so the next sweep's write replaces a broken one: nothing is silenced or lost."""
-    try:
-        return read_json(path)
-    except StateFileError as exc:
-        log.warning("finding id index unreadable (%s): the next sweep writes it afresh", exc)
-        return {}
 
 
 class AckBook:

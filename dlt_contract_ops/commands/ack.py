@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -61,7 +60,9 @@ def acks(fmt: str, project_dir: str | None) -> None:
     except ConfigError as exc:
         usage_error(exc)
     if fmt == "json":
-        click.echo(json.dumps([a.document() for a in entries], indent=2, ensure_ascii=False))
+        from dlt_contract_ops.output.documents import acks_json
+
+        click.echo(acks_json(entries))
     else:
         for a in entries:
             state = "expired" if a.expired(now) else "active "

@@ -59,7 +59,7 @@ def _shown(path: Any) -> str:
 
 
 def _emit(report: Any, fmt: str, locations: Any = None) -> None:
-    from dlt_contract_ops.contracts.render import render
+    from dlt_contract_ops.output.contract import render
 
     click.echo(render(report, fmt, locations), nl=False)
     sys.exit(EXIT_READY if report.ready else EXIT_BLOCKED)
@@ -237,9 +237,9 @@ def lint(source: str, fmt: str, severities: tuple[str, ...], project_dir: str | 
     every timestamp a time zone, every categorical column its code set, every resource an
     owner. Exit 1 when a rule at level error finds something.
     """
-    from dlt_contract_ops.contracts.lint_render import render_lint
     from dlt_contract_ops.contracts.service import lint as run_lint
     from dlt_contract_ops.errors import ContractOpsError
+    from dlt_contract_ops.output.contract_lint import render_lint
 
     try:
         report, locations = run_lint(source, severities=severities, project_dir=project_dir)
@@ -270,13 +270,12 @@ def verify(
     """
     from dlt_contract_ops.commands.reconcile import finish, sweep
     from dlt_contract_ops.engine.reconcile import run
-    from dlt_contract_ops.output.text import to_json, to_text
+    from dlt_contract_ops.output import render
 
     # reconcile's sweep: SIGTERM unwinds it, a configuration error exits 2
     results, interrupted = sweep(
         lambda: run(list(sources), detectors=("contract",), dry_run=dry_run,
                     project_dir=project_dir)
     )
-    text = to_json(results) + "\n" if fmt == "json" else to_text(results, dry_run=dry_run)
-    click.echo(text, nl=False)
+    click.echo(render(results, fmt, dry_run=dry_run), nl=False)
     finish(results, interrupted, fail_on_drift=fail_on_drift)

@@ -81,6 +81,7 @@ class PipelineReconcileCommand:
     def configure_parser(self, parser: argparse.ArgumentParser) -> None:
         from dlt_contract_ops.detectors.registry import registered_detectors
         from dlt_contract_ops.errors import DetectorPluginError
+        from dlt_contract_ops.model.severity import SEVERITIES
 
         try:
             detectors = registered_detectors()
@@ -96,8 +97,10 @@ class PipelineReconcileCommand:
                             help="Output format (default: text).")
         parser.add_argument("--dry-run", action="store_true",
                             help="Print and return findings; emit no alerts.")
-        parser.add_argument("--fail-on-drift", action="store_true",
-                            help="Exit 3 when there are findings.")
+        parser.add_argument("--fail-on-drift", nargs="?", const="info", default=None,
+                            choices=SEVERITIES, metavar="SEVERITY",
+                            help="Exit 3 when there are findings; `error` (or `warning`): "
+                                 "only when there are findings of that severity or worse.")
         parser.add_argument("--no-dedup", action="store_true",
                             help="Send every finding to the alert sinks, even a repeated one.")
         parser.add_argument("--project-dir", default=None,
@@ -122,7 +125,7 @@ class PipelineReconcileCommand:
         argv += [part for source in sources for part in ("-s", source)]
         argv += [flag for flag, on in (
             ("--dry-run", args.dry_run),
-            ("--fail-on-drift", args.fail_on_drift),
+            (f"--fail-on-drift={args.fail_on_drift}", args.fail_on_drift),
             ("--no-dedup", args.no_dedup),
         ) if on]
         argv += ["--format", args.fmt]

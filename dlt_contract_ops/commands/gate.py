@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -44,7 +43,9 @@ def check(source: str, fmt: str, fail_on_drift: bool, project_dir: str | None) -
         source_error(exc)
     rejected = report.action == "rejected"
     if fmt == "json":
-        click.echo(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        from dlt_contract_ops.output.documents import gate_json
+
+        click.echo(gate_json(report))
     else:
         verdict = "REJECTED" if rejected else "ADMISSIBLE"
         click.echo(f"Gate: {source} (pipeline {report.pipeline})  |  {verdict}")

@@ -2,40 +2,7 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
-
 import click
-
-
-@dataclass(frozen=True)
-class SinkInfo:
-    """One registered alert sink; nothing of it is imported to list it."""
-
-    name: str
-    object: str
-    distribution: str | None
-    version: str | None
-    enabled: bool
-
-
-def sink_catalog(enabled: tuple[str, ...] = ()) -> list[SinkInfo]:
-    """Every entry point of `dlt_contract_ops.alert_sinks`, sorted by name."""
-    from dlt_contract_ops.registry import SINK_GROUP, registered
-
-    out = []
-    for name, ep in sorted(registered(SINK_GROUP).items()):
-        dist = getattr(ep, "dist", None)
-        out.append(
-            SinkInfo(
-                name=name,
-                object=ep.value,
-                distribution=getattr(dist, "name", None),
-                version=getattr(dist, "version", None),
-                enabled=name in enabled,
-            )
-        )
-    return out
 
 
 def _project_sinks(project_dir: str | None) -> tuple[tuple[str, ...], str | None]:
@@ -57,12 +24,15 @@ def _project_sinks(project_dir: str | None) -> tuple[tuple[str, ...], str | None
               show_default=True)
 def sinks(project_dir: str | None, fmt: str) -> None:
     """List the registered alert sinks and the distribution each comes from."""
+    from dlt_contract_ops.registry import sink_catalog
+
     enabled, problem = _project_sinks(project_dir)
     catalog = sink_catalog(enabled)
     missing = [n for n in enabled if n not in {s.name for s in catalog}]
     if fmt == "json":
-        doc = {"sinks": [asdict(s) for s in catalog], "enabled_but_not_registered": missing}
-        click.echo(json.dumps(doc, indent=2))
+        from dlt_contract_ops.output.documents import sinks_json
+
+        click.echo(sinks_json(catalog, missing))
         return
     width = max([len(s.name) for s in catalog] + [4])
     for s in catalog:

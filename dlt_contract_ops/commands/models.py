@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -25,19 +24,6 @@ def render(report: InferReport, dry_run: bool) -> tuple[str, str]:
         lines.append(f"Bound the models in `{report.config_file}`.")
     summary = "".join(f"{line}\n" for line in lines)
     return (report.bindings, summary) if dry_run else (summary, "")
-
-
-def as_json(report: InferReport) -> dict[str, Any]:
-    """The report for machines: each module, its binding, the notes, the binding TOML."""
-    return {
-        "written": report.written,
-        "models": [{"source": m.source, "resource": m.resource, "table": m.table,
-                    "path": str(m.path), "ref": m.ref} for m in report.models],
-        "notes": list(report.notes),
-        "bindings": report.bindings,
-        "config_file": str(report.config_file),
-        "queries": dict(report.queries),
-    }
 
 
 @click.group()
@@ -99,7 +85,9 @@ def infer(
     except ContractOpsError as exc:  # the destination or the source could not answer
         source_error(exc)
     if fmt == "json":
-        click.echo(json.dumps(as_json(report), indent=2, ensure_ascii=False))
+        from dlt_contract_ops.output.documents import infer_json
+
+        click.echo(infer_json(report))
         return
     stdout, stderr = render(report, dry_run)
     click.echo(stdout, nl=False)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
 from dlt_contract_ops.commands.common import project_dir_option, source_error, usage_error
@@ -22,8 +20,8 @@ def profile(
 ) -> None:
     """Profile the source's new loads, then print each root table's per-load history:
     rows, and per column NULL rate, approximate distinct count, min/max and category shares."""
+    from dlt_contract_ops.engine.profile_history import profile_history
     from dlt_contract_ops.errors import ConfigError, ContractOpsError, UnknownSourceError
-    from dlt_contract_ops.profiles.service import profile_history
 
     try:
         history = profile_history(source, project_dir=project_dir, table=table, column=column)
@@ -32,8 +30,9 @@ def profile(
     except ContractOpsError as exc:  # the destination or the store could not answer
         source_error(exc)
     if fmt == "json":
-        click.echo(json.dumps({"source": source, "tables": history}, indent=2,
-                              ensure_ascii=False))
+        from dlt_contract_ops.output.documents import profile_json
+
+        click.echo(profile_json(source, history))
         return
     from dlt_contract_ops.core.escaping import visible
 

@@ -10,7 +10,7 @@ import contextlib
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 import click
@@ -27,10 +27,12 @@ from dlt_contract_ops.commands.common import (
     started,
     usage_error,
 )
+from dlt_contract_ops.model.severity import SEVERITIES
 from dlt_contract_ops.output import FORMATS
 
 if TYPE_CHECKING:
     from dlt_contract_ops.model.findings import ReconcileResult
+    from dlt_contract_ops.model.severity import Severity
 
 #: CLI flag of each removal override, so a bad value names the flag the user typed
 REMOVAL_FLAGS = {
@@ -83,9 +85,11 @@ def sweep(call: Callable[[], list[ReconcileResult]]) -> tuple[list[ReconcileResu
 
 
 def finish(
-    results: list[ReconcileResult], interrupted: int | None, *, fail_on_drift: bool = False
+    results: list[ReconcileResult], interrupted: int | None, *,
+    fail_on_drift: bool | Severity | None = False,
 ) -> None:
-    """Exit with the code of the sweep's results (the table in docs/cli.md)."""
+    """Exit with the code of the sweep's results (the table in docs/cli.md). `fail_on_drift`:
+    exit 3 on a finding (True), or on one of that severity or worse (`"error"`)."""
     from dlt_contract_ops.model.findings import NOT_LOADED
 
     if interrupted is not None:
@@ -102,7 +106,8 @@ def finish(
     if any(r.error for r in results):
         sys.exit(EXIT_SOURCE_ERROR)
     # an acknowledged finding is reported but does not fail the run (until its expiry)
-    if fail_on_drift and any(r.failing_findings for r in results):
+    threshold: Severity | None = "info" if fail_on_drift is True else (fail_on_drift or None)
+    if threshold is not None and any(r.failing_at(threshold) for r in results):
         sys.exit(EXIT_DRIFT)
     sys.exit(EXIT_OK)
 
@@ -204,7 +209,10 @@ def included(options: dict[str, Any]) -> set[str]:
 @click.option("--format", "fmt", type=click.Choice((*FORMATS, "markdown")), default="text",
               show_default=True, help="markdown: with --suggest, a pull-request text.")
 @output_option
-@click.option("--fail-on-drift", is_flag=True, help="Exit 3 when there are findings.")
+@click.option("--fail-on-drift", is_flag=False, flag_value="info", default=None,
+              type=click.Choice(SEVERITIES), metavar="[=SEVERITY]",
+              help="Exit 3 when there are findings; =error (or =warning): only when there "
+                   "are findings of that severity or worse.")
 @project_dir_option
 @click.option("--recent-window", metavar="DURATION", default=None,
               help='Removal: the recent window, e.g. "6h" (default 6h).')
@@ -229,7 +237,7 @@ def reconcile(
     dry_run: bool,
     fmt: str,
     output: str | None,
-    fail_on_drift: bool,
+    fail_on_drift: Severity | None,
     project_dir: str | None,
     no_dedup: bool,
     suggest: bool,
@@ -254,10 +262,11 @@ def reconcile(
 
     check_output(output)
     include = included(options)
-    removal = {k: options[k] for k in REMOVAL_FLAGS if options.get(k) is not None}
+    given = {k: options[k] for k in REMOVAL_FLAGS if options.get(k) is not None}
     try:
-        # a bad flag value is a usage error before anything connects, alerts or writes state
-        removal_overrides(removal, lambda key: f"`{REMOVAL_FLAGS[key]}`")
+        # a bad flag value is a usage error before anything connects, alerts or writes state;
+        # the sweep takes the checked overrides as they are
+        removal = removal_overrides(given, lambda key: f"`{REMOVAL_FLAGS[key]}`")
     except ConfigError as exc:
         raise click.BadParameter(str(exc)) from None
     # one project context for the whole command: dlt's configuration is loaded and the
@@ -289,7 +298,7 @@ def reconcile(
 
 def _suggest(
     sources: tuple[str, ...], project_dir: str | None, fmt: str, write: bool, keep: bool,
-    include: set[str], removal: dict[str, Any], output: str | None,
+    include: set[str], removal: Mapping[str, Any], output: str | None,
 ) -> None:
     """`--suggest`: the model patches instead of the findings (`suggest.service`); a patch
     that cannot be made or written is one line, exit 2 (`sweep`)."""

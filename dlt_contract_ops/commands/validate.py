@@ -3,7 +3,6 @@ when anything is wrong."""
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -32,7 +31,9 @@ def validate(project_dir: str | None, fmt: str) -> None:
     except ConfigError as exc:
         usage_error(exc)
     if fmt == "json":
-        click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+        from dlt_contract_ops.output.documents import validation_json
+
+        click.echo(validation_json(report))
     else:
         for p in report.problems:
             click.echo(f"✗ {p.rule}: {p.key} ({p.file}): {p.message}")

@@ -1,9 +1,12 @@
 """Semantic contracts: declare what columns mean, snapshot releases, diff them, check them in CI.
 
-The core (`rules`, `model`, `diff`, `release`, `canonical`, `waivers`, `extract`, `semantics`,
-`render`, `ci`, `odcs`, `odcs_types`, `odcs_read`) is pure: no file or network I/O, no click.
-`store` reads and writes snapshot and export files, `service` wires discovery to the core,
-`export` builds ODCS documents, `cli` is the `contract` command group.
+The core (`rules`, `model`, `change`, `diff`, `release`, `canonical`, `waivers`, `extract`,
+`annotations`, `declarations`, `semantics`, `units`, `timezones`, `constraints`, `lint`,
+`verify`, `odcs`, `odcs_types`, `odcs_read`) is pure: no file or network I/O, no click.
+`store` reads and writes snapshot and export files, `verify_queries` builds the verification
+queries, `service` wires discovery to the core, `export` builds ODCS documents; the reports
+are rendered in `output/contract*.py` and `commands/contract.py` is the `contract` group
+(tests/unit/test_layout.py holds each module to its layer).
 
 Names are exported lazily so that `dlt-contract-ops --help`, which imports `commands.contract`,
 loads nothing of the feature but its click layer.

@@ -7,6 +7,7 @@ precision/scale. Nothing here reads files or imports dlt.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -211,6 +212,11 @@ class Release:
 
     def resource(self, name: str) -> ResourceContract | None:
         return next((r for r in self.resources if r.resource == name), None)
+
+
+#: (resource, column or None) -> (file, line): where the models declare a resource and its
+#: columns, for a CI annotation to point at
+Locations = Mapping[tuple[str, str | None], tuple[str, int]]
 
 
 TypeRelation = Literal["equal", "widened", "narrowed", "changed"]

@@ -1,5 +1,6 @@
 """Orchestration of the contract commands: wire source discovery and snapshot files to the
-pure diff and release check. The CLI calls exactly one function of this module per command.
+pure diff and release check. The CLI calls exactly one function of this module per command
+and renders the value it returns (`output.contract`, `output.contract_lint`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dlt_contract_ops.contracts.extract import contract_from_model, field_columns, resource_hints
-from dlt_contract_ops.contracts.model import ColumnContract, Release, ResourceContract, Version
+from dlt_contract_ops.contracts.model import (
+    ColumnContract,
+    Locations,
+    Release,
+    ResourceContract,
+    Version,
+)
 from dlt_contract_ops.contracts.odcs import ChildTable
 from dlt_contract_ops.contracts.release import (
     ReleaseReport,
@@ -23,7 +30,6 @@ from dlt_contract_ops.contracts.release import (
     first_release,
     unused_waivers,
 )
-from dlt_contract_ops.contracts.render import Locations
 from dlt_contract_ops.contracts.rules import Perspective
 from dlt_contract_ops.contracts.store import (
     WAIVERS_FILE,

@@ -27,7 +27,7 @@ from datetime import timedelta
 from statistics import median
 from typing import Any, Literal
 
-from dlt_contract_ops.profiles.model import LoadProfile
+from dlt_contract_ops.core.load_profile import LoadProfile
 
 DEFAULT_BASELINE_LOADS = 30
 DEFAULT_BASELINE_WINDOW = timedelta(days=14)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from dlt_contract_ops.core.rename import compatible, pair_renames
-from dlt_contract_ops.ingest.report import Difference
+from dlt_contract_ops.model.gate import Difference
 
 #: the suffix dlt gives a variant column (`amount__v_text`: a text value in a bigint column)
 VARIANT_MARK = "__v_"

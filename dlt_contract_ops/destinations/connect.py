@@ -64,11 +64,12 @@ def resolve_target(
             factory = Destination.from_reference(destination, **extra)
         return Target(pipeline_name, factory, short_type(factory), dataset_name)
 
-    import dlt
     from dlt.pipeline.exceptions import CannotRestorePipelineException
 
+    from dlt_contract_ops.sources.onboarding import attached
+
     try:
-        pipeline = dlt.attach(pipeline_name)
+        pipeline = attached(pipeline_name)  # once a run (`onboarding.attach_scope`)
     except CannotRestorePipelineException as exc:
         missing = " and ".join(
             f"`{k}`" for k, v in (("destination", destination), ("dataset_name", dataset_name))

@@ -4,13 +4,19 @@
 Runners are named by import path, so loading the registry (the CLI's `--help`) imports no
 runner, no driver and no dlt. `order` keeps the output order and the SARIF rule index of
 every built-in where 0.1.0 had it.
+
+Severities (docs/detectors.md): what breaks a consumer of a declared column is an `error`
+(missing, a type that cannot hold the declared one, a column gone dark, a rename, which
+takes a declared column away as surely as `missing` would, a broken contract, a rejected
+batch); what needs a look but breaks nothing declared is a `warning` (an added column, a
+shifted distribution).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dlt_contract_ops.detectors.base import Detector
+from dlt_contract_ops.detection.detector import Detector
 
 if TYPE_CHECKING:
     from dlt_contract_ops.core.distribution import DistributionRule
@@ -39,6 +45,7 @@ ADDITIVE = Detector(
     "dlt_contract_ops.detectors.additive:run_additive",
     "live columns the model does not know",
     order=10,
+    severity="warning",
 )
 REMOVAL = Detector(
     "removal",
@@ -47,6 +54,8 @@ REMOVAL = Detector(
     flag="--include-removal",
     settings=removal_settings,
     order=20,
+    severity="error",
+    profiles="counts",  # its windows summed from the load profiles (`from_profiles`)
 )
 MISSING = Detector(
     "missing",
@@ -54,6 +63,7 @@ MISSING = Detector(
     "declared columns the live table lacks",
     quiet_when_clean=True,
     order=30,
+    severity="error",
 )
 TYPE = Detector(
     "type",
@@ -61,6 +71,7 @@ TYPE = Detector(
     "live columns whose type cannot hold the model's type",
     quiet_when_clean=True,
     order=40,
+    severity="error",
 )
 RENAME = Detector(
     "rename",
@@ -70,6 +81,7 @@ RENAME = Detector(
     quiet_when_clean=True,
     combines=True,
     order=50,
+    severity="error",
 )
 GATE = Detector(
     "gate",
@@ -77,6 +89,7 @@ GATE = Detector(
     "a batch the ingest gate rejected before it was loaded",
     reconcile=False,
     order=60,
+    severity="error",
 )
 CONTRACT = Detector(
     "contract",
@@ -89,6 +102,7 @@ CONTRACT = Detector(
     reconcile=False,
     clean_text="The data keeps every declared contract",
     order=70,
+    severity="error",
 )
 DISTRIBUTION = Detector(
     "distribution",
@@ -98,4 +112,6 @@ DISTRIBUTION = Detector(
     settings=distribution_settings,
     quiet_when_clean=True,
     order=80,
+    severity="warning",
+    profiles="detailed",
 )

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from dlt_contract_ops.core.load_profile import LoadProfile, SummedLoads
 from dlt_contract_ops.core.removal import LoadCount, WindowCounts, carries
 from dlt_contract_ops.detectors.young import profiled_moment
-from dlt_contract_ops.profiles.model import LoadProfile, SummedLoads
 
 #: per load: its rows and the non-NULL values of each column
 PerLoad = dict[str, tuple[int, dict[str, int]]]
@@ -47,13 +47,13 @@ def by_load_id(
     `columns`, or when the thin loads in the windows are not exactly the summed ones, all in
     the baseline window (the windows moved past a stored load since the sweep read them).
 
-    >>> from dlt_contract_ops.profiles.model import ColumnProfile as C
+    >>> from dlt_contract_ops.core.load_profile import ColumnProfile as C
     >>> old = LoadProfile("1700000000.1", 10, {"a": C("a", 10)})
     >>> new = LoadProfile("1700090000.1", 5, {"a": C("a", 0)})
     >>> by_load_id([old, new], ["a"], "1700050000.0000000", "1600000000.0000000")[0]
     WindowCounts(baseline_rows=10, recent_rows=5, baseline_non_null={'a': 10}, \
 recent_non_null={'a': 0})
-    >>> from dlt_contract_ops.profiles.model import SummedLoads as S
+    >>> from dlt_contract_ops.core.load_profile import SummedLoads as S
     >>> thin = LoadProfile("1700000000.1", 10)  # its columns summed in the store
     >>> by_load_id([thin, new], ["a"], "1700050000.0000000", "1600000000.0000000",
     ...            S(frozenset({thin.load_id}), "1600000000.0000000", {"a": 10}, {"a": 1}))[0]
@@ -95,7 +95,7 @@ def per_load(
     none unless some column is carried by no load read whole (only then does the walk reach
     them).
 
-    >>> from dlt_contract_ops.profiles.model import ColumnProfile as C, SummedLoads as S
+    >>> from dlt_contract_ops.core.load_profile import ColumnProfile as C, SummedLoads as S
     >>> old, new = LoadProfile("1", 10), LoadProfile("2", 5, {"a": C("a", 0)})
     >>> per_load([old, new], ["a"], "0", S(frozenset({"1"}), "0"), 0.01)
     ({'2': (5, {'a': 0})}, ['1'])

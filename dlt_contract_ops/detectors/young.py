@@ -8,8 +8,8 @@ from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 from dlt_contract_ops.core.columns import TimeAxis
+from dlt_contract_ops.core.load_profile import LoadProfile
 from dlt_contract_ops.core.timeaxis import load_id_moment
-from dlt_contract_ops.profiles.model import LoadProfile
 
 #: a naive time is read as UTC by dlt, but a destination may compare it in its session's time
 #: zone: a naive load range must clear a window's start by more than any zone offset

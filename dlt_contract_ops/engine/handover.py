@@ -80,7 +80,7 @@ def finish_handover_of(
     packages, then load them. (pipeline name, the load ids loaded); a ContractOpsError when
     the pipeline also holds a package no gate checked (it is not loaded with them)."""
     from dlt_contract_ops.errors import ConfigError
-    from dlt_contract_ops.ingest.run import _refuse_unchecked_packages
+    from dlt_contract_ops.ingest.run import refuse_unchecked_packages
     from dlt_contract_ops.ingest.staging import gate_lock
     from dlt_contract_ops.settings.files import project_context
     from dlt_contract_ops.settings.project import load_project_settings, load_source_settings
@@ -97,5 +97,5 @@ def finish_handover_of(
         with gate_lock(pipeline) as root:  # finishes a cut state install (the journal)
             if ids:
                 # the gate's own step: refuses a package no gate checked, loads the rest
-                _refuse_unchecked_packages(pipeline, root)
+                refuse_unchecked_packages(pipeline, root)
         return str(pipeline.pipeline_name), ids

@@ -14,29 +14,28 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from dlt_contract_ops.acks.store import AckBook, load_book, remember
+from dlt_contract_ops.acks.store import AckBook, load_book
 from dlt_contract_ops.core.removal import (
     DEFAULT_BASELINE_THRESHOLD,
     DEFAULT_BASELINE_WINDOW,
     DEFAULT_RECENT_THRESHOLD,
     DEFAULT_RECENT_WINDOW,
 )
+from dlt_contract_ops.detection.source_input import SourceInput
 from dlt_contract_ops.detectors.registry import detector_names, reconcile_detectors, selected
-from dlt_contract_ops.engine.context import SourceContext, Sweep
+from dlt_contract_ops.engine.context import Sweep
 from dlt_contract_ops.engine.detector_runs import error_result, run_detectors
 from dlt_contract_ops.engine.read_problems import read_error_line
 from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.model.findings import ReconcileResult
 from dlt_contract_ops.settings.files import project_context
 from dlt_contract_ops.settings.problems import misplaced_sections, no_source_message
-from dlt_contract_ops.settings.project import (
-    RemovalSettings,
-    declared_sources,
-    load_project_settings,
-)
+from dlt_contract_ops.settings.project import declared_sources, load_project_settings
+from dlt_contract_ops.settings.removal import REMOVAL_FIELDS, RemovalOverrides, RemovalSettings
+from dlt_contract_ops.settings.severity import check_severity_tables
 from dlt_contract_ops.sinks.base import AlertSink
 from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter
-from dlt_contract_ops.sources.onboarding import selected_sources
+from dlt_contract_ops.sources.onboarding import attach_scope, selected_sources
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -48,7 +47,7 @@ Progress = Callable[[int, int, str, "int | None"], None]
 
 
 #: shown each source's context and results once its detectors ran (`run(inspect=...)`)
-Inspect = Callable[[SourceContext, list[ReconcileResult]], None]
+Inspect = Callable[[SourceInput, list[ReconcileResult]], None]
 
 
 class _AnnouncingSweep(Sweep):
@@ -61,7 +60,7 @@ class _AnnouncingSweep(Sweep):
         self._names = list(names)
         self._progress = progress
 
-    def context(self, name: str) -> SourceContext:
+    def context(self, name: str) -> SourceInput:
         index, total = self._names.index(name) + 1, len(self._names)
         try:
             ctx = super().context(name)
@@ -81,25 +80,24 @@ class SweepInterrupted(BaseException):
         self.cause = cause
 
 
-def removal_overrides(values: Mapping[str, Any], name_of: Any = None) -> dict[str, Any]:
+def removal_overrides(
+    values: Mapping[str, Any], name_of: Callable[[str], str] | None = None
+) -> RemovalOverrides:
     """Check caller overrides of the removal settings before anything connects or alerts;
-    ConfigError naming the key (or the flag, through `name_of`)."""
-    known = {"recent_window", "baseline_window", "baseline_threshold", "recent_threshold",
-             "from_profiles", "profiles_min_rows"}
-    unknown = sorted(set(values) - known - {"now"})
-    if unknown:
-        raise ConfigError(
-            f"Unknown removal setting(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}."
-        )
-    label = name_of or (lambda key: f"`{key}`")
-    checked = {k: v for k, v in values.items() if k != "now"}
-    RemovalSettings().overridden(checked, label)  # raises on a bad value
-    return dict(values)
+    ConfigError naming the key (or the flag, through `name_of`). The checked overrides
+    (`run(removal=...)` takes them as they are) are read into their types once."""
+    if isinstance(values, RemovalOverrides):
+        return values
+    checked = RemovalOverrides.check(values, name_of)
+    if checked:
+        log.debug("removal overrides checked: %s",
+                  ", ".join(f"{k} = {v}" for k, v in checked.items()))
+    return checked
 
 
 def _run_source(
-    sweep: Sweep, name: str, detectors: Sequence[str], removal: Mapping[str, Any],
-    inspect: Inspect | None = None,
+    sweep: Sweep, name: str, detectors: Sequence[str], removal: RemovalOverrides,
+    book: AckBook, inspect: Inspect | None = None,
 ) -> list[ReconcileResult]:
     started = time.perf_counter()
     try:
@@ -107,15 +105,12 @@ def _run_source(
     except Exception as exc:
         # one error block per source: the detectors never ran
         return [error_result(name, detectors[0], exc, sweep.emitter, started)]
-    ctx.memo["detectors"] = frozenset(detectors)  # e.g. profiles detailed once for both
-    settings = ctx.settings
-    if removal:
-        overrides = {k: v for k, v in removal.items() if k != "now"}
-        settings = replace(
-            settings,
-            removal=settings.removal.overridden(overrides, lambda key: f"`{key}`"),
-        )
-    results = run_detectors(ctx, detectors, settings, sweep.emitter)
+    ctx = sweep.for_detectors(ctx, detectors)  # what they declared they read (profiles)
+    settings = replace(ctx.settings, removal=removal.apply(ctx.settings.removal))
+    # each finding carries its acknowledgement from here on: the sinks (an unexpired one
+    # holds it back) and every output read the one stamp
+    results = [r.model_copy(update={"findings": [book.stamp(f) for f in r.findings]})
+               for r in run_detectors(ctx, detectors, settings, sweep.emitter)]
     if inspect is not None:
         inspect(ctx, results)
     unread = read_error_line(ctx.read_errors)
@@ -138,7 +133,8 @@ def _run_source(
 def _with_delivery(
     results: list[ReconcileResult], report: DeliveryReport, acks: AckBook | None = None
 ) -> list[ReconcileResult]:
-    """Carry each finding's alert status and acknowledgement onto it; a result with
+    """Carry each finding's alert status onto it (its acknowledgement it carries since its
+    source ran); a result with
     undelivered findings (a paging sink, or every sink, did not deliver them) gets an error
     naming them and the sinks (the run then exits 1), so a lost page is never silent. An acks
     file that could not be read is an error on each source's first result (its alerts went
@@ -151,7 +147,7 @@ def _with_delivery(
         for f in r.findings:
             if f.id in report.ledger:
                 f = f.model_copy(update={"alert": report.ledger[f.id]})
-            findings.append(acks.stamp(f) if acks is not None else f)
+            findings.append(f)
         lost = [f for f in findings if f.id in undelivered]
         changes: dict[str, Any] = {"findings": findings}
         errors = [r.error] if r.error else []
@@ -225,14 +221,16 @@ def run(
             f"Unknown detector(s) {unknown}; choose from {', '.join(reconcile_detectors())}."
         )
     overrides = removal_overrides(removal or {})
-    now = overrides.get("now")
-    with project_context(project_dir) as pdir:
+    now = overrides.now
+    # each local pipeline is attached (its state read) once a run: `attach_scope`
+    with project_context(project_dir) as pdir, attach_scope():
         project = load_project_settings()
         for problem in misplaced_sections():
             log.warning("%s", problem)
         names = selected_sources(sources) if sources is not None else declared_sources()
         if not names:
             raise ConfigError(no_source_message(os.path.join(pdir, ".dlt", "config.toml")))
+        check_severity_tables(names)  # a bad one is exit 2 before any source is alerted
         sink_names = tuple(alert_sinks) if alert_sinks is not None else project.alert_sinks
         # a sink that cannot be built is the project's mistake: refused here, before
         # anything is swept or alerted (a dry run loads no sink)
@@ -240,7 +238,6 @@ def run(
             sink_names, dry_run=dry_run, dedup=dedup, dedup_settings=project.dedup, strict=True
         )
         book = load_book(pdir, now)
-        emitter.acks = book
         sweep = Sweep(project, pdir, emitter, now=now)
         if progress is not None:
             sweep = _AnnouncingSweep(
@@ -249,7 +246,7 @@ def run(
         results: list[ReconcileResult] = []
         try:
             for name in names:
-                results.extend(_run_source(sweep, name, detectors, overrides, inspect))
+                results.extend(_run_source(sweep, name, detectors, overrides, book, inspect))
         except (KeyboardInterrupt, SystemExit) as exc:
             sweep.close()
             emitter.flush()
@@ -261,26 +258,15 @@ def run(
 
 
 def _remember(project_dir: str, results: list[ReconcileResult], *, sweep: bool) -> None:
-    """Index this run's findings by id, for `ack` and `validate` (a local file); a `sweep`
-    (not a dry run) also appends them to the finding index the report's history reads."""
-    from dlt_contract_ops.history.index import record_sweep
+    """Record this run's findings in the finding index (`history.index`): what each id
+    stands for, for `ack` and `validate`; a `sweep` (not a dry run) also its line, for the
+    report's history."""
+    from dlt_contract_ops.history.index import record_run
 
-    entries = {
-        f.id: {"source": f.source, "table": f.table, "detector": f.drift_type,
-               "columns": list(f.columns)}
-        for r in results for f in r.findings
-    }
-    # each index is a convenience: never fail a sweep over one, nor skip the other for it
-    if entries:
-        try:
-            remember(project_dir, entries)
-        except Exception as exc:
-            log.debug("finding id index not updated: %s", exc)
-    if sweep:
-        try:
-            record_sweep(project_dir, list(entries))
-        except Exception as exc:
-            log.debug("finding index not updated: %s", exc)
+    try:  # the index is a convenience: never fail a sweep over it
+        record_run(project_dir, [f for r in results for f in r.findings], sweep=sweep)
+    except Exception as exc:
+        log.debug("finding index not updated: %s", exc)
 
 
 def reconcile_source(
@@ -346,12 +332,7 @@ def detect_removal(
 
     >>> detect_removal("product_events", recent_window=timedelta(hours=1))  # doctest: +SKIP
     """
-    given = {
-        "recent_window": recent_window,
-        "baseline_window": baseline_window,
-        "baseline_threshold": baseline_threshold,
-        "recent_threshold": recent_threshold,
-    }
+    given = {k: v for k, v in locals().items() if k in REMOVAL_FIELDS}  # the arguments above
     defaults = RemovalSettings()
     options: dict[str, Any] = {k: v for k, v in given.items() if v != getattr(defaults, k)}
     if now is not None:

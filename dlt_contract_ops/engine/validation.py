@@ -29,7 +29,6 @@ no destination is queried.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from dlt_contract_ops.errors import ConfigError, ContractOpsError, NotLoadedError
 from dlt_contract_ops.settings.project import ProjectSettings
@@ -84,16 +83,6 @@ class Report:
 
         self.problems.append(Problem(rule, file or locate(key) or NOT_SET, key, message,
                                      usage or rule in USAGE_RULES))
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "sources": self.sources,
-            "alert_sinks": self.sinks,
-            "problems": [{"rule": p.rule, "file": p.file, "key": p.key, "message": p.message}
-                         for p in self.problems],
-            "notes": self.notes,
-        }
 
 
 def _file_of(message: str) -> str | None:
@@ -281,10 +270,12 @@ def validate_project(project_dir: str | None = None) -> Report:
     from dlt_contract_ops.settings.files import project_context
     from dlt_contract_ops.settings.problems import no_source_message
     from dlt_contract_ops.settings.project import declared_sources
+    from dlt_contract_ops.sources.onboarding import attach_scope
     from dlt_contract_ops.sources.project_imports import begin_run
 
     report = Report()
-    with project_context(project_dir) as pdir:
+    # each local pipeline attached once, however many sources it holds (as in a sweep)
+    with project_context(project_dir) as pdir, attach_scope():
         begin_run()
         report.sources = declared_sources()
         check_config_keys(report, report.sources)

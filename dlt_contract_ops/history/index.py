@@ -1,18 +1,29 @@
-"""The finding index: one JSON line per sweep, appended, never rewritten.
+"""The finding index: which findings each sweep saw, and what each finding id stands for.
 
-`<dlt data dir>/contract_ops/findings/<project>-<hash>.sweeps.jsonl`, beside the id index
-`ack` reads (`acks/store.py`): each line is `{"at": ISO time, "ids": [finding ids]}`. Every
-`reconcile` that is not a dry run appends its line (a sweep with no finding too: it counts as
-a sweep that saw none); a dry run and `report` only read it, so trying things out never
-changes the history a team relies on. Appends hold `statefile.locked`; a line cut short by a
-crash is skipped when read, and so is a line that is not UTF-8 (with a warning naming the file
-and line): the other sweeps still count.
+Two line files of one family under `<dlt data dir>/contract_ops/findings/`, written under one
+lock (`statefile.locked` of the sweeps file), appended, read line by line (`read_lines`: a
+line that is not UTF-8 is skipped with a warning, a line a crash cut short does not parse and
+is skipped; the other lines still count):
+
+- `<project>-<hash>.sweeps.jsonl`: one line per sweep, `{"at": ISO time, "ids": [finding
+  ids]}`. Every `reconcile` that is not a dry run appends its line (a sweep with no finding
+  too: it counts as a sweep that saw none); a dry run and `report` only read it, so trying
+  things out never changes the history a team relies on. The report's history reads it.
+- `<project>-<hash>.found.jsonl`: one line per finding id the first time a run (a dry run
+  too) finds it, or when what it stands for changed: `{"id", "source", "table", "detector",
+  "columns"}`, the last line of an id winning. `ack ID` records what the id stands for from
+  it, and `validate` tells an orphaned acknowledgement (its drift is gone) from a live one.
+  A run whose findings it already holds as they are leaves it alone (no lock, no write), so
+  a broken line costs one id until the next run that finds it writes it again.
 
 Sweeps older than `core.history.RAW_DAYS` are folded into one first line,
 `{"folded": {"until": ISO time, "sweeps": N, "seen": {id: [first, last, sweeps]}}}`, by the
 append that finds the oldest recorded sweep a week past that (the file is rewritten beside
-itself and swapped in, under the same lock), so an hourly cron's index stays about three
-months of lines however long it runs.
+itself and swapped in, under the same lock; the found file is then rewritten with one line an
+id), so an hourly cron's index stays about three months of lines however long it runs.
+
+An id index from an older version (`<project>-<hash>.json`, one JSON document) is still read,
+and the next run that writes the index moves its ids into the found file and removes it.
 """
 
 from __future__ import annotations
@@ -20,9 +31,10 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 from dlt_contract_ops.core.history import (
     DEFAULT_TIMELINE_DAYS,
@@ -36,15 +48,61 @@ from dlt_contract_ops.core.history import (
     fold,
     summarize,
 )
-from dlt_contract_ops.statefile import locked, project_key, read_lines, state_dir
+from dlt_contract_ops.model.findings import DriftFinding
+from dlt_contract_ops.statefile import (
+    StateFileError,
+    locked,
+    project_key,
+    read_json,
+    read_lines,
+    state_dir,
+    write_text,
+)
 
 log = logging.getLogger("dlt_contract_ops")
 SUFFIX = ".sweeps.jsonl"
+FOUND_SUFFIX = ".found.jsonl"
+#: the id index of versions before the found file (one JSON document, rewritten per run)
+OLD_SUFFIX = ".json"
+#: what the found file records of a finding (besides its id)
+DESCRIBED = ("source", "table", "detector", "columns")
+
+
+def _folder() -> Path:
+    return state_dir() / "findings"
 
 
 def index_file(project_dir: str | os.PathLike[str]) -> Path:
     """Where the project's sweeps are recorded (dlt's data dir of the current run context)."""
-    return state_dir() / "findings" / f"{project_key(project_dir)}{SUFFIX}"
+    return _folder() / f"{project_key(project_dir)}{SUFFIX}"
+
+
+def found_file(project_dir: str | os.PathLike[str]) -> Path:
+    """Where what each of the project's finding ids stands for is recorded."""
+    return _folder() / f"{project_key(project_dir)}{FOUND_SUFFIX}"
+
+
+def describe(finding: DriftFinding) -> dict[str, Any]:
+    """What the found file records of `finding`: source, table, detector, columns."""
+    return {"source": finding.source, "table": finding.table, "detector": finding.drift_type,
+            "columns": list(finding.columns)}
+
+
+def record_run(
+    project_dir: str | os.PathLike[str], findings: Iterable[DriftFinding], *, sweep: bool,
+    at: datetime | None = None,
+) -> None:
+    """Record a run's findings: what each id stands for (every run), and, for a `sweep` (not
+    a dry run), the sweep's line. A run that adds nothing to the found file and is not a
+    sweep takes no lock and writes nothing."""
+    found = {f.id: describe(f) for f in findings}
+    path = index_file(project_dir)
+    if not sweep and not _learns(project_dir, found):
+        return
+    with locked(path):
+        _record_found(project_dir, found)
+        if sweep:
+            _record_sweep(path, list(found), at)
 
 
 def record_sweep(
@@ -52,16 +110,96 @@ def record_sweep(
 ) -> None:
     """Append one sweep's finding ids (in order, once each) to the index."""
     path = index_file(project_dir)
-    moment = (at or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    line = _sweep_line(moment, ids)
     with locked(path):
-        _append(path, line)
-        oldest = _oldest_sweep(path)
-        if oldest is not None and oldest < moment - timedelta(days=RAW_DAYS + FOLD_SLACK_DAYS):
-            _fold_file(path, moment)
+        _record_sweep(path, ids, at)
 
 
-def _append(path: Path, line: str) -> None:
+def _record_sweep(path: Path, ids: Sequence[str], at: datetime | None) -> None:
+    """Append the sweep's line, and fold when the oldest sweep is due (the caller holds the
+    lock)."""
+    moment = (at or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    _append(path, [_sweep_line(moment, ids)])
+    oldest = _oldest_sweep(path)
+    if oldest is not None and oldest < moment - timedelta(days=RAW_DAYS + FOLD_SLACK_DAYS):
+        _fold_file(path, moment)
+        _compact_found(path.with_name(path.name[: -len(SUFFIX)] + FOUND_SUFFIX))
+
+
+def known_findings(project_dir: str | os.PathLike[str]) -> dict[str, dict[str, Any]]:
+    """Every finding id a run recorded, with what it stands for (`describe`)."""
+    known = _read_old(_old_file(project_dir))
+    known.update(_read_found(found_file(project_dir)))
+    return known
+
+
+def _learns(project_dir: str | os.PathLike[str], found: Mapping[str, Any]) -> bool:
+    """Whether recording `found` would change the found file (or migrate an old index)."""
+    if _old_file(project_dir).exists():
+        return True
+    if not found:
+        return False
+    known = _read_found(found_file(project_dir))
+    return any(known.get(i) != entry for i, entry in found.items())
+
+
+def _record_found(project_dir: str | os.PathLike[str], found: Mapping[str, Any]) -> None:
+    """Append the ids `found` adds or changes; move an old index's ids in (the caller holds
+    the lock)."""
+    path = found_file(project_dir)
+    known = _read_found(path)
+    old = _old_file(project_dir)
+    moved = {i: e for i, e in _read_old(old).items() if i not in known}
+    fresh = {**moved, **{i: e for i, e in found.items() if known.get(i) != e}}
+    if fresh:
+        _append(path, [_found_line(i, e) for i, e in fresh.items()])
+    if old.exists():
+        old.unlink()
+
+
+def _old_file(project_dir: str | os.PathLike[str]) -> Path:
+    return _folder() / f"{project_key(project_dir)}{OLD_SUFFIX}"
+
+
+def _read_old(path: Path) -> dict[str, dict[str, Any]]:
+    """The ids of an id index an older version wrote; empty, with a warning, when it cannot
+    be read (the next run's findings are recorded all the same)."""
+    try:
+        found = read_json(path).get("findings")
+    except StateFileError as exc:
+        log.warning("finding id index unreadable (%s): the next sweep writes it afresh", exc)
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {str(i): dict(e) for i, e in found.items() if isinstance(e, Mapping)}
+
+
+def _found_line(finding_id: str, entry: Mapping[str, Any]) -> str:
+    doc = {"id": finding_id, **{k: entry.get(k) for k in DESCRIBED}}
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+
+
+def _read_found(path: Path) -> dict[str, dict[str, Any]]:
+    """id -> what it stands for, the last line of an id winning; lines that do not parse
+    skipped."""
+    known: dict[str, dict[str, Any]] = {}
+    for number, text in read_lines(path):
+        try:
+            doc = json.loads(text)
+            known[str(doc["id"])] = {k: doc.get(k) for k in DESCRIBED}
+        except (ValueError, KeyError, TypeError):
+            if text.strip():
+                log.debug("%s line %d skipped: not a finding", path, number)
+    return known
+
+
+def _compact_found(path: Path) -> None:
+    """The found file with one line an id (the caller holds the index's lock)."""
+    known = _read_found(path)
+    if known:
+        write_text(path, "".join(_found_line(i, e) + "\n" for i, e in known.items()))
+
+
+def _append(path: Path, lines: Sequence[str]) -> None:
     with open(path, "a+b") as fh:
         fh.seek(0, os.SEEK_END)
         if fh.tell():  # a line a crash cut short must not swallow this one
@@ -70,7 +208,7 @@ def _append(path: Path, line: str) -> None:
             fh.seek(0, os.SEEK_END)
             if torn:
                 fh.write(b"\n")
-        fh.write(line.encode() + b"\n")
+        fh.write("".join(line + "\n" for line in lines).encode())
         fh.flush()
         os.fsync(fh.fileno())
 

@@ -17,7 +17,6 @@ from typing import Any
 
 from dlt_contract_ops.core.columns import LOAD_ID
 from dlt_contract_ops.errors import ConfigError, DestinationError, NotLoadedError
-from dlt_contract_ops.infer.facts import code_set_thresholds
 from dlt_contract_ops.infer.fields import ColumnFacts
 from dlt_contract_ops.infer.module import (
     DLT_PREFIX,
@@ -27,6 +26,7 @@ from dlt_contract_ops.infer.module import (
     format_files,
     render_module,
 )
+from dlt_contract_ops.settings.infer import code_set_thresholds
 
 #: where the modules go, under the project, unless `--out` says otherwise
 DEFAULT_OUT = "inferred_models"
@@ -80,7 +80,7 @@ def infer_models(
     sources (or of `pipeline`) whose resource has no model, and bind them in
     `.dlt/config.toml`. `dry_run` writes nothing. An existing module is kept unless `force`
     (ConfigError naming it, before anything is written). The code-set thresholds not given
-    come from `[contract_ops.infer]` (`infer.facts.code_set_thresholds`)."""
+    come from `[contract_ops.infer]` (`settings.infer.code_set_thresholds`)."""
     from dlt_contract_ops.settings.files import project_context
 
     with project_context(project_dir) as pdir:

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from dlt_contract_ops.errors import NOT_KEPT
-from dlt_contract_ops.ingest.report import GateReport
+from dlt_contract_ops.model.gate import GateReport
 
 if TYPE_CHECKING:
     from dlt_contract_ops.sinks.delivery import DeliveryReport
@@ -40,6 +40,7 @@ def alert_rejection(
     """Send the rejection to the sinks (`emitter`, else `gate_emitter(alert_sinks)`); what
     became of it (`undelivered` is not empty when a paging sink, or every sink, did not
     deliver it). The emitter is flushed and closed."""
+    from dlt_contract_ops.detectors.severity import severity_of
     from dlt_contract_ops.model.findings import DriftFinding
 
     if emitter is None:
@@ -61,6 +62,7 @@ def alert_rejection(
             [report.reason, *(n for n in report.notes if n.startswith(NOT_KEPT))]
         ),
     )
+    finding = finding.model_copy(update={"severity": severity_of(finding, source)})
     try:
         emitter.drift(finding)
     finally:

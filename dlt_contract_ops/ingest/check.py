@@ -12,7 +12,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from dlt_contract_ops.ingest.report import GateReport
+from dlt_contract_ops.model.gate import GateReport
 
 
 def check_source(name: str, project_dir: str | os.PathLike[str] | None = None) -> GateReport:
@@ -21,8 +21,8 @@ def check_source(name: str, project_dir: str | os.PathLike[str] | None = None) -
     from dlt.pipeline.exceptions import CannotRestorePipelineException
 
     from dlt_contract_ops.ingest.run import check_batch
-    from dlt_contract_ops.ingest.settings import gate_settings
     from dlt_contract_ops.settings.files import project_context
+    from dlt_contract_ops.settings.gate import gate_settings
     from dlt_contract_ops.settings.project import load_project_settings
     from dlt_contract_ops.sources.project_imports import begin_run
     from dlt_contract_ops.sources.resolve import resolve_source

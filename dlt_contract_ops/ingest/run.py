@@ -24,7 +24,6 @@ from dlt_contract_ops.core.ingest import ColumnShape, GatePolicy, Shape, compare
 from dlt_contract_ops.errors import NOT_KEPT, ContractOpsError, GateRejected, QuarantineError
 from dlt_contract_ops.ingest.observe import Tap, observe
 from dlt_contract_ops.ingest.quarantine import default_quarantine, quarantine
-from dlt_contract_ops.ingest.report import Difference, GateReport, reason_of
 from dlt_contract_ops.ingest.resources import (
     _admit_additions,
     _defer_refusals,
@@ -40,6 +39,7 @@ from dlt_contract_ops.ingest.staging import (
     record_accepted,
     staging_pipeline,
 )
+from dlt_contract_ops.model.gate import Difference, GateReport, reason_of
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -148,7 +148,7 @@ def check_batch(
     resources = _resources(data)
     source_name = source_name or _source_name(data, resources)
     with gate_lock(pipeline, lock_timeout) as root:
-        _refuse_unchecked_packages(pipeline, root)
+        refuse_unchecked_packages(pipeline, root)
         with staging_pipeline(pipeline, root) as staged:
             staged_batch = _stage(staged, data, resources, run_kwargs)
             verdict = _decide(staged, staged_batch, policy, source_name, contracts_dir)
@@ -298,7 +298,7 @@ def _keep(
         return None
 
 
-def _refuse_unchecked_packages(pipeline: Any, root: Path) -> None:
+def refuse_unchecked_packages(pipeline: Any, root: Path) -> None:
     """Pending packages of the user's pipeline: a batch this gate accepted whose load was cut
     short is loaded now (it was checked); any other package was never checked, and the gate
     will not load it along with this batch."""
@@ -359,7 +359,7 @@ def gated_run(
     ('loaded', 2)
     """
     from dlt_contract_ops.ingest.alert import alert_rejection, gate_emitter
-    from dlt_contract_ops.ingest.settings import gate_settings
+    from dlt_contract_ops.settings.gate import gate_settings
 
     source_name = _source_name(data, _resources(data))
     settings = gate_settings(source_name)

@@ -1,2 +1,3 @@
-"""The values: findings, results and a finding's one id. Frozen, JSON-serialisable, and
-importing nothing else of the package (`tests/unit/test_layout.py`)."""
+"""The values: findings, results, a finding's one id and the ingest gate's report on a batch.
+Frozen, JSON-serialisable, and importing nothing else of the package
+(`tests/unit/test_layout.py`)."""

@@ -27,6 +27,7 @@ from dlt_contract_ops.model.details import (
     details_from_flat,
 )
 from dlt_contract_ops.model.identity import finding_id
+from dlt_contract_ops.model.severity import DEFAULT_SEVERITY, Severity, at_least, rank
 
 __all__ = ["Coverage", "DriftFinding", "ReconcileResult"]  # Coverage: from model.details
 
@@ -52,6 +53,9 @@ class DriftFinding(BaseModel):
     resource: str
     table: str
     columns: list[str]
+    #: how bad it is (`model.severity`): set by the run from its detector's default and the
+    #: project's `[contract_ops.severity]` tables (`detectors.severity.graded`)
+    severity: Severity = DEFAULT_SEVERITY
     pipeline: str | None = None
     column_types: dict[str, str] = Field(default_factory=dict)
     samples: dict[str, list[Any]] = Field(default_factory=dict)
@@ -189,6 +193,16 @@ class ReconcileResult(BaseModel):
         CI formats (JUnit, GitHub, SARIF, HTML) all read."""
         return [f for f in self.findings if not f.acknowledged]
 
+    def failing_at(self, threshold: Severity) -> list[DriftFinding]:
+        """The failing findings of `threshold` severity or worse (`--fail-on-drift=error`
+        fails on errors alone; `info`: on every failing finding)."""
+        return [f for f in self.failing_findings if at_least(f.severity, threshold)]
+
+
+def by_severity(findings: list[DriftFinding]) -> list[DriftFinding]:
+    """`findings` worst first (errors, warnings, then infos), each severity in its order."""
+    return sorted(findings, key=lambda f: rank(f.severity))
+
 
 #: the note that opens a source's result when none of its tables could be checked (never
 #: loaded): the text output then says so instead of a clean line
@@ -197,10 +211,11 @@ NOTHING_CHECKED = "nothing checked: "
 
 #: a finding's keys as `model_dump` gives them (the webhook payload), in order
 _DUMP_ORDER: tuple[str, ...] = (
-    "drift_type", "source", "resource", "table", "columns", "pipeline", "column_types",
-    "samples", "first_seen", "column_first_seen", "reproduce", "coverage", "expected_types",
-    "sample_error", "alert", "ack", "renamed_from", "renamed_to", "handoff_load", "confidence",
-    "reasons", "components", "violations", "metrics", "details", "id",
+    "drift_type", "severity", "source", "resource", "table", "columns", "pipeline",
+    "column_types", "samples", "first_seen", "column_first_seen", "reproduce", "coverage",
+    "expected_types", "sample_error", "alert", "ack", "renamed_from", "renamed_to",
+    "handoff_load", "confidence", "reasons", "components", "violations", "metrics", "details",
+    "id",
 )
 
 #: keys of every result in the `--format json` document, in order
@@ -218,6 +233,7 @@ RESULT_KEYS: tuple[str, ...] = (
 #: keys of every finding in the document, in order
 FINDING_KEYS: tuple[str, ...] = (
     "drift_type",
+    "severity",
     "source",
     "resource",
     "table",

@@ -1,7 +1,8 @@
 """GitHub Actions workflow commands: one annotation per finding, one per error.
 
-A finding is a `::warning` titled with its drift type and table, its message naming the
-columns; an acknowledged one is a `::notice` whose title starts with "acknowledged" and whose
+A finding is an annotation at its severity (`::error`, `::warning`; `info`: `::notice`)
+titled with its drift type and table, its message naming the columns, the worst first; an
+acknowledged one is a `::notice` whose title starts with "acknowledged" and whose
 message says by whom, why and until when; an errored source or detector is an `::error`.
 Values are escaped by the workflow command rules, so a column name holding `%`, a line
 break, `:` or `,` cannot end a command early or forge another one.
@@ -57,18 +58,20 @@ def to_github(results: Sequence[ReconcileResult]) -> str:
     ::warning title=additive drift in shop.orders::shop: additive drift in table `orders` \
 (resource Orders): 1 column(s): ip
     """
+    from dlt_contract_ops.model.findings import by_severity
+    from dlt_contract_ops.model.severity import level
     from dlt_contract_ops.output.text import text_name
     from dlt_contract_ops.output.wording import acknowledgement, summary
 
     lines: list[str] = []
     for r in results:
-        for f in r.findings:
+        for f in by_severity(r.findings):
             title = f"{f.drift_type} drift in {text_name(r.source)}.{text_name(f.table)}"
             message = f"{r.source}: {summary(f)}"
             if f.acknowledged:
                 title, message = f"acknowledged {title}", f"{message} ({acknowledgement(f)})"
-            level = "notice" if f.acknowledged else "warning"
-            lines.append(command(level, title, message))
+            shown = "notice" if f.acknowledged else level("github", f.severity)
+            lines.append(command(shown, title, message))
         if r.error:
             title = f"{text_name(r.source)} ({r.detector}) errored"
             lines.append(command("error", title, r.error))

@@ -27,6 +27,7 @@ import jinja2
 from markupsafe import Markup
 
 from dlt_contract_ops.model.findings import NOTHING_CHECKED, DriftFinding, ReconcileResult
+from dlt_contract_ops.model.severity import SEVERITIES, rank
 from dlt_contract_ops.output import pictures
 
 if TYPE_CHECKING:
@@ -38,9 +39,6 @@ TITLE = "dlt-contract-ops drift report"
 SAMPLE_CHARS = 80
 #: how many of the most severe tables open expanded (the rest are one line until clicked)
 OPEN_TABLES = 12
-#: severity of a finding by detector: breaking first; an unknown detector ranks with additive
-SEVERITY = {"removal": 4, "missing": 4, "type": 4, "contract": 4, "gate": 4, "rename": 3,
-            "distribution": 3, "additive": 2}
 
 
 def shown(value: object) -> object:
@@ -88,8 +86,9 @@ def _sample(value: Any) -> str:
 
 
 def severity(f: DriftFinding) -> int:
-    """How bad a finding is: an acknowledged one least of all."""
-    return 0 if f.acknowledged else SEVERITY.get(f.drift_type, 2)
+    """How bad a finding is, for ranking (higher is worse): its severity (`error` 3,
+    `warning` 2, `info` 1), an acknowledged one 0."""
+    return 0 if f.acknowledged else len(SEVERITIES) - rank(f.severity)
 
 
 def _detector_lines(f: DriftFinding) -> list[str]:

@@ -4,9 +4,9 @@
 build theirs in `contracts`). The reconcile's document: one test suite per source, one test
 case per detector. A test case is named `<source>.<detector>`; it fails (`<failure>`) when
 the detector found drift, naming the tables and columns, and errs (`<error>`) when the
-detector or the source errored. An acknowledged finding does not fail its case: it is listed
-in the case's `<system-out>` with who acknowledged it, why and until when. CI systems show
-the document as test results.
+detector or the source errored. A finding of severity `info` does not fail its case, nor does
+an acknowledged one: both are listed in the case's `<system-out>` (an acknowledged one with
+who acknowledged it, why and until when). CI systems show the document as test results.
 """
 
 from __future__ import annotations
@@ -114,11 +114,12 @@ def _counts(cases: Sequence[Case], timed: bool) -> dict[str, str]:
 
 
 def _case(r: ReconcileResult) -> Case:
+    from dlt_contract_ops.model.findings import by_severity
     from dlt_contract_ops.output.text import text_name
     from dlt_contract_ops.output.wording import acknowledgement, columns_phrase, summary
 
     failure = None
-    failing = r.failing_findings
+    failing = by_severity(r.failing_at("warning"))  # an `info` finding is no failure
     if failing:
         tables = "; ".join(
             f"`{text_name(f.table)}`: {columns_phrase(f)}" for f in failing
@@ -133,6 +134,7 @@ def _case(r: ReconcileResult) -> Case:
         )
     error = Outcome(r.error_kind or "error", r.error, r.error) if r.error else None
     out = [f"{acknowledgement(f)}: {summary(f)}" for f in r.findings if f.acknowledged]
+    out += [f"info: {summary(f)}" for f in r.failing_findings if f.severity == "info"]
     return Case(
         r.source,
         f"{r.source}.{r.detector}",

@@ -23,9 +23,9 @@ from dlt_contract_ops.output.charts import (
 
 if TYPE_CHECKING:
     from dlt_contract_ops.core.history import History
+    from dlt_contract_ops.core.load_profile import LoadProfile
     from dlt_contract_ops.engine.report import Frame, Handoff, TableLoads
     from dlt_contract_ops.model.findings import DriftFinding
-    from dlt_contract_ops.profiles.model import LoadProfile
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,8 @@
 """SARIF 2.1.0: one result per finding, the detectors as the tool's rules.
 
-A finding is a `warning`-level result whose `ruleId` is its drift type, located logically
+A finding is a result at its severity's level (`error`, `warning`; `info`: `note`), its
+`ruleId` its drift type (whose `defaultConfiguration.level` is the detector's default
+severity), located logically
 at its table (`source.dataset.table`); its columns, types and reproduce SQL ride in the
 result's property bag. An acknowledged finding is a `note`-level result with an accepted
 external suppression (`justification`: the reason; `properties`: `by`, `until`). Errors
@@ -11,12 +13,13 @@ false when anything errored. The log validates against the OASIS SARIF 2.1.0 sch
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 from dlt_contract_ops.detectors.registry import get, registered_detectors
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult, finding_document
+from dlt_contract_ops.model.severity import as_severity, level
+from dlt_contract_ops.output.documents import json_text
 from dlt_contract_ops.output.wording import summary
 from dlt_contract_ops.version import __version__
 
@@ -37,7 +40,7 @@ def _rule(name: str) -> dict[str, Any]:
         "id": name,
         "name": f"{name.capitalize()}Drift",
         "shortDescription": {"text": f"{name} drift: {detector.summary}"},
-        "defaultConfiguration": {"level": "warning"},
+        "defaultConfiguration": {"level": level("sarif", as_severity(detector.severity))},
     }
 
 
@@ -57,7 +60,7 @@ def _result(r: ReconcileResult, f: DriftFinding) -> dict[str, Any]:
     result: dict[str, Any] = {
         "ruleId": f.drift_type,
         "ruleIndex": rules().index(f.drift_type),
-        "level": "note" if f.acknowledged else "warning",
+        "level": "note" if f.acknowledged else level("sarif", f.severity),
         "message": {"text": f"{r.source}: {summary(f)}"},
         "locations": [_location(r, f)],
         # the finding's id: stable across runs for the same drift, so viewers dedup it
@@ -121,4 +124,4 @@ def sarif_log(results: Sequence[ReconcileResult]) -> dict[str, Any]:
 
 def to_sarif(results: Sequence[ReconcileResult]) -> str:
     """The SARIF 2.1.0 log (`reconcile --format sarif`)."""
-    return json.dumps(sarif_log(results), indent=2, ensure_ascii=False) + "\n"
+    return json_text(sarif_log(results)) + "\n"

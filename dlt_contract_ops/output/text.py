@@ -13,13 +13,15 @@ from dlt_contract_ops.model.findings import (
     NOTHING_CHECKED,
     DriftFinding,
     ReconcileResult,
+    by_severity,
     results_document,
 )
+from dlt_contract_ops.output.documents import json_text
 
 
 def to_json(results: Sequence[ReconcileResult]) -> str:
     """The `--format json` document (finding key `alert` only where a decision was made)."""
-    return json.dumps(results_document(list(results)), indent=2, ensure_ascii=False)
+    return json_text(results_document(list(results)))
 
 
 def text_name(name: str) -> str:
@@ -61,7 +63,7 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
             lines.append("  ! Nothing checked (see the note below)")
         elif not r.findings:
             lines.append(f"  ✓ {get(r.detector).clean_text}")
-        for f in r.findings:
+        for f in by_severity(r.findings):  # worst first
             mark = f" [{f.alert}]" if f.alert else ""
             if f.ack is not None:
                 state = "ack expired" if f.ack.get("expired") else "acked"
@@ -75,7 +77,8 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
             if f.resource and f.resource != f.table:
                 shown += f" (resource {text_name(f.resource)})"
             lines.append(
-                f"  • {shown}: {f.drift_type} drift ({len(f.columns)} column(s)){mark}  id {f.id}"
+                f"  • {shown}: {f.drift_type} drift ({len(f.columns)} column(s)){mark} "
+                f"[{f.severity}]  id {f.id}"
             )
             lines.append(f"      Columns: {', '.join(text_name(c) for c in f.columns)}")
             lines += [f"      {_one_line(line)}" for line in finding_lines(f)]

@@ -32,8 +32,8 @@ from typing import Any, Literal
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LOAD_ID
+from dlt_contract_ops.core.load_profile import ColumnProfile, LoadProfile
 from dlt_contract_ops.destinations.sql import col
-from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
 
 ColumnKind = Literal["number", "time", "category", "other"]
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from dlt_contract_ops.profiles.model import LoadProfile
+from dlt_contract_ops.core.load_profile import LoadProfile
 
 
 @dataclass(frozen=True)

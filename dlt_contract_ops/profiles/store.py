@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from dlt_contract_ops.core.load_profile import ColumnProfile, LoadProfile, SummedLoads
 from dlt_contract_ops.errors import StateFileError
 from dlt_contract_ops.profiles.attach import attached
 from dlt_contract_ops.profiles.broken import is_broken, set_aside
-from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile, SummedLoads
 from dlt_contract_ops.profiles.staging import Staging as _Staging
 from dlt_contract_ops.profiles.statements import (
     DELETE_LOADS,

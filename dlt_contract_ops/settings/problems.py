@@ -78,7 +78,8 @@ def _schema(section: str) -> tuple[frozenset[str], dict[str, frozenset[str] | No
 
 
 def table_problems(section: str) -> list[str]:
-    """Unknown keys in `[section]` and its known sub-tables, in every file that sets them."""
+    """Unknown keys in `[section]` and its known sub-tables, in every file that sets them;
+    and the severity table's unknown detectors and severities (`settings.severity`)."""
     keys, subtables = _schema(section)
     problems: list[str] = []
     for f in toml_files():
@@ -90,7 +91,9 @@ def table_problems(section: str) -> list[str]:
             inner = table.get(sub)
             if allowed is not None and isinstance(inner, Mapping):
                 problems += unknown_key_messages(inner, allowed, f"{section}.{sub}", f.shown)
-    return problems
+    from dlt_contract_ops.settings.severity import severity_problems
+
+    return problems + severity_problems(section)
 
 
 def _near(name: str) -> bool:

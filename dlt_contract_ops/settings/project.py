@@ -11,21 +11,14 @@ lookup would otherwise walk up and read, say, the `[destination]` table as a sou
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from dlt_contract_ops.core.distribution import DistributionRule
-from dlt_contract_ops.core.removal import (
-    DEFAULT_BASELINE_THRESHOLD,
-    DEFAULT_BASELINE_WINDOW,
-    DEFAULT_RECENT_THRESHOLD,
-    DEFAULT_RECENT_WINDOW,
-)
 from dlt_contract_ops.errors import ConfigError, UnknownSourceError
-from dlt_contract_ops.settings.duration import parse_duration
+from dlt_contract_ops.settings.removal import RemovalSettings as RemovalSettings
 from dlt_contract_ops.settings.resolve import _resolve
 from dlt_contract_ops.settings.specs import (
     DedupSpec,
@@ -35,7 +28,6 @@ from dlt_contract_ops.settings.specs import (
     SourceSpec,
 )
 from dlt_contract_ops.settings.values import (
-    COUNT,
     FRACTION,
     NON_NEGATIVE,
     WHOLE,
@@ -66,47 +58,6 @@ DEFAULT_SAMPLE_WINDOW = 30 * 86400.0
 DEFAULT_SAMPLE_ROWS = 10_000
 #: load profiles older than this are pruned from the profile store
 DEFAULT_PROFILE_RETENTION = 90 * 86400.0
-
-
-@dataclass(frozen=True)
-class RemovalSettings:
-    """Windows and thresholds of removal detection (defaults: the `DEFAULT_*` constants)."""
-
-    recent_window: timedelta = DEFAULT_RECENT_WINDOW
-    baseline_window: timedelta = DEFAULT_BASELINE_WINDOW
-    baseline_threshold: float = DEFAULT_BASELINE_THRESHOLD
-    recent_threshold: float = DEFAULT_RECENT_THRESHOLD
-    #: sum the windows from the load profiles (a repeat sweep reads only new loads); False:
-    #: one coverage aggregate over both windows of every table, every sweep
-    from_profiles: bool = True
-    #: with `from_profiles`, a table whose live size (the catalog's estimate) is under this
-    #: many rows is scanned, not profiled (`core.profile_choice`); None: the destination's
-    #: own block (DuckDB's row group), 0: profiles for every table
-    profiles_min_rows: int | None = None
-
-    def overridden(
-        self, values: Mapping[str, Any], name_of: Callable[[str], str]
-    ) -> RemovalSettings:
-        """These settings with `values` applied; `name_of(key)` names a key in errors."""
-        out = self
-        for key, value in values.items():
-            if value is None:
-                continue
-            if key.endswith("_window"):
-                span = parse_duration(value, name_of(key))
-                out = replace(out, **{key: span})  # type: ignore[arg-type]  # key is a window
-            elif key.endswith("_threshold"):
-                number = FRACTION.read(value, name_of(key))
-                out = replace(out, **{key: number})  # type: ignore[arg-type]  # a threshold
-            elif key == "from_profiles":
-                if not isinstance(value, bool):
-                    raise ConfigError(f"{name_of(key)} = {value!r} must be true or false.")
-                out = replace(out, from_profiles=value)
-            elif key == "profiles_min_rows":
-                out = replace(out, profiles_min_rows=COUNT.read(value, name_of(key)))
-            else:
-                raise ConfigError(f"Unknown removal setting {name_of(key)}.")
-        return out
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """The configuration specs: what each `[contract_ops...]` table may hold.
 
 dlt resolves them (`resolve_configuration`), so environment variables, `secrets.toml` and
-`config.toml` are read in dlt's order with dlt's type coercion and provenance. Fields typed
+`config.toml` are read in dlt's order with dlt's type coercion and provenance. A table whose
+typed value declares its keys (removal: `settings.removal.RemovalSettings`) gets its spec
+made from it (`spec_of`), so the keys are declared once. Fields typed
 `Any` hold values whose grammar or strictness is ours (durations, name lists, and text, which
 dlt would coerce from a number: `ref = 5` must be an error, not "5"); `settings.project`
 reads them into typed values. Adding a setting means adding one field here (and reading it there).
@@ -9,25 +11,35 @@ reads them into typed values. Adding a setting means adding one field here (and 
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from dlt.common.configuration import configspec
 from dlt.common.configuration.specs import BaseConfiguration
+
+from dlt_contract_ops.settings.removal import spec_hints
 
 # NOTE: dlt's configspec reads the annotations at runtime; `Optional[...]` keeps them
 # evaluable on Python 3.10 under `from __future__ import annotations`.
 
 
-@configspec
-class RemovalSpec(BaseConfiguration):
-    """`[contract_ops.removal]` and `[sources.<X>.contract_ops.removal]`."""
+def spec_of(name: str, doc: str, hints: dict[str, Any]) -> type[BaseConfiguration]:
+    """A dlt spec whose keys and hints are `hints` (each unset by default): for a table whose
+    keys are declared once, by the typed value the code reads it into."""
+    namespace: dict[str, Any] = {"__annotations__": dict(hints), "__doc__": doc,
+                                 "__module__": __name__, "__qualname__": name}
+    namespace.update(dict.fromkeys(hints))
+    return configspec(type(name, (BaseConfiguration,), namespace))
 
-    recent_window: Optional[Any] = None  # noqa: UP045 (dlt evaluates the hint at runtime)
-    baseline_window: Optional[Any] = None  # noqa: UP045
-    baseline_threshold: Optional[Any] = None  # noqa: UP045
-    recent_threshold: Optional[Any] = None  # noqa: UP045
-    from_profiles: Optional[bool] = None  # noqa: UP045
-    profiles_min_rows: Optional[int] = None  # noqa: UP045
+
+if TYPE_CHECKING:
+    RemovalSpec = BaseConfiguration
+else:
+    #: `[contract_ops.removal]` and `[sources.<X>.contract_ops.removal]`: the keys of
+    #: `settings.removal.RemovalSettings`
+    RemovalSpec = spec_of(
+        "RemovalSpec", "`[contract_ops.removal]` and `[sources.<X>.contract_ops.removal]`.",
+        spec_hints(),
+    )
 
 
 @configspec
@@ -92,6 +104,7 @@ class ProjectSpec(BaseConfiguration):
     profile_retention: Optional[Any] = None  # noqa: UP045
     source_cache: Optional[bool] = None  # noqa: UP045
     source_build_timeout: Optional[Any] = None  # noqa: UP045
+    severity: Optional[Any] = None  # noqa: UP045  (a table, read by `settings.severity`)
     removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     dedup: DedupSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
@@ -117,6 +130,7 @@ class SourceSpec(BaseConfiguration):
     load_timestamp_column: Optional[Any] = None  # noqa: UP045
     #: `[sources.<X>.contract_ops.models]`: resource -> "module:Class" (its model, bound)
     models: Optional[dict[str, Any]] = None  # noqa: UP045
+    severity: Optional[Any] = None  # noqa: UP045  (a table, read by `settings.severity`)
     removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
 

@@ -49,6 +49,14 @@ SINK_TABLES = """\
 # environment = "prod"   # example; the dsn is a secret: .dlt/secrets.toml
 """
 
+#: the severity table: detector names, no defaults (a detector's own is its default)
+SEVERITY_TABLE = """\
+# [contract_ops.severity]   # a detector's severity over its default (docs/configuration.md)
+# additive = "error"   # example; per source: [sources.<name>.contract_ops.severity]
+"""
+#: `[contract_ops]` keys that are tables of their own, shown by the texts above
+_OWN_TABLES = ("alert_sink", "severity")
+
 
 def _subtables(spec: type[Any]) -> dict[str, type[Any]]:
     """The embedded specs of `spec` (its sub-tables), by key."""
@@ -60,10 +68,11 @@ def _subtables(spec: type[Any]) -> dict[str, type[Any]]:
 
 def tables() -> dict[str, list[str]]:
     """Table ("" for `[contract_ops]`, else the sub-table's key) -> its keys, in spec order.
-    `alert_sink` (a table of tables) is left out: `SINK_TABLES` shows it."""
+    `alert_sink` (a table of tables) and `severity` are left out: `SINK_TABLES` and
+    `SEVERITY_TABLE` show them."""
     subtables = _subtables(ProjectSpec)
     out = {"": [k for k in ProjectSpec.get_resolvable_fields()
-                if k not in subtables and k != "alert_sink"]}
+                if k not in subtables and k not in _OWN_TABLES]}
     for key, spec in subtables.items():
         out[key] = list(spec.get_resolvable_fields())
     return out
@@ -72,8 +81,11 @@ def tables() -> dict[str, list[str]]:
 def _default_objects() -> dict[str, tuple[Any, ...]]:
     """Where each table's defaults live in the code, by table."""
     from dlt_contract_ops.core.ingest import GatePolicy
-    from dlt_contract_ops.infer.facts import DEFAULT_CODE_SET_MAX_VALUES, DEFAULT_CODE_SET_MIN_ROWS
-    from dlt_contract_ops.ingest.settings import GateSettings
+    from dlt_contract_ops.settings.gate import GateSettings
+    from dlt_contract_ops.settings.infer import (
+        DEFAULT_CODE_SET_MAX_VALUES,
+        DEFAULT_CODE_SET_MIN_ROWS,
+    )
     from dlt_contract_ops.settings.project import ProjectSettings
 
     project = ProjectSettings()
@@ -158,6 +170,7 @@ def config_template() -> str:
             else:
                 lines.append(f"# {key} = {_toml(key, value)}")
         lines.append("")
+    lines.append(SEVERITY_TABLE)
     lines.append(SINK_TABLES)
     return "\n".join(lines)
 

@@ -11,6 +11,8 @@
   full by the logging fallback and the sweep reports it as an error (`undelivered` in
   `DeliveryReport`). The logging sink (`pages = False`) is a local record: it never settles
   a finding for a paging sink, and its own failure alone is not an error (see `delivery`).
+- A finding that carries an unexpired acknowledgement (`ack`, stamped by the run) is not
+  sent; one whose acknowledgement expired is sent, carrying it.
 - `dry_run` suppresses all emission (drift and error events); sinks are not even loaded.
 - Dedup (on unless turned off) sends a drift finding to a sink only when it is new, changed
   or due for a re-alert there, decides a batch of findings at once (`drift_all`), and
@@ -27,7 +29,6 @@ from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
 
-from dlt_contract_ops.acks.store import AckBook
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.duration import human
 from dlt_contract_ops.settings.project import DedupSettings
@@ -70,8 +71,6 @@ class Emitter:
         self.dry_run = dry_run
         self.dedup = dedup
         self.report = DeliveryReport()
-        #: acknowledgements of the project; None: none apply (library use without a project)
-        self.acks: AckBook | None = None
         self._fallback: LoggingSink | None = None
         self._dedup_broken = False
         self._closed = False
@@ -168,11 +167,10 @@ class Emitter:
         for finding in due:
             self._send(finding, None if marks is None else marks[finding.id])
 
-    def _unacknowledged(self, finding: DriftFinding) -> DriftFinding | None:
-        """`finding` stamped with its acknowledgement; None when one holds it back."""
-        if self.acks is None:
-            return finding
-        finding = self.acks.stamp(finding)  # expired: alerted again, saying so
+    @staticmethod
+    def _unacknowledged(finding: DriftFinding) -> DriftFinding | None:
+        """`finding`, or None when the acknowledgement it carries (`AckBook.stamp`, once, by
+        the run) holds it back; an expired one is alerted again, saying so."""
         if finding.acknowledged and finding.ack is not None:
             log.info(
                 "drift at %s (%s) acknowledged until %s by %s: not sent",

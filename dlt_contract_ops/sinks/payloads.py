@@ -43,7 +43,8 @@ def error_summary(event: ErrorEvent) -> str:
 
 def drift_json(finding: DriftFinding, *, send_samples: bool = True) -> dict[str, Any]:
     """`{"type": "schema_drift", "version": 1, "sent_at", "summary", "finding": {...}}`;
-    the finding is the `--format json` one, samples emptied when `send_samples` is false."""
+    the finding is the `--format json` one, samples emptied when `send_samples` is false.
+    Its `severity` (`error`, `warning`, `info`) is a PagerDuty Events v2 `severity` as it is."""
     body = finding.model_dump(mode="json")
     if not send_samples:
         body["samples"] = {c: [] for c in finding.columns}
@@ -128,6 +129,7 @@ def drift_slack(finding: DriftFinding, *, send_samples: bool = True) -> dict[str
         _header(f"Schema drift ({finding.drift_type}): {finding.resource}"),
         _fields(
             [
+                ("Severity", finding.severity),
                 ("Pipeline", finding.pipeline),
                 ("Source", finding.source),
                 ("Resource", finding.resource),

@@ -13,9 +13,10 @@ Options (`[contract_ops.alert_sink.sentry]`): `dsn` (secrets only; the bare `SEN
 environment variable is deliberately not read), `environment` (default "production"),
 `send_samples` (default true; false strips sample values, which may hold personal data).
 
-Drift: level warning, fingerprint `["schema-drift", pipeline, source, resource]` (additive
-and removal drift of one resource collapse into one issue: one model PR closes both), tags
-`pipeline`, `source`, `resource`, `drift_type`, context `schema_drift`. Reconciler errors:
+Drift: level the finding's severity (`error`, `warning`, `info`), fingerprint
+`["schema-drift", pipeline, source, resource]` (additive and removal drift of one resource
+collapse into one issue: one model PR closes both), tags `pipeline`, `source`, `resource`,
+`drift_type`, context `schema_drift`. Reconciler errors:
 level error, fingerprint root `"reconciler-error"`, so drift triage never wades through
 reconciler bugs.
 
@@ -44,6 +45,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from dlt_contract_ops.errors import AlertSinkError
 from dlt_contract_ops.model.findings import DriftFinding
+from dlt_contract_ops.model.severity import level
 from dlt_contract_ops.sinks.base import ErrorEvent
 from dlt_contract_ops.sinks.options import SinkOptionError, as_bool, as_text
 from dlt_contract_ops.sinks.payloads import drift_summary, error_summary
@@ -212,7 +214,7 @@ class SentrySink:
 
     def drift_event(self, finding: DriftFinding) -> dict[str, Any]:
         """The Sentry event for a drift finding (public for tests and custom sinks)."""
-        event = self._base("warning", drift_summary(finding))
+        event = self._base(level("sentry", finding.severity), drift_summary(finding))
         pipeline = finding.pipeline or MISSING
         event["fingerprint"] = [DRIFT_ROOT, pipeline, finding.source, finding.resource]
         event["tags"] = {

@@ -4,7 +4,9 @@ Options (`[contract_ops.alert_sink.webhook]`; `url` only from secrets, since a S
 URL is a credential):
 
 - `url`: where to POST.
-- `format`: `"json"` (this package's document) or `"slack"` (Slack's incoming webhook).
+- `format`: `"json"` (this package's document; its finding's `severity`, `error`, `warning`
+  or `info`, is a PagerDuty Events v2 severity as it is) or `"slack"` (Slack's incoming
+  webhook, the severity its first field).
 - `timeout` (5 s): one attempt's connect and per-read socket timeout.
 - `retries` (3): further attempts after a 5xx, a 429 or a network error, with exponential
   backoff from `backoff` (0.5 s, at most 10 s) or the server's `Retry-After` (seconds or an

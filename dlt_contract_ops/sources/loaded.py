@@ -14,8 +14,11 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from sqlglot import exp
+
 from dlt_contract_ops.core.columns import LiveTable
 from dlt_contract_ops.destinations.base import DestinationAdapter
+from dlt_contract_ops.destinations.sql import col
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -38,10 +41,10 @@ def seen_tables(tables: Iterable[tuple[str, Any]]) -> frozenset[str]:
 def local_tables(pipeline_name: str, schema_name: str) -> frozenset[str] | None:
     """Tables the pipeline's stored schema on this machine has loaded; None when the pipeline
     has no local state here (a fresh `DLT_DATA_DIR`)."""
-    import dlt
+    from dlt_contract_ops.sources.onboarding import attached
 
     try:
-        pipeline = dlt.attach(pipeline_name)
+        pipeline = attached(pipeline_name)  # once a run (`onboarding.attach_scope`)
         schema = pipeline.schemas.get(schema_name) if schema_name in pipeline.schemas else None
         if schema is None and pipeline.default_schema_name:
             schema = pipeline.default_schema
@@ -70,8 +73,6 @@ def stored_schema(
     of the schema, or the record cannot be read (logged)."""
     from dlt.common.schema.typing import VERSION_TABLE_NAME
 
-    from dlt_contract_ops.detectors.queries import stored_schema_query
-
     version_table = naming.normalize_table_identifier(VERSION_TABLE_NAME)
     if version_table not in live:
         return None
@@ -95,6 +96,18 @@ def stored_schema(
         log.warning("the stored schema `%s` in dataset `%s` is unreadable: %s", schema_name,
                     adapter.dataset, exc)
         return None
+
+
+def stored_schema_query(version_table: exp.Table) -> exp.Select:
+    """The newest stored schema of one schema name (one parameter) from dlt's version table
+    (`_dlt_version`): what dlt itself reads to restore a pipeline on a fresh machine."""
+    return (
+        exp.select(col("schema"))
+        .from_(version_table)
+        .where(exp.EQ(this=col("schema_name"), expression=exp.Placeholder()))
+        .order_by(exp.Ordered(this=col("inserted_at"), desc=True))
+        .limit(1)
+    )
 
 
 def _schema_text(value: Any) -> str:

@@ -9,11 +9,13 @@ pipeline is one with a working folder in dlt's pipelines dir.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dlt_contract_ops.errors import ConfigError, ContractOpsError, NotLoadedError
 
@@ -48,6 +50,44 @@ def pipelines_dir() -> str:
     return get_dlt_pipelines_dir()
 
 
+#: the pipelines attached in the current `attach_scope` (pipelines dir, name) -> the pipeline,
+#: or the exception attaching raised; None outside one
+_ATTACHED: ContextVar[dict[tuple[str, str], Any] | None] = ContextVar(
+    "dlt_contract_ops_attached", default=None
+)
+
+
+@contextlib.contextmanager
+def attach_scope() -> Iterator[None]:
+    """Within it, each local pipeline is attached (its state and schemas read) once: a run
+    asks for a source's pipeline to find it, to read its destination and dataset, and to
+    read what it loaded. Nothing loads during a run, so the state read first holds."""
+    token = _ATTACHED.set({})
+    try:
+        yield
+    finally:
+        _ATTACHED.reset(token)
+
+
+def attached(name: str) -> Any:
+    """`dlt.attach(name)`: once per `attach_scope` (the error it raised, raised again)."""
+    import dlt
+
+    memo = _ATTACHED.get()
+    if memo is None:
+        return dlt.attach(name)
+    key = (pipelines_dir(), name)
+    if key not in memo:
+        try:
+            memo[key] = dlt.attach(name)
+        except Exception as exc:
+            memo[key] = exc
+    found = memo[key]
+    if isinstance(found, Exception):
+        raise found
+    return found
+
+
 def local_pipeline_names() -> list[str]:
     """Folders in dlt's pipelines dir, sorted (each holds a pipeline's local state)."""
     root = Path(pipelines_dir())
@@ -56,12 +96,10 @@ def local_pipeline_names() -> list[str]:
 
 def local_pipelines() -> tuple[LocalPipeline, ...]:
     """Every pipeline dlt can attach to in its pipelines dir, with its stored schemas."""
-    import dlt
-
     out = []
     for name in local_pipeline_names():
         try:
-            pipeline = dlt.attach(name)
+            pipeline = attached(name)
             schemas = tuple(
                 (schema, frozenset(pipeline.schemas[schema].data_table_names(
                     include_incomplete=True)))

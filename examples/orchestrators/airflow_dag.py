@@ -2,8 +2,9 @@
 
 Copy this file into your DAGs folder and set `CONTRACT_OPS_PROJECT_DIR` to the dlt project
 (the folder that holds `.dlt/`). A task fails when the reconciler could not check its source,
-and on drift when the run's `fail_on_drift` param is true (a finding acknowledged with
-`dlt-contract-ops ack`, not expired, never fails it); otherwise it returns the findings (the
+and on drift when the run's `fail_on_drift` param is true (any finding) or a severity
+(`"error"`, `"warning"`: findings of that severity or worse); a finding acknowledged with
+`dlt-contract-ops ack`, not expired, never fails it. Otherwise it returns the findings (the
 `--format json` document plus a summary) as its XCom.
 
 The task bodies are plain functions (`declared_source_names`, `reconcile_task`), importable
@@ -22,7 +23,8 @@ from typing import Any
 from dlt_contract_ops.detectors.registry import selected
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.errors import ContractOpsError
-from dlt_contract_ops.model.findings import ReconcileResult, results_document
+from dlt_contract_ops.model.findings import ReconcileResult, by_severity, results_document
+from dlt_contract_ops.model.severity import SEVERITIES, Severity, as_severity
 from dlt_contract_ops.settings import declared_sources, project_context
 
 # AirflowFailException fails the task at once, whatever its retries: re-running a check finds
@@ -60,7 +62,7 @@ def declared_source_names(project_dir: str | os.PathLike[str] = PROJECT_DIR) -> 
 
 def reconcile_task(
     project_dir: str | os.PathLike[str] = PROJECT_DIR,
-    fail_on_drift: bool = False,
+    fail_on_drift: bool | Severity = False,
     *,
     sources: Sequence[str] | None = None,
     include_removal: bool = False,
@@ -69,10 +71,11 @@ def reconcile_task(
     """Reconcile `sources` (every declared source when None); the JSON-safe document.
 
     Raises ContractCheckFailed on a reconciler error, and on unacknowledged drift with
-    `fail_on_drift`.
+    `fail_on_drift` (True: any finding; a severity: findings of it or worse).
 
     >>> reconcile_task("path/to/project", sources=["shop"])["summary"]  # doctest: +SKIP
     {'findings': 2, 'acknowledged': 0, 'by_detector': {'additive': 2},
+     'by_severity': {'error': 0, 'warning': 2, 'info': 0},
      'tables': ['order_items', 'plain_tbl'], 'errors': []}
     """
     try:
@@ -91,10 +94,16 @@ def reconcile_task(
     errors = document["summary"]["errors"]
     if errors:
         raise ContractCheckFailed("reconciler error: " + "; ".join(errors), document)
-    failing = [f for r in results for f in r.failing_findings]
-    if failing and fail_on_drift:
+    threshold: Severity | None = (
+        "info" if fail_on_drift is True else as_severity(fail_on_drift) if fail_on_drift else None
+    )
+    failing = by_severity(
+        [f for r in results for f in r.failing_at(threshold)] if threshold else []
+    )
+    if failing:
         drifted = ", ".join(
-            f"`{f.table}` ({f.drift_type}: {', '.join(f.columns)})" for f in failing
+            f"`{f.table}` ({f.drift_type}: {', '.join(f.columns)})"
+            for f in failing
         )
         raise ContractCheckFailed(f"{len(failing)} drift finding(s): {drifted}", document)
     return document
@@ -106,6 +115,8 @@ def _summary(results: Sequence[ReconcileResult]) -> dict[str, Any]:
         "findings": sum(by_detector.values()),
         "acknowledged": sum(1 for r in results for f in r.findings if f.acknowledged),
         "by_detector": dict(by_detector),
+        "by_severity": {s: sum(1 for r in results for f in r.findings if f.severity == s)
+                        for s in SEVERITIES},
         "tables": sorted({f.table for r in results for f in r.findings}),
         "errors": [f"{r.source} ({r.detector}): {r.error}" for r in results if r.error],
     }
@@ -130,9 +141,10 @@ if dag is not None:
         @task
         def reconcile(source: str, **context: Any) -> dict[str, Any]:
             params = context["params"]
+            fail = params["fail_on_drift"]  # true, false, or a severity ("error")
             return reconcile_task(
                 PROJECT_DIR,
-                bool(params["fail_on_drift"]),
+                fail if fail in SEVERITIES else bool(fail),
                 sources=[source],
                 include_removal=bool(params["include_removal"]),
             )

@@ -3,10 +3,12 @@
 Every `[sources.<name>.contract_ops]` table of the project becomes an asset check named
 `contract_drift` on the asset `dlt/<name>` (pass `asset_key_for` to point it at your own
 assets, e.g. the ones `dagster-dlt` builds). A check fails (severity ERROR) when the reconciler
-could not check the source, and on drift when `fail_on_drift=True`; a finding acknowledged with
-`dlt-contract-ops ack` (and not expired) is reported but never fails it. Its metadata carries
-the findings: counts per detector, the acknowledged count, the drifted tables and columns, and
-a markdown report.
+could not check the source, and on drift when `fail_on_drift=True` (any finding) or
+`fail_on_drift="error"` (`"warning"`: findings of that severity or worse); a failed check's
+severity is its worst failing finding's (`error`: ERROR, else WARN). A finding acknowledged
+with `dlt-contract-ops ack` (and not expired) is reported but never fails it. Its metadata
+carries the findings: counts per detector and per severity, the acknowledged count, the
+drifted tables and columns, and a markdown report.
 
 Run it on its own (the tables become external assets, the checks run from the UI)::
 
@@ -15,7 +17,7 @@ Run it on its own (the tables become external assets, the checks run from the UI
 
 or in code::
 
-    defs = build_definitions("path/to/dlt/project", fail_on_drift=True)
+    defs = build_definitions("path/to/dlt/project", fail_on_drift="error")
     defs.resolve_implicit_global_asset_job_def().execute_in_process()
 
 Needs `pip install 'dlt-contract-ops[dagster]'`.
@@ -34,6 +36,8 @@ from dlt_contract_ops import ReconcileResult
 from dlt_contract_ops.detectors.registry import selected
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.errors import ContractOpsError
+from dlt_contract_ops.model.findings import by_severity
+from dlt_contract_ops.model.severity import SEVERITIES, Severity, as_severity, level
 from dlt_contract_ops.output.wording import acknowledgement
 from dlt_contract_ops.settings import declared_sources, project_context
 
@@ -47,23 +51,30 @@ def default_asset_key(source: str) -> dg.AssetKey:
 
 
 def check_result(
-    results: Sequence[ReconcileResult], *, fail_on_drift: bool = False
+    results: Sequence[ReconcileResult], *, fail_on_drift: bool | Severity = False
 ) -> dg.AssetCheckResult:
     """One source's reconcile results as a check result: failed on an error (and on drift
-    with `fail_on_drift`), with the findings as metadata."""
+    with `fail_on_drift`: True for any finding, a severity for those of it or worse), with
+    the findings as metadata."""
     errors = [f"{r.detector}: {r.error}" for r in results if r.error]
-    findings = [f for r in results for f in r.findings]
+    findings = by_severity([f for r in results for f in r.findings])
     failing = [f for r in results for f in r.failing_findings]
+    threshold: Severity | None = "info" if fail_on_drift is True else (fail_on_drift or None)
+    failed = by_severity([f for r in results for f in r.failing_at(threshold)]
+                         if threshold is not None else [])
     by_detector = Counter(r.detector for r in results for _ in r.findings)
+    by_level = Counter(f.severity for f in findings)
     metadata: dict[str, Any] = {
         "findings": dg.MetadataValue.int(len(findings)),
         "acknowledged": dg.MetadataValue.int(len(findings) - len(failing)),
         "findings_by_detector": dg.MetadataValue.json(
             {r.detector: by_detector[r.detector] for r in results}
         ),
+        "findings_by_severity": dg.MetadataValue.json({s: by_level[s] for s in SEVERITIES}),
         "tables": dg.MetadataValue.json(sorted({f.table for f in findings})),
         "columns": dg.MetadataValue.json(
-            [{"detector": f.drift_type, "table": f.table, "columns": f.columns} for f in findings]
+            [{"detector": f.drift_type, "severity": f.severity, "table": f.table,
+              "columns": f.columns} for f in findings]
         ),
     }
     first = results[0] if results else None
@@ -86,9 +97,10 @@ def check_result(
     description = f"{len(findings)} drift finding(s) ({summary})" if findings else "no drift"
     if len(failing) < len(findings):
         description += f", {len(findings) - len(failing)} acknowledged"
+    worst = failed[0].severity if failed else "error"
     return dg.AssetCheckResult(
-        passed=not (failing and fail_on_drift),
-        severity=dg.AssetCheckSeverity.ERROR,
+        passed=not failed,
+        severity=dg.AssetCheckSeverity(level("dagster", worst)),
         metadata=metadata,
         description=description,
     )
@@ -99,13 +111,13 @@ def _markdown(results: Sequence[ReconcileResult]) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
 
     rows = [
-        f"| {f.drift_type} | {cell(f.table)} | {cell(', '.join(f.columns))} "
+        f"| {f.severity} | {f.drift_type} | {cell(f.table)} | {cell(', '.join(f.columns))} "
         f"| {cell(acknowledgement(f))} |"
-        for r in results
-        for f in r.findings
+        for f in by_severity([f for r in results for f in r.findings])
     ]
     return "\n".join(
-        ["| detector | table | columns | acknowledged |", "|---|---|---|---|", *rows]
+        ["| severity | detector | table | columns | acknowledged |", "|---|---|---|---|---|",
+         *rows]
     )
 
 
@@ -114,7 +126,7 @@ def evaluate(
     project_dir: str | os.PathLike[str],
     *,
     include_removal: bool = False,
-    fail_on_drift: bool = False,
+    fail_on_drift: bool | Severity = False,
     alert_sinks: Sequence[str] | None = None,
 ) -> dg.AssetCheckResult:
     """Reconcile one source and judge it. The project's alert sinks still get the findings."""
@@ -136,7 +148,7 @@ def build_contract_checks(
     sources: Sequence[str] | None = None,
     asset_key_for: Callable[[str], dg.AssetKey] = default_asset_key,
     include_removal: bool = False,
-    fail_on_drift: bool = False,
+    fail_on_drift: bool | Severity = False,
     blocking: bool = False,
     alert_sinks: Sequence[str] | None = None,
 ) -> list[dg.AssetChecksDefinition]:
@@ -181,11 +193,17 @@ def build_definitions(project_dir: str | os.PathLike[str], **options: Any) -> dg
     return dg.Definitions(assets=specs, asset_checks=checks)
 
 
+def _fail_on_drift(value: str) -> bool | Severity:
+    """`CONTRACT_OPS_FAIL_ON_DRIFT`: "1" fails on any finding, a severity on those of it or
+    worse, anything else never."""
+    return True if value == "1" else (as_severity(value) if value in SEVERITIES else False)
+
+
 @dg.definitions
 def defs() -> dg.Definitions:
     """For `dagster dev -f`: read on load, so importing this module reads no project."""
     return build_definitions(
         os.environ.get("CONTRACT_OPS_PROJECT_DIR", "."),
         include_removal=os.environ.get("CONTRACT_OPS_INCLUDE_REMOVAL") == "1",
-        fail_on_drift=os.environ.get("CONTRACT_OPS_FAIL_ON_DRIFT") == "1",
+        fail_on_drift=_fail_on_drift(os.environ.get("CONTRACT_OPS_FAIL_ON_DRIFT", "")),
     )

@@ -16,15 +16,13 @@ from dlt_contract_ops.acks.store import (
     ACKS_FILE,
     Ack,
     add_ack,
-    index_path,
-    known_findings,
     load_book,
     parse_until,
     read_acks,
-    remember,
 )
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.history.index import found_file, index_file, known_findings, record_run
 from dlt_contract_ops.model.findings import DriftFinding, finding_id
 from dlt_contract_ops.settings import project_context
 from dlt_contract_ops.sinks.memory import MemorySink
@@ -216,17 +214,54 @@ def test_validate_lists_ack_problems_with_the_file(app_project: Project, sink: M
     assert finding.id not in acks[0]["message"]
 
 
-def test_the_finding_index_is_rewritten_only_when_it_learns_something(
+def _found(source: str, table: str, columns: list[str]) -> DriftFinding:
+    return DriftFinding(source=source, pipeline=source, resource=table, table=table,
+                        drift_type="additive", columns=columns)
+
+
+def _entry(f: DriftFinding) -> dict[str, object]:
+    return {"source": f.source, "table": f.table, "detector": "additive",
+            "columns": list(f.columns)}
+
+
+def test_the_finding_index_is_written_only_when_it_learns_something(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("DLT_DATA_DIR", str(tmp_path / "data"))
-    entry = {"source": "app", "table": "orders", "detector": "additive", "columns": ["x"]}
-    remember(tmp_path, {"0123456789ab": entry})
-    path = index_path(tmp_path)
-    first = path.stat().st_ino  # every write replaces the file (a new inode)
-    remember(tmp_path, {"0123456789ab": dict(entry)})  # the same finding again
-    assert path.stat().st_ino == first
-    moved = {**entry, "columns": ["x", "y"]}
-    remember(tmp_path, {"0123456789ab": moved, "ba9876543210": entry})
-    assert path.stat().st_ino != first
-    assert known_findings(tmp_path) == {"0123456789ab": moved, "ba9876543210": entry}
+    first = _found("app", "orders", ["x"])
+    record_run(tmp_path, [first], sweep=False)  # a dry run: ids only, no sweep
+    path = found_file(tmp_path)
+    size = path.stat().st_size
+    record_run(tmp_path, [first], sweep=False)  # the same finding again
+    assert path.stat().st_size == size
+    assert not index_file(tmp_path).exists()
+    other = _found("app", "orders", ["x", "y"])
+    record_run(tmp_path, [first, other], sweep=True)
+    assert len(path.read_text().splitlines()) == 2  # appended: only what it learnt
+    assert known_findings(tmp_path) == {first.id: _entry(first), other.id: _entry(other)}
+    assert len(index_file(tmp_path).read_text().splitlines()) == 1  # the sweep's line
+
+
+def test_an_id_index_of_an_older_version_keeps_its_acks(
+    app_project: Project, sink: MemorySink
+) -> None:
+    """The id index before the found file (`<project>-<hash>.json`) is read, and the next
+    sweep moves its ids into the finding index: an acknowledged id it alone knew is neither
+    unknown to `ack` nor orphaned for `validate`."""
+    [finding] = _sweep(app_project, sink)
+    with project_context(app_project.root):
+        folder = found_file(app_project.root).parent
+        found_file(app_project.root).unlink()  # as an older version left it: no found file
+        old = folder / found_file(app_project.root).name.replace(".found.jsonl", ".json")
+    gone = "0123456789ab"
+    entries = {finding.id: _entry(finding),
+               gone: {"source": "app", "table": "legacy", "detector": "missing",
+                      "columns": ["z"]}}
+    old.write_text(json.dumps({"format_version": 1, "findings": entries}))
+    entry, _ = record_ack(gone, "1d", "known", "bob", project_dir=app_project.root)
+    assert (entry.table, entry.detector, entry.columns) == ("legacy", "missing", ("z",))
+    _sweep(app_project, sink, NOW + dt.timedelta(hours=1))
+    assert not old.exists()  # moved into the finding index
+    with project_context(app_project.root):
+        assert known_findings(app_project.root) == entries
+    assert [r for r, _ in ack_problems(str(app_project.root))] == []  # not orphaned

@@ -50,11 +50,11 @@ def _cut(path: Path) -> None:
 def test_a_broken_id_index_is_rebuilt_and_the_sweep_still_recorded(
     app_project: Project, damage: Callable[[Path], object],
 ) -> None:
-    """The id index `ack` reads is derived from the sweeps: the next sweep writes it afresh.
-    Before, its error also skipped recording the sweep in the finding index."""
+    """What each id stands for (`ack` reads it) is derived from the sweeps: the next sweep
+    writes a line it lost afresh. Before, its error also skipped recording the sweep."""
     sink = MemorySink()
     [finding] = _sweep(app_project, sink)
-    index = _data("contract_ops/findings/*.json")
+    index = _data("contract_ops/findings/*.found.jsonl")
     damage(index)
     _sweep(app_project, sink, NOW + dt.timedelta(hours=1))
     sweeps = _data("contract_ops/findings/*.sweeps.jsonl")

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from dlt_contract_ops.contracts.model import Version
+from dlt_contract_ops.contracts.model import Locations, Version
 from dlt_contract_ops.contracts.release import ReleaseReport, Waiver, assess, first_release
-from dlt_contract_ops.contracts.render import FORMATS, Locations, render
+from dlt_contract_ops.output.contract import FORMATS, render
 from tests.contracts.builders import col, release, res
 from tests.contracts.test_diff import V1, V2
 

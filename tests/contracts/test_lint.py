@@ -15,9 +15,9 @@ from dlt_contract_ops.contracts.lint import (
     lint_resources,
     parse_levels,
 )
-from dlt_contract_ops.contracts.lint_render import FORMATS, render_lint
 from dlt_contract_ops.contracts.model import ResourceContract
 from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.output.contract_lint import FORMATS, render_lint
 from tests.contracts.builders import col, res
 from tests.projects import Project
 

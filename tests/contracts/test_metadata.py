@@ -14,10 +14,10 @@ from pydantic import BaseModel
 from dlt_contract_ops.contracts.extract import contract_from_model
 from dlt_contract_ops.contracts.model import Release, ResourceContract, Version
 from dlt_contract_ops.contracts.release import ReleaseReport, assess
-from dlt_contract_ops.contracts.render import render
 from dlt_contract_ops.contracts.semantics import Semantics, TableSemantics
 from dlt_contract_ops.core.naming import expected_table
 from dlt_contract_ops.errors import DeclarationError
+from dlt_contract_ops.output.contract import render
 
 SNAKE = snake_case.NamingConvention()
 

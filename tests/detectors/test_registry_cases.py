@@ -7,7 +7,7 @@ from importlib.metadata import EntryPoint, entry_points
 
 import pytest
 
-from dlt_contract_ops.detectors.base import Detector
+from dlt_contract_ops.detection.detector import Detector
 from dlt_contract_ops.detectors.registry import register
 from dlt_contract_ops.errors import DetectorPluginError
 
@@ -29,6 +29,8 @@ BAD_FLAG = Detector("late_rows", run, "x", flag="--include-late_rows")
 BAD_SETTINGS = Detector("late_rows", run, "x", settings=3)
 BAD_LINES = Detector("late_rows", run, "x", lines="not a path")
 BAD_ORDER = Detector("late_rows", run, "x", order=True)
+BAD_SEVERITY = Detector("late_rows", run, "x", severity="warn")
+NO_SEVERITY = Detector("late_rows", run, "x", severity="critical")
 NOT_A_DETECTOR = {"name": "late_rows"}
 
 
@@ -49,6 +51,9 @@ def ep(name: str, attr: str) -> EntryPoint:
     ("late_rows", "BAD_SETTINGS", "`settings` is a int: give a pydantic model or a function"),
     ("late_rows", "BAD_LINES", "`lines` is 'not a path': write an import path"),
     ("late_rows", "BAD_ORDER", "`order` is True: a whole number"),
+    ("late_rows", "BAD_SEVERITY",
+     "`severity` is 'warn': use one of error, warning, info (did you mean `warning`?)."),
+    ("late_rows", "NO_SEVERITY", "`severity` is 'critical': use one of error, warning, info."),
 ])
 def test_an_entry_that_cannot_register_names_itself_and_its_member(
     name: str, attr: str, says: str
@@ -75,3 +80,12 @@ def test_the_built_ins_register_in_their_order_and_a_plugin_after_them() -> None
         "additive", "removal", "missing", "type", "rename", "gate", "contract", "distribution",
         "late_rows",
     ]
+
+
+def test_each_built_in_has_its_severity_and_a_plugin_warning_by_default() -> None:
+    found = register([*entry_points(group="dlt_contract_ops.detectors"), ep("late_rows", "GOOD")])
+    assert {d.name: d.severity for d in found} == {
+        "additive": "warning", "removal": "error", "missing": "error", "type": "error",
+        "rename": "error", "gate": "error", "contract": "error", "distribution": "warning",
+        "late_rows": "warning",
+    }

@@ -31,14 +31,9 @@ from dlt_contract_ops.sinks.logging_sink import drift_detail
 from dlt_contract_ops.sinks.webhook import WebhookSink
 from tests.projects import Project
 from tests.servers import Receiver, Reply, SlowServer
-from tests.sinks import conftest as sink_fixtures
 from tests.sinks.app_project import CONFIG
 from tests.sinks.conftest import make_finding
 from tests.sinks.test_emitter import Recording
-
-# the loaded, drifted DuckDB app project of the sink tests (a private copy per test)
-_loaded_app = sink_fixtures._loaded_app
-app_project = sink_fixtures.app_project
 
 DAY = 86400.0
 WAIT = 120.0  # a generous cap on waiting for a subprocess: a hang fails, speed is not tested

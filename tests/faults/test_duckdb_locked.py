@@ -7,10 +7,7 @@ import subprocess
 import sys
 
 from tests.integration import shop
-from tests.integration.conftest import loaded_shop, shop_project
 from tests.projects import Project
-
-__all__ = ["loaded_shop", "shop_project"]
 
 
 def test_a_file_held_by_a_writer_is_named_as_locked(shop_project: Project) -> None:

@@ -9,21 +9,15 @@ import pytest
 from dlt_contract_ops.detectors.registry import selected
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.model.findings import ReconcileResult
-from tests.duckdb_baselines import copy_project, load_once
-from tests.formats import warehouse
+from tests.duckdb_baselines import copy_project
 from tests.projects import Project
 
 
-@pytest.fixture(scope="session")
-def loaded_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Shop and events, loaded and drifted. Read-only: copy it."""
-    return load_once(tmp_path_factory, "formats_session", warehouse.build)
-
-
 @pytest.fixture
-def drifted(loaded_warehouse: Path, tmp_path: Path) -> Project:
-    """A private copy of the loaded project."""
-    return copy_project(loaded_warehouse, tmp_path / "warehouse")
+def drifted(loaded_formats: Path, tmp_path: Path) -> Project:
+    """A private copy of the loaded project (`tests/warehouses.py`: shop and events, loaded
+    and drifted)."""
+    return copy_project(loaded_formats, tmp_path / "warehouse")
 
 
 @pytest.fixture

@@ -9,12 +9,12 @@ import pytest
 
 from dlt_contract_ops.core.distribution import DistributionRule
 from dlt_contract_ops.core.history import Sweep, summarize
+from dlt_contract_ops.core.load_profile import ColumnProfile, LoadProfile
 from dlt_contract_ops.engine.report import Frame, Report, TableLoads
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.output.charts import band_of, coverage_chart, timeline_chart
 from dlt_contract_ops.output.html import to_html
 from dlt_contract_ops.output.pictures import coverage_pictures, metric_picture
-from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
 
 
 def _ys(d: str) -> list[int]:

@@ -34,15 +34,18 @@ def parse(line: str) -> tuple[str, dict[str, str], str]:
     return command, properties, _unescape(message, prop=False)
 
 
-def test_one_warning_per_finding_naming_table_and_columns(
+def test_one_annotation_per_finding_at_its_severity_naming_table_and_columns(
     results: list[ReconcileResult],
 ) -> None:
     lines = to_github(results).splitlines()
     commands = [parse(line) for line in lines]
-    warnings = [(p, m) for c, p, m in commands if c == "warning"]
+    annotations = [(c, p, m) for c, p, m in commands if not p["title"].endswith("errored")]
     findings = [(r, f) for r in results for f in r.findings]
-    assert len(warnings) == finding_count(results) == len(findings)
-    for (props, message), (r, f) in zip(warnings, findings, strict=True):
+    assert len(annotations) == finding_count(results) == len(findings)
+    # removal drift is an error, additive drift a warning: both levels show
+    assert {c for c, _, _ in annotations} == {"error", "warning"}
+    for (command, props, message), (r, f) in zip(annotations, findings, strict=True):
+        assert command == {"error": "error", "warning": "warning", "info": "notice"}[f.severity]
         assert props == {"title": f"{f.drift_type} drift in {r.source}.{f.table}"}
         assert f"table `{f.table}`" in message
         for column in f.columns:
@@ -59,7 +62,8 @@ def test_the_hostile_column_round_trips(results: list[ReconcileResult]) -> None:
 
 
 def test_errors_are_error_annotations(results: list[ReconcileResult]) -> None:
-    errors = [parse(line) for line in to_github(results).splitlines() if line.startswith("::error")]
+    errors = [parse(line) for line in to_github(results).splitlines()
+              if line.startswith("::error") and "errored::" in line]
     assert [p["title"] for _, p, _ in errors] == [
         f"{r.source} ({r.detector}) errored" for r in results if r.error
     ]

@@ -62,10 +62,14 @@ def test_one_result_per_finding_with_its_rule(results: list[ReconcileResult]) ->
     assert (driver["name"], driver["version"]) == ("dlt-contract-ops", __version__)
     findings = [(r, f) for r in results for f in r.findings]
     assert len(run["results"]) == finding_count(results) == len(findings)
+    # removal drift is an error, additive drift a warning (each rule's default level)
+    assert {r["level"] for r in run["results"]} == {"error", "warning"}
+    assert {r["id"]: r["defaultConfiguration"]["level"] for r in driver["rules"]}["removal"] == (
+        "error")
     for result, (r, f) in zip(run["results"], findings, strict=True):
         assert result["ruleId"] == f.drift_type
         assert driver["rules"][result["ruleIndex"]]["id"] == f.drift_type
-        assert result["level"] == "warning"
+        assert result["level"] == {"error": "error", "warning": "warning"}[f.severity]
         assert f"`{f.table}`" in result["message"]["text"]
         assert result["properties"]["columns"] == f.columns
         assert result["properties"]["reproduce"] == f.reproduce

@@ -64,13 +64,12 @@ def _load_events(project: Project, **kwargs: object) -> None:
     )
 
 
-def build(project: Project) -> None:
-    """Load and drift both sources (the caller isolates DLT_DATA_DIR)."""
-    shop.build(project)
-    shop.load(project)
-    shop.drift(project.root)
+def add_events(project: Project) -> None:
+    """Into the loaded, drifted shop (`tests.warehouses.loaded_formats`): declare, load and
+    drift the events source (the caller isolates DLT_DATA_DIR)."""
     project.module("events_mod", EVENTS)
-    project.config(EVENTS_CONFIG)
+    config = project.root / ".dlt" / "config.toml"  # the shop's, declared before the copy
+    config.write_text(config.read_text() + "\n" + EVENTS_CONFIG)
     _load_events(project, n=20)
     # the healthy batch moves into the baseline window (3 days ago); the dark batch is recent
     with duckdb.connect(str(project.root / "events_pipe.duckdb")) as con:

@@ -13,8 +13,8 @@ from dlt_contract_ops.core import ingest as compare_module
 from dlt_contract_ops.core import rename
 from dlt_contract_ops.core.ingest import ColumnShape, GatePolicy, Shape, compare
 from dlt_contract_ops.core.rename import compatible, pair_renames
-from dlt_contract_ops.ingest import report as report_module
-from dlt_contract_ops.ingest.report import Difference, reason_of
+from dlt_contract_ops.model import gate as gate_module
+from dlt_contract_ops.model.gate import Difference, reason_of
 
 # the seed's contract: one row per order, every field required
 ORDERS: Shape = {
@@ -303,7 +303,7 @@ def test_the_seed_rejections_name_their_columns() -> None:
     ]
 
 
-@pytest.mark.parametrize("module", [compare_module, report_module, rename])
+@pytest.mark.parametrize("module", [compare_module, gate_module, rename])
 def test_docstring_examples(module: object) -> None:
     result = doctest.testmod(module)  # type: ignore[arg-type]
     assert (result.failed, result.attempted > 0) == (0, True)
@@ -313,7 +313,7 @@ def test_the_decision_imports_without_dlt_or_drivers() -> None:
     probe = """
         import sys
         from dlt_contract_ops.core.ingest import ColumnShape, GatePolicy, compare
-        from dlt_contract_ops.ingest.report import reason_of
+        from dlt_contract_ops.model.gate import reason_of
         obs = {"o": {"b": ColumnShape("text")}}
         assert reason_of(compare(obs, {"o": {}}, GatePolicy())) == "added: o.b (approved)"
         heavy = ("dlt", "duckdb", "psycopg2", "sqlalchemy", "sentry_sdk", "click")

@@ -15,7 +15,7 @@ from dlt.pipeline.exceptions import PipelineStepFailed
 
 from dlt_contract_ops import GateRejected, gated_run
 from dlt_contract_ops.core.ingest import GatePolicy
-from dlt_contract_ops.ingest.report import GateReport
+from dlt_contract_ops.model.gate import GateReport
 from tests.gate.conftest import (
     Target,
     baseline,

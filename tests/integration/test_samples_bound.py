@@ -7,10 +7,7 @@ from datetime import timedelta
 
 from dlt_contract_ops.engine.reconcile import run
 from tests.integration import shop
-from tests.integration.conftest import loaded_shop, shop_project
 from tests.projects import Project
-
-__all__ = ["loaded_shop", "shop_project"]
 
 
 def test_rows_older_than_the_sample_window_still_sample_on_a_timestamp_axis(

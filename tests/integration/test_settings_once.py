@@ -24,3 +24,16 @@ def test_reconcile_loads_the_configuration_once(shop_project: Project) -> None:
         assert '"findings"' in proc.stdout  # the sweep ran
         # dlt's configuration is loaded into the project once, not again for the sweep
         assert entered <= seen.opened("config.toml") <= entered + 1
+
+
+def test_removal_overrides_are_checked_once_per_run(shop_project: Project) -> None:
+    """`--recent-window` is read once for the whole command (its DEBUG line), and the sweep
+    puts the checked value over each source's settings without reading it again."""
+    proc = shop_project.cli("-v", "reconcile", "--all", "--dry-run", "--include-removal",
+                            "--recent-window", "2h", "--format", "json")
+    assert proc.returncode in (0, 1), proc.stderr
+    assert proc.stdout.count('"source":') >= 2  # more than one source swept
+    checked = [line for line in proc.stderr.splitlines()
+               if "removal overrides checked" in line]
+    assert len(checked) == 1, checked
+    assert "recent_window = 2:00:00" in checked[0]

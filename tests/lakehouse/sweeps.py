@@ -77,23 +77,31 @@ def setup(project: Project, bucket: Path | str) -> None:
 def load(project: Project, *batches: dict[str, Any], file_format: str = "parquet",
          backdated: float | None = None) -> None:
     """Run the pipeline once per batch (keyword arguments of `shop`): one load each.
-    `backdated` (hours): each load made with the id `backdate` would move it to, the n-th
-    of N (N - n) * `backdated` hours ago (dlt's new load id is that time), rather than
-    rewritten afterwards: for the first loads of a pipeline."""
-    project.python(f"""
-        import json, time, dlt
-        from unittest import mock
+    `backdated` (hours): the n-th of N loads made (N - n) * `backdated` hours ago, rather than
+    rewritten afterwards (`backdate`): for the first loads of a pipeline. dlt's new load id is
+    the time of the load; the loads run in a process whose clock (`time.time`, read by dlt as
+    it imports) is set back that far, as `faketime` would set it, never patching dlt."""
+    if backdated is None:
+        project.python(f"""
+            import json, dlt
+            from shop_lake_src import shop
+            p = dlt.pipeline({PIPELINE!r}, destination="filesystem", dataset_name={DATASET!r})
+            for kw in json.loads({json.dumps(json.dumps(list(batches)))}):
+                p.run(shop(**kw), loader_file_format={file_format!r})
+            """)
+        return
+    project.python_process(f"""
+        import json, time
+        batches = json.loads({json.dumps(json.dumps(list(batches)))})
+        hours, real = {backdated!r}, time.time
+        ago = [len(batches) * hours * 3600]  # the first load's, before dlt reads the clock
+        time.time = lambda: real() - ago[0]
+        import dlt
         from shop_lake_src import shop
         p = dlt.pipeline({PIPELINE!r}, destination="filesystem", dataset_name={DATASET!r})
-        batches = json.loads({json.dumps(json.dumps(list(batches)))})
-        hours, now = {backdated!r}, time.time()
         for n, kw in enumerate(batches):
-            if hours is None:
-                p.run(shop(**kw), loader_file_format={file_format!r})
-                continue
-            stamp = f"{{now - (len(batches) - n) * hours * 3600:.6f}}"
-            with mock.patch("dlt.extract.storage.create_load_id", return_value=stamp):
-                p.run(shop(**kw), loader_file_format={file_format!r})
+            ago[0] = (len(batches) - n) * hours * 3600  # later loads later: ids increase
+            p.run(shop(**kw), loader_file_format={file_format!r})
         """)
 
 

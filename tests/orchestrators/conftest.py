@@ -1,5 +1,6 @@
-"""The shop project loaded and drifted once, plus a source whose dataset was never loaded;
-and the example modules, loaded from their files (examples/ is not a package)."""
+"""The shop project loaded and drifted once (`tests/warehouses.py`), plus a source whose
+dataset was never loaded; and the example modules, loaded from their files (examples/ is not a
+package)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,6 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-
-from tests.duckdb_baselines import load_once
-from tests.integration import shop
-from tests.projects import Project
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "orchestrators"
 
@@ -36,29 +33,24 @@ def load_example(name: str) -> ModuleType:
     return module
 
 
-@pytest.fixture(scope="session")
-def loaded_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Read-only: `shop` and `shop_extra` drifted, `shop_clean` clean, `ghost` unloaded."""
-
-    def build(project: Project) -> None:
-        shop.build(project)
-        project.source(
-            GHOST,
-            "pipelines.shop:shop_clean",
-            pipeline_name="ghost_pipeline",
-            dataset_name="ghost_data",
-        )
-        shop.load(project)
-        shop.drift(project.root)
-
-    return load_once(tmp_path_factory, "orchestrators", build) / "project"
+#: its declaration, added to each copy of the loaded shop
+GHOST_SOURCE = f"""
+[sources.{GHOST}.contract_ops]
+ref = "pipelines.shop:shop_clean"
+pipeline_name = "ghost_pipeline"
+destination = "duckdb"
+dataset_name = "ghost_data"
+"""
 
 
 @pytest.fixture
-def project_dir(loaded_project: Path, tmp_path: Path) -> Path:
-    """A private copy of the loaded project."""
+def project_dir(loaded_shop: Path, tmp_path: Path) -> Path:
+    """A private copy of the loaded shop (`tests/warehouses.py`): `shop` and `shop_extra`
+    drifted, `shop_clean` clean, and `ghost` declared but never loaded."""
     root = tmp_path / "project"
-    shutil.copytree(loaded_project, root)
+    shutil.copytree(loaded_shop / "project", root)
+    config = root / ".dlt" / "config.toml"
+    config.write_text(config.read_text() + GHOST_SOURCE)
     return root
 
 

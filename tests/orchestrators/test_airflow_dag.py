@@ -33,7 +33,8 @@ def test_lists_the_declared_sources(project_dir: Path) -> None:
 def test_clean_source_returns_an_xcom_safe_document(project_dir: Path) -> None:
     document = airflow_dag.reconcile_task(project_dir, fail_on_drift=True, sources=["shop_clean"])
     assert document["summary"] == {
-        "findings": 0, "acknowledged": 0, "by_detector": {}, "tables": [], "errors": []
+        "findings": 0, "acknowledged": 0, "by_detector": {},
+        "by_severity": {"error": 0, "warning": 0, "info": 0}, "tables": [], "errors": []
     }
     assert [r["detector"] for r in document["results"]] == list(selected())
     assert json.loads(json.dumps(document)) == document
@@ -45,6 +46,7 @@ def test_drift_is_returned_unless_asked_to_fail(project_dir: Path) -> None:
         "findings": 3,
         "acknowledged": 0,
         "by_detector": {"additive": 3},
+        "by_severity": {"error": 0, "warning": 3, "info": 0},
         "tables": ["order_items", "plain_tbl", "refunds"],
         "errors": [],
     }
@@ -90,3 +92,17 @@ def test_an_error_fails_the_task_even_with_drift_elsewhere(project_dir: Path) ->
 def test_a_missing_project_fails_the_task(tmp_path: Path) -> None:
     with pytest.raises(airflow_dag.ContractCheckFailed, match="does not exist"):
         airflow_dag.reconcile_task(tmp_path / "gone", sources=["shop"])
+
+
+def test_fail_on_drift_at_a_severity(project_dir: Path) -> None:
+    # additive drift is a warning: failing on errors alone returns the document
+    document = airflow_dag.reconcile_task(project_dir, "error", sources=["shop"])
+    assert document["summary"]["by_severity"] == {"error": 0, "warning": 2, "info": 0}
+    with pytest.raises(airflow_dag.ContractCheckFailed, match=r"^2 drift finding\(s\): "):
+        airflow_dag.reconcile_task(project_dir, "warning", sources=["shop"])
+
+    config = project_dir / ".dlt" / "config.toml"
+    config.write_text(config.read_text() + '\n[contract_ops.severity]\nadditive = "error"\n')
+    with pytest.raises(airflow_dag.ContractCheckFailed) as caught:
+        airflow_dag.reconcile_task(project_dir, "error", sources=["shop"])
+    assert caught.value.document["summary"]["by_severity"]["error"] == 2

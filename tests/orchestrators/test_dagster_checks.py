@@ -77,21 +77,26 @@ def test_drift_fails_when_asked_and_lists_the_columns(project_dir: Path) -> None
 
     drifted = got["shop"]
     assert not drifted.passed
-    assert drifted.severity == dg.AssetCheckSeverity.ERROR
+    # additive drift is a warning: the failed check's severity is WARN, not ERROR
+    assert drifted.severity == dg.AssetCheckSeverity.WARN
     assert _meta(drifted, "findings_by_detector") == {**dict.fromkeys(selected(), 0), "additive": 2}
+    assert _meta(drifted, "findings_by_severity") == {"error": 0, "warning": 2, "info": 0}
     assert _meta(drifted, "columns") == [
-        {"detector": "additive", "table": "order_items", "columns": ORDER_COLUMNS},
-        {"detector": "additive", "table": "plain_tbl", "columns": ["extra_col"]},
+        {"detector": "additive", "severity": "warning", "table": "order_items",
+         "columns": ORDER_COLUMNS},
+        {"detector": "additive", "severity": "warning", "table": "plain_tbl",
+         "columns": ["extra_col"]},
     ]
     report = _meta(drifted, "report")
-    assert "| additive | plain_tbl | extra_col |" in report
+    assert "| warning | additive | plain_tbl | extra_col |" in report
     assert 'Weird "Name", größe, ip-address, userId' in report
     assert _meta(drifted, "dataset") == "duckdb:shop_raw"
 
     extra = got["shop_extra"]
     assert not extra.passed
     assert _meta(extra, "columns") == [
-        {"detector": "additive", "table": "refunds", "columns": ["reason_code"]}
+        {"detector": "additive", "severity": "warning", "table": "refunds",
+         "columns": ["reason_code"]}
     ]
 
 
@@ -154,4 +159,22 @@ def test_an_acknowledged_finding_passes_with_fail_on_drift(acked_project: Path) 
     assert _meta(evaluation, "findings") == 1
     assert _meta(evaluation, "acknowledged") == 1
     assert evaluation.description == "1 drift finding(s) (additive: 1), 1 acknowledged"
-    assert "| additive | refunds | reason_code | acknowledged until " in _meta(evaluation, "report")
+    assert "| warning | additive | refunds | reason_code | acknowledged until " in _meta(
+        evaluation, "report")
+
+
+def test_fail_on_drift_at_a_severity_and_the_checks_severity(project_dir: Path) -> None:
+    # additive drift is a warning: a check failing on errors alone passes
+    got = _evaluations(checks.build_definitions(project_dir, sources=["shop"],
+                                                fail_on_drift="error"))
+    assert got["shop"].passed
+    assert _meta(got["shop"], "findings_by_severity") == {"error": 0, "warning": 2, "info": 0}
+
+    config = project_dir / ".dlt" / "config.toml"
+    config.write_text(config.read_text() + '\n[sources.shop.contract_ops.severity]\n'
+                      'additive = "error"\n')
+    drifted = _evaluations(checks.build_definitions(project_dir, sources=["shop"],
+                                                    fail_on_drift="error"))["shop"]
+    assert not drifted.passed
+    assert drifted.severity == dg.AssetCheckSeverity.ERROR
+    assert _meta(drifted, "findings_by_severity") == {"error": 2, "warning": 0, "info": 0}

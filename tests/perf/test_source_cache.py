@@ -386,14 +386,29 @@ def test_configuration_and_versions_are_part_of_the_key(
         assert static_key("shop", "shop_models:shop", pdir) != key
 
 
+#: a project's own naming convention (dlt's `schema.naming`): snake_case by another name
+NAMING = """
+from dlt.common.normalizers.naming.snake_case import NamingConvention as SnakeCase
+
+
+class NamingConvention(SnakeCase):
+    pass
+"""
+
+
 def test_a_naming_the_cache_cannot_remake_is_not_cached(
     shop: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("dlt_contract_ops.sources.cache._NAMING_PACKAGE", "no.such.package.")
-    _reconcile(shop)
-    _reconcile(shop)
+    """A naming convention of the project's own (not dlt's) is not one the cache remakes: the
+    source is built on every run, and no entry is written; the findings are a build's."""
+    _written_before_the_run(shop.module("shop_naming", NAMING))
+    monkeypatch.delitem(sys.modules, "shop_naming", raising=False)
+    monkeypatch.setenv("SCHEMA__NAMING", "shop_naming")
+    first = _doc(_reconcile(shop))
+    assert _doc(_reconcile(shop)) == first
     assert _calls(shop) == 2
     assert not _entry(shop).exists()
+    assert ("additive", "orders", ("coupon_code",)) in _found(first)
 
 
 def test_a_module_written_as_the_build_starts_is_cached_only_once_it_is_older(

@@ -13,9 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.duckdb_baselines import load_once
 from tests.inprocess import run_dlt
-from tests.plugin import project as shop
 from tests.projects import Project
 
 BIN = Path(sys.executable).parent
@@ -65,23 +63,11 @@ class Loaded:
             os.environ.update(saved)
 
 
-@pytest.fixture(scope="session")
-def loaded_plugin_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """(project, data dir) after the real loads and the drift. Read-only: copy them."""
-
-    def build(project: Project) -> None:
-        shop.build(project)
-        shop.load(project)
-        shop.drift(project.root)
-
-    base = load_once(tmp_path_factory, "plugin_session", build)
-    return base / "project", base / "_dlt_data"
-
-
 @pytest.fixture
 def loaded(loaded_plugin_project: tuple[Path, Path], tmp_path: Path,
            monkeypatch: pytest.MonkeyPatch) -> Loaded:
-    """A private copy of the loaded project and its data dir."""
+    """A private copy of the loaded project and its data dir (`loaded_plugin_project`,
+    `tests/warehouses.py`)."""
     root, data = loaded_plugin_project
     shutil.copytree(root, tmp_path / "shop")
     shutil.copytree(data, tmp_path / "data")

@@ -163,3 +163,21 @@ def test_ref_hint(project: Project, ref: str, hint: str) -> None:
         build_source("gh", ref, str(project.root))
     assert f"`gh.src` has no attribute `{ref.partition(':')[2]}`" in str(info.value)
     assert hint in str(info.value)
+
+
+def test_each_local_pipeline_is_read_once_a_run(loaded: Loaded) -> None:
+    """Two sources without `pipeline_name`: each is matched to its pipeline among the local
+    ones, its destination and dataset read from that pipeline's state, yet each pipeline's
+    state file is opened once for the whole run (the kernel's count, inotify), not once per
+    source and step (3 and 3 before)."""
+    from tests.file_events import watch
+
+    _config(loaded, '[sources.shop.contract_ops]\nref = "pipelines.shop:shop"\n'
+                    '[sources.events.contract_ops]\nref = "pipelines.shop:events"\n')
+    pipelines = loaded.data_dir / "pipelines"
+    with watch(pipelines / shop.SHOP_PIPELINE) as shop_seen, \
+            watch(pipelines / shop.EVENTS_PIPELINE) as events_seen:
+        code, results, err = _results(loaded, "--all")
+        assert code == 0, err
+        assert {r["pipeline"] for r in results} == {shop.SHOP_PIPELINE, shop.EVENTS_PIPELINE}
+        assert (shop_seen.opened("state.json"), events_seen.opened("state.json")) == (1, 1)

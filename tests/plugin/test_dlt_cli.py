@@ -138,6 +138,9 @@ def test_pipeline_reconcile_json(declared: Loaded) -> None:
         (shop.SHOP_PIPELINE, (), 0, {"shop"}),
         (shop.EVENTS_PIPELINE, ("--fail-on-drift",), 0, {"events"}),
         (shop.SHOP_PIPELINE, ("--fail-on-drift", "--include-removal"), 3, {"shop"}),
+        # additive drift is a warning: failing on errors alone passes
+        (shop.SHOP_PIPELINE, ("--fail-on-drift=error",), 0, {"shop"}),
+        (shop.SHOP_PIPELINE, ("--fail-on-drift", "warning"), 3, {"shop"}),
     ],
 )
 def test_pipeline_reconcile_exit_codes(

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
+from dlt_contract_ops.core.load_profile import ColumnProfile, LoadProfile
 from dlt_contract_ops.profiles.store import ProfileStore, Scope, TableUpdate
 from tests.profiles.conftest import load_baseline
 from tests.profiles.test_distribution_duckdb import STEADY

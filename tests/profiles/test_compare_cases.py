@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dlt_contract_ops.core.distribution import DistributionRule, compare
-from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
+from dlt_contract_ops.core.load_profile import ColumnProfile, LoadProfile
 
 ROWS = 1000
 T0 = 1_700_000_000

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+from dlt_contract_ops.core.load_profile import ColumnProfile, LoadProfile
 from dlt_contract_ops.detectors.removal import by_axis_range
-from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
 
 RECENT = datetime(2026, 12, 1, 6, 0, tzinfo=timezone.utc)
 BASELINE = RECENT - timedelta(days=7)

@@ -12,9 +12,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from dlt_contract_ops.core.load_profile import ColumnProfile, LoadProfile
 from dlt_contract_ops.profiles import attach
 from dlt_contract_ops.profiles.attach import attached
-from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
 from dlt_contract_ops.profiles.store import ProfileStore, Scope, TableUpdate
 
 SCOPE = Scope("duckdb", "w.duckdb", "shop")

@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from dlt_contract_ops.profiles.model import ColumnProfile, LoadProfile
+from dlt_contract_ops.core.load_profile import ColumnProfile, LoadProfile
 from dlt_contract_ops.profiles.store import ProfileStore, Scope, TableUpdate
 from tests.profiles.conftest import load
 from tests.profiles.test_distribution_duckdb import STEADY, _sweep

@@ -1,8 +1,8 @@
-"""Fixtures for sink tests: findings with odd identifiers, errors with real tracebacks."""
+"""Fixtures for sink tests: findings with odd identifiers, errors with real tracebacks. The
+loaded app project (`app_project`) comes from `tests/warehouses.py`."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,8 +10,6 @@ import pytest
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.registry import clear_cache
 from dlt_contract_ops.sinks.base import ErrorEvent
-from tests.duckdb_baselines import copy_project, load_once
-from tests.projects import Project
 
 
 def make_finding(**overrides: Any) -> DriftFinding:
@@ -55,16 +53,3 @@ def _fresh_registry() -> None:
     """Entry points are cached per process; a test that installs a plugin must not leak."""
     clear_cache()
 
-
-@pytest.fixture(scope="session")
-def _loaded_app(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The app project after one real load and the drift. Read-only: tests copy it."""
-    from tests.sinks.app_project import build_and_load
-
-    return load_once(tmp_path_factory, "app_session", build_and_load)
-
-
-@pytest.fixture
-def app_project(_loaded_app: Path, tmp_path: Path) -> Project:
-    """A private copy of the loaded app project."""
-    return copy_project(_loaded_app, tmp_path / "app")

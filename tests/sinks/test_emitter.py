@@ -222,3 +222,20 @@ def test_flush_runs_once() -> None:
 def test_in_process_sinks_satisfy_the_protocol() -> None:
     for cls in (Recording, Raising, Hanging, LoggingSink):
         assert isinstance(cls(), AlertSink)
+
+
+def test_the_ack_a_finding_carries_decides_its_alert() -> None:
+    """The run stamps each finding with its acknowledgement once (`AckBook.stamp`); the
+    emitter reads that stamp, with no book of its own: an unexpired one holds the finding
+    back, an expired one is sent carrying it."""
+    ack = {"id": "x", "until": "2099-01-01T00:00:00+00:00", "reason": "known", "by": "alice",
+           "created": "2026-01-01T00:00:00+00:00"}
+    held = make_finding(table="a", ack={**ack, "expired": False})
+    again = make_finding(table="b", ack={**ack, "expired": True})
+    plain = make_finding(table="c")
+    sink = Recording()
+    emitter = Emitter([("rec", sink)])
+    emitter.drift_all([held, again, plain])
+    assert [f.table for f in sink.drift] == ["b", "c"]
+    assert sink.drift[0].ack is not None
+    assert sink.drift[0].ack["expired"] is True

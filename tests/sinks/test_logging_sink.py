@@ -110,6 +110,7 @@ def test_detail_is_the_line_then_the_whole_finding(caplog: pytest.LogCaptureFixt
     assert json.loads(rest) == {
         "id": finding.id,
         "drift_type": "type",
+        "severity": "warning",  # as built: a run grades it (`detectors.severity`)
         "source": "shop",
         "resource": "Order Items",
         "table": "order_items",

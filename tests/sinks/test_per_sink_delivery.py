@@ -219,7 +219,7 @@ def test_reconcile_pages_the_webhook_that_refused_on_the_next_run(
 def test_the_gate_pages_a_refused_webhook_on_the_next_rejection(project: Project) -> None:
     """`gate.alert` goes through the same emitter: the rule holds for gate findings too."""
     from dlt_contract_ops.ingest.alert import alert_rejection
-    from dlt_contract_ops.ingest.report import Difference, GateReport
+    from dlt_contract_ops.model.gate import Difference, GateReport
 
     report = GateReport(
         pipeline="orders_gate", action="rejected", reason="missing: orders.channel",

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from dlt_contract_ops.registry import clear_cache
 from tests.projects import Project
 from tests.sinks.app_project import CONFIG
 
@@ -253,6 +255,28 @@ def test_sinks_command_lists_registered_sinks_and_their_distribution(
                for line in text)
     assert any(line.startswith("  sentry ") for line in text)
     assert any(line.startswith("✗ x ") for line in text)
+
+
+def test_sinks_json_writes_a_name_beyond_ascii_as_itself(
+    project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`sinks --format json` is written by the one JSON writer every command uses: a sink a
+    plugin registers as `café` reads `café`, as in `validate` and `reconcile`, not `caf\\u00e9`."""
+    site = tmp_path / "site"
+    info = site / "cafe_sink-0.2.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: cafe-sink\nVersion: 0.2.0\n")
+    (info / "entry_points.txt").write_text(
+        "[dlt_contract_ops.alert_sinks]\ncafé = cafe_sink:Sink\n", encoding="utf-8"
+    )
+    monkeypatch.syspath_prepend(str(site))  # importlib.metadata reads sys.path
+    clear_cache()  # nothing of the sink is imported to list it
+    proc = project.cli("sinks", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    assert '"name": "café"' in proc.stdout
+    [row] = [s for s in json.loads(proc.stdout)["sinks"] if s["distribution"] == "cafe-sink"]
+    assert row == {"name": "café", "object": "cafe_sink:Sink", "distribution": "cafe-sink",
+                   "version": "0.2.0", "enabled": False}
 
 
 def test_option_value_and_missing_option_problems(app_project: Project) -> None:

@@ -105,6 +105,7 @@ def test_slack_shape() -> None:
         "text": {"type": "plain_text", "text": "Schema drift (additive): <Order & Items>"},
     }
     assert [f["text"] for f in fields["fields"]] == [
+        "*Severity*\nwarning",
         "*Pipeline*\nshop_pipeline",
         "*Source*\nshop",
         "*Resource*\n&lt;Order &amp; Items&gt;",

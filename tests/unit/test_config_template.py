@@ -56,9 +56,9 @@ def test_its_defaults_read_as_the_codes(project: Project, monkeypatch: pytest.Mo
                                         ) -> None:
     """Uncommented, the file's defaults give exactly the settings an empty project gets."""
     monkeypatch.delenv(PROFILES_MIN_ROWS)  # the suite's own setting: not a default
-    from dlt_contract_ops.infer.facts import code_set_thresholds
-    from dlt_contract_ops.ingest.settings import gate_settings
     from dlt_contract_ops.settings.files import project_context
+    from dlt_contract_ops.settings.gate import gate_settings
+    from dlt_contract_ops.settings.infer import code_set_thresholds
     from dlt_contract_ops.settings.project import ProjectSettings, load_project_settings
 
     def read(folder: Path) -> tuple[object, ...]:

@@ -80,6 +80,7 @@ def test_a_key_the_detector_has_no_place_for_is_an_error() -> None:
 def test_no_details_no_keys() -> None:
     f = DriftFinding(drift_type="additive", **BASE)
     assert f.details is None
-    assert set(finding_document(f)) == {"id", "drift_type", "source", "resource", "table",
+    assert set(finding_document(f)) == {"id", "drift_type", "severity", "source", "resource",
+                                        "table",
                                         "columns", "column_types", "samples", "first_seen",
                                         "reproduce"}

@@ -21,7 +21,7 @@ ISSUE_RESULT_KEYS = {
     "duration_s",
 }
 ISSUE_FINDING_KEYS = {
-    "drift_type", "source", "resource", "table", "columns", "column_types", "samples",
+    "drift_type", "severity", "source", "resource", "table", "columns", "column_types", "samples",
     "first_seen", "reproduce",
 }
 
@@ -117,7 +117,7 @@ def test_text_block_with_a_finding() -> None:
     assert text.splitlines() == [
         "Source: shop  |  Findings: 1  |  Duration: 0.12s",
         # the table, where the user looks; the resource as well when it differs
-        f"  • order_items (resource OrderItems): additive drift (2 column(s))  id "
+        f"  • order_items (resource OrderItems): additive drift (2 column(s)) [warning]  id "
         f"{_finding().id}",
         '      Columns: Weird "Name", größe',
         "      First seen: 2026-11-01T00:00:00+00:00",

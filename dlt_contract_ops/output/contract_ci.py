@@ -1,5 +1,5 @@
 """CI-native renderings of a `ReleaseReport`: JUnit XML and GitHub Actions annotations, written
-by the one JUnit writer (`formats.junit`) and workflow-command escaper (`formats.github`).
+by the one JUnit writer (`output.junit`) and workflow-command escaper (`output.github`).
 
 JUnit: one test suite per assessment, one test case per change (a blocking change fails, a
 waived one is skipped) plus a `version bump` case that fails when the release is BLOCKED.
@@ -9,8 +9,9 @@ is everything else) and a final verdict line.
 
 from __future__ import annotations
 
+from dlt_contract_ops.contracts.model import Locations
 from dlt_contract_ops.contracts.release import Assessment, Finding, ReleaseReport
-from dlt_contract_ops.contracts.wording import Locations, blocking_reason, bump_phrase, heading
+from dlt_contract_ops.output.contract_wording import blocking_reason, bump_phrase, heading
 from dlt_contract_ops.output.github import command
 from dlt_contract_ops.output.junit import Case, Outcome, Suite, junit_document
 

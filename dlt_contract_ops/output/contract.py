@@ -1,24 +1,21 @@
-"""Render a `ReleaseReport` for people (text) and machines (json); CI formats live in `ci.py`.
+"""Render a `ReleaseReport` (`contract diff`, `contract check`) for people (text) and
+machines (json); the CI formats live in `contract_ci.py`.
 
 Every renderer reads the same report object and returns a string ending in a newline.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from dlt_contract_ops.contracts import ci
+from dlt_contract_ops.contracts.model import Locations
 from dlt_contract_ops.contracts.release import Assessment, Finding, ReleaseReport
-from dlt_contract_ops.contracts.wording import (
-    Locations,
-    blocking_reason,
-    bump_phrase,
-    heading,
-)
 from dlt_contract_ops.output import CONTRACT_FORMATS as FORMATS
+from dlt_contract_ops.output import contract_ci as ci
+from dlt_contract_ops.output.contract_wording import blocking_reason, bump_phrase, heading
+from dlt_contract_ops.output.documents import json_text
 
-__all__ = ["FORMATS", "Locations", "blocking_reason", "bump_phrase", "heading", "render"]
+__all__ = ["FORMATS", "render"]
 
 REPORT_FORMAT = "dlt-contract-ops/contract-report@1"
 
@@ -169,4 +166,4 @@ def to_json(report: ReleaseReport) -> str:
         "assessments": [assessment_document(a) for a in report.assessments],
         "notes": list(report.notes),
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text(doc) + "\n"

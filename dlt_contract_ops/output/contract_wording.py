@@ -1,13 +1,8 @@
-"""Phrases every contract report format shares (text, JSON, JUnit, GitHub annotations)."""
+"""Phrases every contract report format shares (text, JUnit, GitHub annotations)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 from dlt_contract_ops.contracts.release import Assessment, Finding
-
-#: (resource, column or None) -> (file, line), where a CI annotation should point
-Locations = Mapping[tuple[str, str | None], tuple[str, int]]
 
 
 def heading(a: Assessment, kind: str) -> str:

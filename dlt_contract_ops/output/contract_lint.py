@@ -5,12 +5,12 @@ Every renderer reads the same report and returns a string ending in a newline.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from dlt_contract_ops.contracts.lint import LintFinding, LintReport
-from dlt_contract_ops.contracts.wording import Locations
+from dlt_contract_ops.contracts.model import Locations
 from dlt_contract_ops.output import CONTRACT_FORMATS as FORMATS
+from dlt_contract_ops.output.documents import json_text
 from dlt_contract_ops.output.github import command
 from dlt_contract_ops.output.junit import Case, Outcome, Suite, junit_document
 
@@ -79,7 +79,7 @@ def lint_json(report: LintReport) -> str:
         "findings": [_finding_document(f) for f in report.findings],
         "notes": list(report.notes),
     }
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    return json_text(doc) + "\n"
 
 
 def lint_junit(report: LintReport) -> str:

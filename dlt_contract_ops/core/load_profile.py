@@ -1,7 +1,9 @@
 """The values a load profile is made of: one load of one table, and its columns.
 
-Pure and frozen: the store reads and writes them, the query module builds them from rows,
-the comparison reads them. A load id is dlt's `_dlt_load_id` (epoch seconds as text).
+Pure and frozen, below the profiles that make them: the store (`profiles/store.py`) reads
+and writes them, `profiles/query.py` builds them from rows, the distribution rule
+(`core/distribution.py`) and the detectors compare them. A load id is dlt's `_dlt_load_id`
+(epoch seconds as text).
 """
 
 from __future__ import annotations
