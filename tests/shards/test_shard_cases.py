@@ -37,7 +37,7 @@ def test_parses_i_of_n(text: str, shard: Shard) -> None:
     ("", "`` is not I/N"),
 ])
 def test_refuses_what_is_not_a_shard(text: str, says: str) -> None:
-    with pytest.raises(ValueError, match="e.g. `2/3`") as caught:
+    with pytest.raises(ValueError, match=r"e\.g\. `2/3`") as caught:
         Shard.parse(text)
     assert says in str(caught.value)
     assert "\n" not in str(caught.value)
