@@ -6,14 +6,14 @@ Copy this file into your DAGs folder and set `CONTRACT_OPS_PROJECT_DIR` to the d
 (source, table) pairs (`reconcile --all --shard I/N`), and the N tasks together find what one
 sweep finds. The tasks share one state dir (alert dedup, the finding index, the load
 profiles): on several workers, a shared path (docs/cli.md#shards). A task fails when the
-reconciler could not check its part,
-and on drift when the run's `fail_on_drift` param is true (any finding) or a severity
-(`"error"`, `"warning"`: findings of that severity or worse); a finding acknowledged with
-`dlt-contract-ops ack`, not expired, never fails it. Otherwise it returns the findings (the
-`--format json` document plus a summary) as its XCom.
+reconciler could not check its part, and on drift when the run's `fail_on_drift` param is
+true (any finding) or a severity (`"error"`, `"warning"`: findings of that severity or
+worse); a finding acknowledged with `dlt-contract-ops ack`, not expired, never fails it.
+Otherwise it returns the findings (the `--format json` document plus a summary) as its XCom.
 
 The task bodies are plain functions (`declared_source_names`, `shard_specs`,
-`reconcile_task`), importable and testable without Airflow; the DAG object is built only when Airflow is installed.
+`reconcile_task`), importable and testable without Airflow; the DAG object is built only when
+Airflow is installed.
 Needs `pip install 'dlt-contract-ops[airflow]'`.
 """
 
