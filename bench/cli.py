@@ -5,6 +5,8 @@
     python -m bench --preset tiny --repeats 1 --startup-repeats 1   # the test suite's smoke
     python -m bench --preset linearity    # 200 then 2000 tables x 30 x 2k
     python -m bench --preset incremental  # removal from load profiles: first vs repeat sweep
+    python -m bench --preset store --repeats 3 --no-cold   # profile sweeps vs a plain scan:
+                                          # hourly loads, then 200x30x2k, 50x30x200k, 20x30x2M
     python -m bench --preset small --incremental --repeats 1
     python -m bench --preset 50x30x200k --peer --profile
     python -m bench --tables 100 --columns 60 --rows 50k --drifted 3 --dark 3
@@ -269,7 +271,7 @@ def main_incremental(specs: list[Spec], args: argparse.Namespace, log: Any) -> i
     """`--preset incremental`: the steps of bench/incremental.py per workload."""
     from bench import measure
     from bench.incremental import bench_incremental
-    from bench.report import incremental_table, write_json
+    from bench.report import incremental_table, scan_table, write_json
 
     if not 0 < args.append_share <= 1:
         print("bench: --append-share must be in (0, 1]", file=sys.stderr)
@@ -278,6 +280,7 @@ def main_incremental(specs: list[Spec], args: argparse.Namespace, log: Any) -> i
     for spec in specs:
         results.append(bench_incremental(spec, args, log))
         print(incremental_table(results[-1]), flush=True)
+    print(scan_table(results), flush=True)
     document = {"preset": "incremental" if args.incremental else args.preset,
                 "repeats": args.repeats, "append_share": args.append_share,
                 "machine": measure.environment(), "workloads": results}

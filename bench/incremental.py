@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.project import BENCH_DIR, Workload, build
+from bench.report import ratio_of
 from bench.spec import DATASET_NAME, PIPELINE_NAME, Spec, table_name
 
 FROM_PROFILES = "CONTRACT_OPS__REMOVAL__FROM_PROFILES"
@@ -213,8 +214,7 @@ def timed_step(
         "store_seconds_median": round(statistics.median(
             sum(s.store_seconds.values()) for s in runs), 4),
         "store_read_median": round(statistics.median(
-            s.store_seconds.get("histories", 0.0) + s.store_seconds.get("history", 0.0)
-            for s in runs), 4),
+            sum(s.store_seconds.get(k, 0.0) for k in measure.READS) for s in runs), 4),
         "store_write_median": round(statistics.median(
             s.store_seconds.get("write", 0.0) for s in runs), 4),
         "queries": runs[-1].queries,
@@ -247,21 +247,17 @@ def cold_step(workload: Workload, repeats: int, before_each: Callable[[], None]
     return {"ours": measure.summary(walls), "findings": seen[0]}
 
 
-def _ratio(a: float, b: float) -> float | None:
-    return round(a / b, 3) if b else None
-
-
 def targets(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """The issue's two targets, from the steps' medians and rows scanned."""
     first, repeat, full = steps["first"], steps["repeat"], steps["full"]
-    gain_wall = _ratio(first["ours"]["median"], repeat["ours"]["median"])
-    gain_wall_min = _ratio(first["ours"]["min"], repeat["ours"]["min"])
-    gain_rows = _ratio(first["rows_scanned"], repeat["rows_scanned"])
-    gain_cells = _ratio(first["cells_scanned"], repeat["cells_scanned"])
-    cost_wall = _ratio(first["ours"]["median"], full["ours"]["median"])
-    cost_wall_min = _ratio(first["ours"]["min"], full["ours"]["min"])
-    cost_rows = _ratio(first["rows_scanned"], full["rows_scanned"])
-    cost_cells = _ratio(first["cells_scanned"], full["cells_scanned"])
+    gain_wall = ratio_of(first["ours"]["median"], repeat["ours"]["median"])
+    gain_wall_min = ratio_of(first["ours"]["min"], repeat["ours"]["min"])
+    gain_rows = ratio_of(first["rows_scanned"], repeat["rows_scanned"])
+    gain_cells = ratio_of(first["cells_scanned"], repeat["cells_scanned"])
+    cost_wall = ratio_of(first["ours"]["median"], full["ours"]["median"])
+    cost_wall_min = ratio_of(first["ours"]["min"], full["ours"]["min"])
+    cost_rows = ratio_of(first["rows_scanned"], full["rows_scanned"])
+    cost_cells = ratio_of(first["cells_scanned"], full["cells_scanned"])
     return {
         "repeat_vs_first": {
             "wall": gain_wall, "wall_min": gain_wall_min, "rows_scanned": gain_rows,
@@ -344,8 +340,8 @@ def bench_incremental(spec: Spec, args: Any, log: Any) -> dict[str, Any]:
     if args.cold:
         first, repeat = cold_cli["first"]["ours"], cold_cli["repeat"]["ours"]
         result["cold_cli"] = {
-            **cold_cli, "repeat_vs_first": _ratio(first["median"], repeat["median"]),
-            "repeat_vs_first_min": _ratio(first["min"], repeat["min"]),
+            **cold_cli, "repeat_vs_first": ratio_of(first["median"], repeat["median"]),
+            "repeat_vs_first_min": ratio_of(first["min"], repeat["min"]),
         }
     wrong = [name for name, t in result["targets"].items() if not t["findings_identical"]]
     if wrong:

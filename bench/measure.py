@@ -41,14 +41,19 @@ def capture_sweeps() -> Iterator[list[SweepStats]]:
         yield seen
 
 
+#: the profile store's methods that read it (`capture_store`)
+READS = ("history", "histories", "read", "whole", "counts")
+
+
 @contextmanager
 def capture_store() -> Iterator[dict[str, float]]:
-    """Seconds spent in the local profile store per method (`histories` reads, `write`
-    stores the new loads): `ProfileStore`'s methods are wrapped for the duration."""
+    """Seconds spent in the local profile store per method (`read`, `whole` and `counts`
+    read, `write` stores the new loads): `ProfileStore`'s methods are wrapped for the
+    duration (a method that calls another counts once, as the outer one)."""
     from dlt_contract_ops.profiles.store import ProfileStore
 
     spent: dict[str, float] = {}
-    originals = {name: getattr(ProfileStore, name) for name in ("history", "histories", "write")
+    originals = {name: getattr(ProfileStore, name) for name in (*READS, "write")
                  if hasattr(ProfileStore, name)}
 
     def timed(name: str, method: Any) -> Any:
@@ -59,7 +64,7 @@ def capture_store() -> Iterator[dict[str, float]]:
                 return method(*args, **kwargs)
             finally:
                 depth.pop()
-                if not depth:  # `history` calls `histories`: count the outer call only
+                if not depth:  # `history` calls `histories` calls `read`: the outer one
                     spent[name] = spent.get(name, 0.0) + time.perf_counter() - started
         return wrapper
 

@@ -4,9 +4,9 @@ Builds a table straight in PostgreSQL (127.0.0.1:5432, `test`): `id`, `--columns
 the model does not declare (additive drift, every one sampled) and `--rows` rows, with dlt's
 `_dlt_load_id` over the last three days and `_dlt_id`; a quarter of the columns hold a value
 only in the oldest tenth of the rows (sparse). Then times the additive detector end to end
-(`reconcile.run`) and its sample query alone (the finding's `reproduce`, run as a user would
-paste it), min/median of `--repeats`, and prints the query's plan summary (sorts, and whether
-they spilled to disk). The dataset is dropped at the end.
+(`reconcile.run`) and its sample query alone (the text and values the reconciler sent to the
+driver, `bench.measure.record_sql`), min/median of `--repeats`, and prints the query's plan
+summary (sorts, and whether they spilled to disk). The dataset is dropped at the end.
 """
 
 from __future__ import annotations
@@ -78,38 +78,43 @@ def project(folder: Path) -> None:
     )
 
 
-def measure(folder: Path, repeats: int) -> tuple[list[float], list[float], str, Any]:
-    """End-to-end times, times of the sample query alone, its SQL, and the finding."""
+def measure(
+    folder: Path, repeats: int
+) -> tuple[list[float], list[float], tuple[str, list[Any]], Any]:
+    """End-to-end times, times of the sample query alone, its SQL and values (as sent to the
+    driver), and the finding."""
     import psycopg2
 
+    from bench.measure import record_sql
     from dlt_contract_ops.engine.reconcile import run
 
     ends, queries = [], []
     finding: Any = None
     for _ in range(repeats):
-        started = time.perf_counter()
-        [result] = run(["wide"], detectors=("additive",), project_dir=folder, dry_run=True,
-                       dedup=False)
-        ends.append(time.perf_counter() - started)
+        with record_sql() as sent:
+            started = time.perf_counter()
+            [result] = run(["wide"], detectors=("additive",), project_dir=folder, dry_run=True,
+                           dedup=False)
+            ends.append(time.perf_counter() - started)
         assert result.error is None, result.error
         [finding] = result.findings
-    sql_text = str(finding.reproduce)
+    [sample] = sent["sample"]
     with psycopg2.connect(DSN) as con, con.cursor() as cur:
         for _ in range(repeats):
             started = time.perf_counter()
-            cur.execute(sql_text)
+            cur.execute(*sample)
             cur.fetchall()
             queries.append(time.perf_counter() - started)
-    return ends, queries, sql_text, finding
+    return ends, queries, sample, finding
 
 
-def plan_summary(sql_text: str) -> dict[str, Any]:
+def plan_summary(sample: tuple[str, list[Any]]) -> dict[str, Any]:
     """Sort nodes of the query's plan, how many of them spilled to disk, and the seconds
     PostgreSQL's JIT spent compiling it (a compile does not heed a cancel)."""
     import psycopg2
 
     with psycopg2.connect(DSN) as con, con.cursor() as cur:
-        cur.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql_text)
+        cur.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sample[0], sample[1])
         doc = cur.fetchone()[0][0]
     plan = doc["Plan"]
     jit = doc.get("JIT", {}).get("Timing", {}).get("Total", 0.0) / 1000
@@ -143,8 +148,8 @@ def main() -> int:
             os.environ["DLT_DATA_DIR"] = str(Path(tmp) / "dlt_data")
             folder = Path(tmp) / "project"
             project(folder)
-            ends, queries, sql_text, finding = measure(folder, args.repeats)
-            plan = plan_summary(sql_text)
+            ends, queries, sample, finding = measure(folder, args.repeats)
+            plan = plan_summary(sample)
     finally:
         with psycopg2.connect(DSN) as con, con.cursor() as cur:
             cur.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(

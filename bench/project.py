@@ -30,6 +30,10 @@ BENCH_DIR = Path(__file__).resolve().parent
 TEMPLATE = BENCH_DIR / "templates" / "bench_source.py"
 #: a reused warehouse must have its recent load inside the 6 h recent window, with margin
 MAX_REUSE_AGE = timedelta(hours=4)
+#: the product's recent window: a baseline load stamped within it of the build is built as
+#: the recent load is (dark and drifted columns), so a run's recent window holds only such
+#: loads however many there are (one an hour: `spec._HOURLY`)
+RECENT_WINDOW = timedelta(hours=6)
 
 CONFIG = f"""\
 [runtime]
@@ -89,7 +93,8 @@ class Workload:
 
 
 def load_times(spec: Spec, anchor: datetime) -> list[tuple[datetime, int, bool]]:
-    """(stamp, rows, recent) per load: baseline loads spread over `days`, then a recent one.
+    """(stamp, rows, recent) per load: baseline loads spread over `days`, then a recent one;
+    a baseline load within `RECENT_WINDOW` of `anchor` is recent too.
 
     >>> from bench.spec import Spec
     >>> a = datetime(2026, 1, 8, tzinfo=timezone.utc)
@@ -97,12 +102,14 @@ def load_times(spec: Spec, anchor: datetime) -> list[tuple[datetime, int, bool]]
     ... # doctest: +NORMALIZE_WHITESPACE
     [('2026-01-05T00:00:00+00:00', 2, False), ('2026-01-06T00:00:00+00:00', 2, False),
      ('2026-01-07T00:00:00+00:00', 2, False), ('2026-01-07T23:30:00+00:00', 2, True)]
+    >>> [r for _, _, r in load_times(Spec(rows=96, loads=47, days=47 / 24), a)][-8:]
+    [False, True, True, True, True, True, True, True]
     """
     per_load, rest = divmod(spec.baseline_rows, spec.loads)
     out = []
     for j in range(spec.loads):
         stamp = anchor - timedelta(days=spec.days * (spec.loads - j) / spec.loads)
-        out.append((stamp, per_load + (1 if j < rest else 0), False))
+        out.append((stamp, per_load + (1 if j < rest else 0), anchor - stamp <= RECENT_WINDOW))
     out.append((anchor - timedelta(minutes=30), spec.recent_rows, True))
     return out
 

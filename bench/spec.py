@@ -63,8 +63,9 @@ class Spec:
             problems.append("--drifted + --dark must be between 0 and --tables (disjoint sets)")
         if self.axis not in AXES:
             problems.append(f"--axis must be one of {', '.join(AXES)}")
-        if not 0.5 <= self.days <= 7.0:
-            problems.append("--days must be between 0.5 and 7 (the baseline window is 7 days)")
+        # up to 8 days: an hourly cron's store holds loads older than the windows (7 d + 6 h)
+        if not 0.5 <= self.days <= 8.0:
+            problems.append("--days must be between 0.5 and 8 (the baseline window is 7 days)")
         if problems:
             raise ValueError("; ".join(problems))
         return self
@@ -143,6 +144,10 @@ _TINY = Spec(tables=3, columns=6, rows=1_200, drifted=1, dark=1, loads=2, days=2
 _WIDE = Spec(tables=50, columns=30, rows=200_000, drifted=5, dark=5)
 _MANY = Spec(tables=200, columns=30, rows=2_000, drifted=20, dark=20, loads=2)
 _MANY_X10 = replace(_MANY, tables=2000, drifted=200, dark=200)
+_BIG = Spec(tables=20, columns=30, rows=2_000_000)
+#: one load an hour for 8 days (192 loads, the last 6 hours' dark: `project.load_times`) on
+#: `_dlt_load_id`: the profile store holds 192 loads x 30 columns of each of the 50 tables
+_HOURLY = Spec(tables=50, columns=30, rows=200_000, loads=191, days=191 / 24, axis="load_id")
 
 #: preset name -> the workloads it runs, in order
 PRESETS: dict[str, tuple[Spec, ...]] = {
@@ -155,6 +160,10 @@ PRESETS: dict[str, tuple[Spec, ...]] = {
     "default": (_WIDE, _MANY),
     # removal from load profiles: full scan, first sweep, repeat after one new load
     "incremental": (_WIDE,),
+    "hourly": (_HOURLY,),
+    # the profile sweeps against a plain scan on `_dlt_load_id` (issue 40): the hourly
+    # store, then few loads of small, wide and big tables (`report.scan_table`)
+    "store": (_HOURLY, *(replace(s, axis="load_id") for s in (_MANY, _WIDE, _BIG))),
 }
 #: presets that run the incremental steps (bench/incremental.py) instead of the modes
-INCREMENTAL_PRESETS = frozenset({"incremental"})
+INCREMENTAL_PRESETS = frozenset({"incremental", "hourly", "store"})

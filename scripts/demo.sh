@@ -141,7 +141,7 @@ sed -n '/^class Accounts(/,$p' inferred_models/crm_api/accounts.py
 step "21. The bound model guards the source: clean, until the API sends a field nobody modelled"
 "$cli" reconcile -s crm_api
 "$py" load_crm.py --loyalty
-out=$("$cli" reconcile -s crm_api --dry-run)
+out=$("$cli" reconcile -s crm_api)  # a scheduled sweep: the logging sink alerts (stderr)
 echo "$out"
 grep -q "loyalty_tier" <<<"$out" || { echo "the demo expected the new loyalty_tier column"; exit 1; }
 
@@ -149,3 +149,9 @@ step "22. The fix loop on the inferred model: --suggest --apply, and the next sw
 "$cli" reconcile -s crm_api --suggest 2>/dev/null
 "$cli" reconcile -s crm_api --suggest --apply 2>&1 >/dev/null
 "$cli" reconcile -s crm_api --dry-run
+
+step "23. The next scheduled sweep: the loyalty_tier drift is gone, so its alert is resolved"
+out=$("$cli" reconcile -s crm_api 2>&1)
+echo "$out"
+grep -q "resolved: additive drift of \`accounts\`" <<<"$out" \
+  || { echo "the demo expected the loyalty_tier finding resolved"; exit 1; }

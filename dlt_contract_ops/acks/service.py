@@ -64,6 +64,11 @@ def record_ack(
             table=seen.get("table"),
             detector=seen.get("detector"),
             columns=tuple(seen.get("columns") or ()),
+            # what the finding said when acknowledged: it covers that, or narrower; an id the
+            # index does not describe (`--force`, an index from before) is covered by id alone
+            content=tuple(seen["content"]) if isinstance(seen.get("content"), list) else None,
+            digest=seen.get("digest"),
+            summary=seen.get("summary"),
         )
         path = Path(pdir) / ACKS_FILE
         add_ack(path, entry, lock_timeout=lock_timeout_setting())

@@ -5,7 +5,11 @@ table, detector and columns) and lives in `.dlt/contract_ops_acks.toml`, a revie
 meant to be committed: its history is the audit trail. An acknowledged finding is still
 reported (with its `ack`), but not sent to the sinks and not counted by `--fail-on-drift`.
 When the drift changes (another column, another kind) the finding's id changes and the
-acknowledgement does not cover it. An expired acknowledgement alerts again once, saying so.
+acknowledgement does not cover it. An acknowledgement also records what the finding said when
+it was given (`content`, `digest`, `summary`: `model.content`) and covers the same content or
+narrower only: a new category, metric, rule or type under the same id is new drift that
+alerts. An entry without `content` (written before) covers its id whatever the content. An
+expired acknowledgement alerts again once, saying so.
 
 What an id stands for (`ack ID` records it, `validate` tells an orphaned acknowledgement
 from a live one by it) comes from the finding index (`history.index.known_findings`).
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.model.content import covers, finding_content, grew
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.duration import parse_duration
 from dlt_contract_ops.statefile import locked, read_utf8, state_dir, write_text
@@ -85,6 +90,12 @@ class Ack:
     table: str | None = None
     detector: str | None = None
     columns: tuple[str, ...] = ()
+    #: what the finding said when acknowledged (`model.content`); None: an entry written
+    #: before content was recorded, which covers its id whatever the content
+    content: tuple[str, ...] | None = None
+    digest: str | None = None
+    #: one line for the person reviewing the file
+    summary: str | None = None
 
     def expired(self, now: dt.datetime) -> bool:
         return now >= self.until
@@ -139,6 +150,11 @@ def read_acks(path: Path) -> tuple[list[Ack], list[str]]:
                 if not isinstance(entry.get(key), str) or not entry[key].strip():
                     raise ConfigError(f"{where} (`{ack_id}`): `{key}` must be a non-empty text.")
             columns = entry.get("columns", [])
+            content = entry.get("content")
+            if content is not None and not (
+                isinstance(content, list) and all(isinstance(c, str) for c in content)
+            ):
+                raise ConfigError(f"{where} (`{ack_id}`): `content` must be a list of texts.")
             acks.append(Ack(
                 id=ack_id,
                 until=_as_time(entry.get("until"), f"{where} (`{ack_id}`): `until`"),
@@ -149,6 +165,9 @@ def read_acks(path: Path) -> tuple[list[Ack], list[str]]:
                 table=entry.get("table"),
                 detector=entry.get("detector"),
                 columns=tuple(str(c) for c in columns) if isinstance(columns, list) else (),
+                content=None if content is None else tuple(content),
+                digest=entry.get("digest") if isinstance(entry.get("digest"), str) else None,
+                summary=entry.get("summary") if isinstance(entry.get("summary"), str) else None,
             ))
         except ConfigError as exc:
             problems.append(str(exc))
@@ -173,6 +192,12 @@ def _render(acks: Sequence[Ack]) -> str:
                 entry[key] = value
         if ack.columns:
             entry["columns"] = list(ack.columns)
+        if ack.summary:
+            entry["summary"] = ack.summary
+        if ack.content is not None:
+            entry["content"] = list(ack.content)
+            if ack.digest:
+                entry["digest"] = ack.digest
         entry["until"] = ack.until
         entry["reason"] = ack.reason
         entry["by"] = ack.by
@@ -228,15 +253,26 @@ class AckBook:
     def stamp(self, finding: DriftFinding) -> DriftFinding:
         """`finding` carrying the acknowledgement that covers it (`ack`, with `expired`), or
         unchanged when none does: the one rule the emitter (an unexpired one is not sent) and
-        the results (`ack` in every output) apply."""
+        the results (`ack` in every output) apply. An acknowledgement covers its finding's id
+        with the content it recorded, or narrower; one without content, the id alone."""
         ack = self._by_id.get(finding.id)
         if ack is None:
             return finding
+        if ack.content is not None:
+            content = finding_content(finding)
+            if not covers(ack.content, content):
+                log.info(
+                    "acknowledgement `%s` covers %s only; the finding now also says %s: "
+                    "alerted as new drift", ack.id, "; ".join(ack.content) or "nothing",
+                    "; ".join(grew(ack.content, content)),
+                )
+                return finding
         return finding.model_copy(
             update={"ack": {**ack.document(), "expired": ack.expired(self.now)}}
         )
 
     def covers(self, finding_id: str) -> bool:
+        """An unexpired acknowledgement names `finding_id` (its content aside: `stamp`)."""
         ack = self._by_id.get(finding_id)
         return ack is not None and not ack.expired(self.now)
 

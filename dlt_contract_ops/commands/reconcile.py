@@ -205,6 +205,9 @@ def included(options: dict[str, Any]) -> set[str]:
               help="A source declared in [sources.NAME.contract_ops] (and the tables of its "
                    "other pipelines: source_name = NAME); repeatable.")
 @click.option("--all", "all_sources", is_flag=True, help="Every declared source.")
+@click.option("--shard", "shard", metavar="I/N", default=None,
+              help="Only shard I of N (e.g. 2/3) of the sources' tables: N tasks, one per "
+                   "shard, sweep what one run does (docs/cli.md#shards).")
 @click.option("--dry-run", is_flag=True, help="Print and return findings; emit no alerts.")
 @click.option("--format", "fmt", type=click.Choice((*FORMATS, "markdown")), default="text",
               show_default=True, help="markdown: with --suggest, a pull-request text.")
@@ -234,6 +237,7 @@ def included(options: dict[str, Any]) -> set[str]:
 def reconcile(
     sources: tuple[str, ...],
     all_sources: bool,
+    shard: str | None,
     dry_run: bool,
     fmt: str,
     output: str | None,
@@ -250,17 +254,24 @@ def reconcile(
         raise click.UsageError("Give either -s/--source NAME (repeatable) or --all, not both.")
     if (apply_patch or keep) and not suggest:
         raise click.UsageError("--apply and --keep go with --suggest.")
+    if shard is not None and suggest:
+        raise click.UsageError("--suggest patches every table of a model: drop --shard.")
     if (fmt == "markdown") != (suggest and fmt == "markdown") or (
             suggest and fmt not in ("text", "markdown")):
         raise click.UsageError("--suggest prints a diff (--format text) or a pull-request "
                                "text (--format markdown).")
     from dlt_contract_ops.detectors.registry import selected
     from dlt_contract_ops.engine.reconcile import check_source_names, removal_overrides, run
+    from dlt_contract_ops.engine.sharding import parse_shard
     from dlt_contract_ops.errors import ConfigError
     from dlt_contract_ops.output import render
     from dlt_contract_ops.settings.files import project_context
 
     check_output(output)
+    try:
+        part = parse_shard(shard)  # `0/3`, `a/b`: one line, exit 2, before anything runs
+    except ConfigError as exc:
+        usage_error(exc)
     include = included(options)
     given = {k: options[k] for k in REMOVAL_FLAGS if options.get(k) is not None}
     try:
@@ -290,6 +301,7 @@ def reconcile(
                 removal=removal,
                 dedup=not no_dedup,
                 progress=progress_printer(),
+                shard=part,
             )
         )
     write_document(render(results, fmt, dry_run=dry_run), output)

@@ -6,6 +6,11 @@ as they are and folds older ones into one `Folded` summary (what `summarize` nee
 per finding its first and last sighting and its count, and the number of sweeps); a finding
 no sweep has seen for `FORGET_DAYS` is dropped from it.
 
+A sharded sweep (`reconcile --shard 2/3`: N tasks share one sweep) records one line per
+shard, each naming its shard and the (source, table) pairs it covered: a finding is absent
+from a line only where that line looked (`Sweep.covers`), and a shard's line counts as 1/N
+of a sweep.
+
 Pure: the index (`history/index.py`) reads its lines and hands them over as `Sweep` values.
 """
 
@@ -14,6 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from fractions import Fraction
+
+from dlt_contract_ops.core.shard import Shard
 
 #: how many days the report's timeline covers
 DEFAULT_TIMELINE_DAYS = 30
@@ -27,10 +35,31 @@ FORGET_DAYS = 400
 
 @dataclass(frozen=True)
 class Sweep:
-    """One sweep as the index recorded it: when it ended and the ids of its findings."""
+    """One sweep as the index recorded it: when it ended and the ids of its findings; a
+    shard of a sharded sweep also its `shard` and the tables it `covered` (source -> tables,
+    roots and children), None for a whole sweep (it covered everything)."""
 
     at: datetime
     ids: tuple[str, ...] = ()
+    shard: Shard | None = None
+    covered: tuple[tuple[str, tuple[str, ...]], ...] | None = None
+
+    def covers(self, source: str, table: str) -> bool:
+        """Whether this sweep looked at `table` of `source`: a finding there that it did not
+        see was gone then; elsewhere it says nothing about it.
+
+        >>> s = Sweep(datetime(2026, 1, 1), (), Shard(2, 3), (("shop", ("orders",)),))
+        >>> s.covers("shop", "orders"), s.covers("shop", "refunds"), Sweep(s.at).covers("a", "b")
+        (True, False, True)
+        """
+        if self.covered is None:
+            return True
+        return any(name == source and table in tables for name, tables in self.covered)
+
+    @property
+    def weight(self) -> Fraction:
+        """What this line counts for in the number of sweeps: 1, or 1/N for a shard of N."""
+        return Fraction(1, self.shard.count) if self.shard is not None else Fraction(1)
 
 
 @dataclass(frozen=True)
@@ -61,11 +90,12 @@ class Folded:
     seen: dict[str, Seen] = field(default_factory=dict)
 
 
-def _tally(seen: dict[str, Seen], sweeps: Iterable[Sweep]) -> int:
-    """Add `sweeps` (oldest first) to `seen` in place; how many there were."""
-    count = 0
+def _tally(seen: dict[str, Seen], sweeps: Iterable[Sweep]) -> Fraction:
+    """Add `sweeps` (oldest first) to `seen` in place; how many sweeps they make (a shard's
+    line is 1/N of one)."""
+    count = Fraction(0)
     for s in sweeps:
-        count += 1
+        count += s.weight
         for i in dict.fromkeys(s.ids):
             old = seen.get(i)
             seen[i] = Seen(s.at, s.at, 1) if old is None else Seen(old.first, s.at, old.sweeps + 1)
@@ -86,7 +116,7 @@ def fold(folded: Folded | None, sweeps: Iterable[Sweep], until: datetime,
     ordered = sorted(sweeps, key=lambda s: s.at)
     older = [s for s in ordered if s.at < until]
     seen = dict(folded.seen) if folded else {}
-    count = (folded.sweeps if folded else 0) + _tally(seen, older)
+    count = round((folded.sweeps if folded else 0) + _tally(seen, older))
     kept_seen = {i: v for i, v in seen.items() if v.last >= forget_before}
     last = max([until, *([folded.until] if folded else [])])
     return Folded(last, count, kept_seen), [s for s in ordered if s.at >= until]
@@ -107,13 +137,16 @@ def summarize(
     >>> h = summarize([Sweep(t, ("a",))], t, days=1, folded=f)
     >>> h.sweeps, h.seen["a"].sweeps, h.seen["a"].first == t - timedelta(days=200)
     (6, 6, True)
+    >>> shards = [Sweep(t, (i,), Shard(n, 3)) for n, i in enumerate("abc", 1)]
+    >>> summarize(shards, t, days=1).sweeps
+    1
     """
     ordered = sorted(sweeps, key=lambda s: s.at)
     seen: dict[str, Seen] = dict(folded.seen) if folded else {}
     by_day: dict[date, set[str]] = {}
     for s in ordered:
         by_day.setdefault(s.at.date(), set()).update(s.ids)
-    count = (folded.sweeps if folded else 0) + _tally(seen, ordered)
+    count = round((folded.sweeps if folded else 0) + _tally(seen, ordered))
     first_day = now.date() - timedelta(days=days - 1)
     per_day = tuple(
         (d, len(by_day.get(d, ())))

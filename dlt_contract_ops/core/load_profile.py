@@ -65,3 +65,26 @@ class LoadProfile:
         if total <= 0:
             return {}
         return {v: n / total for v, n in c.categories.items()}
+
+
+@dataclass(frozen=True)
+class SummedLoads:
+    """Stored loads of one table handed over without their columns (`ProfileStore.read`'s
+    thin read): their ids (`loads`; each is in the history as a `LoadProfile` of its rows
+    alone), and over those from `since` on, summed in the store, each column's non-NULL
+    values and how many of them profiled it (fewer: a load lacks the column).
+
+    >>> s = SummedLoads(frozenset({"1", "2", "3"}), "2", {"a": 7}, {"a": 2})
+    >>> sorted(s.summed)
+    ['2', '3']
+    """
+
+    loads: frozenset[str]
+    since: str
+    non_null: dict[str, int] = field(default_factory=dict)
+    profiled: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def summed(self) -> frozenset[str]:
+        """The ids the sums cover."""
+        return frozenset(i for i in self.loads if i >= self.since)

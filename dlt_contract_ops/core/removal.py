@@ -108,7 +108,17 @@ def went_dark(loads: Sequence[LoadCount], recent_threshold: float) -> str | None
     for load in sorted(loads, key=lambda x: x.load_id, reverse=True):
         if load.rows <= 0:
             continue  # an empty load says nothing either way
-        if load.non_null / load.rows >= recent_threshold:
+        if carries(load, recent_threshold):
             break
         start = load.load_id
     return start
+
+
+def carries(load: LoadCount, recent_threshold: float) -> bool:
+    """Whether the column still carries values in `load`: it has rows and its coverage
+    is at least `recent_threshold` (where `went_dark`'s walk stops).
+
+    >>> carries(LoadCount("1", 10, 1), 0.01), carries(LoadCount("1", 0, 0), 0.01)
+    (True, False)
+    """
+    return load.rows > 0 and load.non_null / load.rows >= recent_threshold

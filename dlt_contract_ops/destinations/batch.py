@@ -13,12 +13,11 @@ from typing import Any, Protocol
 from sqlglot import exp
 
 from dlt_contract_ops.destinations.protocol import QueryKind
-from dlt_contract_ops.destinations.rendered import Rendered
 from dlt_contract_ops.destinations.shapes import ShapedQuery
 
 Rows = list[tuple[Any, ...]]
-#: what an adapter runs: a tree, a table's query of a shape, or a query rendered already
-Query = exp.Expression | ShapedQuery | Rendered
+#: what an adapter runs: a tree, or a table's query of a shape
+Query = exp.Expression | ShapedQuery
 
 
 @dataclass(frozen=True)

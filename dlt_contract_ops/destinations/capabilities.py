@@ -51,7 +51,7 @@ class Capabilities:
     #: (after `list_columns`) and `files_read` (`FilesystemAdapter`)
     over_files: bool = False
     #: its `run`/`run_all` take the `SqlClientAdapter` renderer's prepared values (a
-    #: `ShapedQuery`, a `Rendered`) besides a tree, and it has `with_reproduce`
+    #: `ShapedQuery`) besides a tree
     prepared_queries: bool = False
 
     @property

@@ -30,7 +30,6 @@ from dlt_contract_ops.destinations.capabilities import Capabilities
 from dlt_contract_ops.destinations.connection import CANCEL_GRACE, ClientSession
 from dlt_contract_ops.destinations.naming import CatalogNames, capabilities, data_location
 from dlt_contract_ops.destinations.protocol import QueryKind
-from dlt_contract_ops.destinations.rendered import Rendered, render_once
 from dlt_contract_ops.destinations.session import DeadlinePassed, settle, wait_for
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery, Templates
 from dlt_contract_ops.destinations.sql import (
@@ -87,8 +86,8 @@ class SqlClientAdapter(CatalogNames, ClientSession):
     """
 
     name: ClassVar[str] = "sql"
-    #: each subclass declares its own (`prepared_queries=True`: it inherits `run` and
-    #: `with_reproduce`); none here, so a subclass that forgets is refused when it loads
+    #: each subclass declares its own (`prepared_queries=True`: it inherits `run`, which
+    #: takes a `ShapedQuery`); none here, so a subclass that forgets is refused when it loads
     capabilities: ClassVar[Capabilities]
     paramstyle: ClassVar[ParamStyle] = "format"
 
@@ -239,8 +238,6 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         if isinstance(query, ShapedQuery):
             text, marks = self.shapes.marked(self, query)
             return bind_marks(text, marks, self.paramstyle, n_params)
-        if isinstance(query, Rendered):  # prepared and rendered already (`rendered.py`)
-            return bind_marks(query.text, list(query.marks), self.paramstyle, n_params)
         if kind == "metadata":
             return render_bound(query, self.capabilities.dialect, self.paramstyle, n_params,
                                 owned=owned)
@@ -272,8 +269,7 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         `SELECT *` of its table: its full tree is never built)."""
         sql = self.driver_sql(query, len(params), kind, owned=owned)
         named = (exp.select(exp.Star()).from_(self.table(query.table), copy=False)
-                 if isinstance(query, ShapedQuery) else
-                 query.named if isinstance(query, Rendered) else query)
+                 if isinstance(query, ShapedQuery) else query)
         return PreparedQuery(named, sql, [self.adapt_param(p) for p in params], kind)
 
     def _deadline(self) -> float:
@@ -388,10 +384,6 @@ class SqlClientAdapter(CatalogNames, ClientSession):
     def _execute(self, sql: str, params: Sequence[Any]) -> Sequence[Sequence[Any]] | None:
         """Send rendered SQL to the driver through dlt's client (on the session thread)."""
         return self._client.execute_sql(sql, *params)  # type: ignore[no-any-return]
-
-    def with_reproduce(self, query: exp.Expression, params: Sequence[Any]) -> tuple[Query, str]:
-        """What `run` takes and the `reproduce` text, from ONE render (`rendered.py`)."""
-        return render_once(self, query, params, type(self).reproduce is SqlClientAdapter.reproduce)
 
     def reproduce(self, query: exp.Expression, params: Sequence[Any]) -> str:
         values = [self.adapt_param(p) for p in params]

@@ -45,7 +45,6 @@ from dlt_contract_ops.destinations.lake_reads import SweepReads, release, sweep_
 from dlt_contract_ops.destinations.lake_tables import open_table_scan, read_open_table
 from dlt_contract_ops.destinations.naming import capabilities, data_location
 from dlt_contract_ops.destinations.protocol import QueryKind
-from dlt_contract_ops.destinations.rendered import Rendered
 from dlt_contract_ops.destinations.session import DeadlinePassed
 from dlt_contract_ops.destinations.shapes import ShapedQuery
 from dlt_contract_ops.destinations.sql import ParamStyle, ident
@@ -250,22 +249,20 @@ class FilesystemAdapter(SqlClientAdapter):
     ) -> PreparedQuery:
         """As every adapter prepares a query; one that reads a table none of whose files
         could be read is refused with what went wrong, naming the table and the file."""
-        tree = query.named if isinstance(query, Rendered) else query
-        names = ([tree.table] if isinstance(tree, ShapedQuery)
-                 else [t.name for t in tree.find_all(exp.Table)])
+        names = ([query.table] if isinstance(query, ShapedQuery)
+                 else [t.name for t in query.find_all(exp.Table)])
         for name in names:
             problem = self._unreadable.get(name)
             if problem is not None:
                 raise DestinationError(problem)
-        if not isinstance(query, Rendered):
-            shaped = isinstance(query, ShapedQuery)
-            built = query.expression(self) if isinstance(query, ShapedQuery) else query
-            narrowed = by_load(built, params, self._tables, file_scan, owned=owned or shaped)
-            if narrowed is not None:  # only the files of the listed loads (`lake_loads`)
-                query, read = narrowed
-                owned = owned or shaped  # a tree built here: rendered in place
-                for files in read.values():
-                    self.files_read.update(files)
+        shaped = isinstance(query, ShapedQuery)
+        built = query.expression(self) if isinstance(query, ShapedQuery) else query
+        narrowed = by_load(built, params, self._tables, file_scan, owned=owned or shaped)
+        if narrowed is not None:  # only the files of the listed loads (`lake_loads`)
+            query, read = narrowed
+            owned = owned or shaped  # a tree built here: rendered in place
+            for files in read.values():
+                self.files_read.update(files)
         self._count_scans(query)
         return super().prepared(query, params, kind, owned)
 
@@ -273,9 +270,8 @@ class FilesystemAdapter(SqlClientAdapter):
         """Add the files a query reads through a table's view to `files_read`: every file
         of the table, unless the SELECT reads no row (`LIMIT 0`: the view's shape) or no
         column of Parquet files (a bare `COUNT(*)`: footers; JSONL files are read whole)."""
-        tree = query.named if isinstance(query, Rendered) else (
-            exp.select(exp.column(LOAD_ID)).from_(self.table(query.table))
-            if isinstance(query, ShapedQuery) else query)
+        tree = (exp.select(exp.column(LOAD_ID)).from_(self.table(query.table))
+                if isinstance(query, ShapedQuery) else query)
         for node in tree.find_all(exp.Table):
             files = self._tables.get(node.name)
             select = node.parent.parent if isinstance(node.parent, exp.From) else None

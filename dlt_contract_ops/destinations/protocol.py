@@ -143,7 +143,6 @@ MEMBERS: tuple[str, ...] = _members(DestinationAdapter)
 #: what a declared capability adds to the members a class must have
 _PROMISED: dict[str, tuple[str, ...]] = {
     "over_files": _members(FileAdapter),
-    "prepared_queries": ("with_reproduce",),
 }
 
 
@@ -158,7 +157,7 @@ def _declared(cls: type, members: tuple[str, ...] = MEMBERS) -> set[str]:
 def capability_problems(cls: type) -> list[str]:
     """What is wrong with `cls.capabilities`: not a `Capabilities`, a dialect sqlglot does
     not know, no word on how the session is read-only, a pool of no session, or a promise
-    (`over_files`, `prepared_queries`) the class does not keep."""
+    (`over_files`) the class does not keep."""
     caps = getattr(cls, "capabilities", None)
     if caps is None:
         if "capabilities" not in _declared(cls):

@@ -23,15 +23,18 @@ def nested_rows(child: exp.Table, root: exp.Table, link: str, root_columns: Sequ
     `_dlt_load_id`, or the root's time column): a child table has no load id of its own, so
     it is windowed through `link` (`_dlt_root_id`, or `_dlt_parent_id` one level down) to the
     root row's `_dlt_id`. Read like a table by every per-table query (coverage, samples).
+    The root's columns keep their own name, unaliased: the adapter spells each the way its
+    catalog does (Snowflake's `_DLT_LOAD_ID`), as it spells the outer query's reference to it
+    (an alias in dlt's spelling would name another column there).
 
     >>> from dlt_contract_ops.destinations.sql import ident
     >>> nested_rows(exp.Table(this=ident("o__items")), exp.Table(this=ident("o")),
     ...             "_dlt_root_id", ["_dlt_load_id"]).sql("duckdb")
-    '(SELECT c.*, "r"."_dlt_load_id" AS "_dlt_load_id" FROM "o__items" AS c JOIN "o" AS r ON \
+    '(SELECT c.*, "r"."_dlt_load_id" FROM "o__items" AS c JOIN "o" AS r ON \
 "c"."_dlt_root_id" = "r"."_dlt_id") AS t'
     """
     columns: list[exp.Expr] = [exp.Column(this=exp.Star(), table=exp.to_identifier(NESTED_ALIAS))]
-    columns += [exp.alias_(col(c, ROOT_ALIAS), c, quoted=True) for c in root_columns]
+    columns += [col(c, ROOT_ALIAS) for c in root_columns]
     joined = (
         exp.select(*columns, copy=False)
         .from_(exp.alias_(child.copy(), NESTED_ALIAS), copy=False)

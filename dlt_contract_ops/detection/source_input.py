@@ -47,11 +47,12 @@ class SharedProfiles(Protocol[T_co]):
 
     def tables(
         self, source: SourceInput, settings: SourceSettings, *, detailed: bool = False,
-        skip: frozenset[str] = frozenset(),
+        skip: frozenset[str] = frozenset(), thin: frozenset[str] = frozenset(),
     ) -> Sequence[T_co]:
         """The source's profiled root tables: swept on the first call (detailed when the
-        caller asks or a detector of the run declared `"detailed"`), leaving out `skip`; a
-        failure of that sweep is raised again to every caller."""
+        caller asks or a detector of the run declared `"detailed"`), leaving out `skip`, the
+        stored loads of `thin` summed in the store (removal); a failure of that sweep is
+        raised again to every caller."""
         ...
 
     def take_notes(self) -> list[str]:

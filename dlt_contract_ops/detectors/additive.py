@@ -5,33 +5,33 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
+
+from sqlglot import exp
 
 from dlt_contract_ops.core.additive import AdditiveDrift, detect_additive
-from dlt_contract_ops.core.columns import ROW_ID, ExpectedTable, TimeAxis
-from dlt_contract_ops.destinations.batch import Query
+from dlt_contract_ops.core.columns import LOAD_ID, ROW_ID, ExpectedTable, TimeAxis
 from dlt_contract_ops.destinations.jsonable import jsonable
 from dlt_contract_ops.detection.detector import DetectorRun
 from dlt_contract_ops.detectors.queries import (
     SAMPLES_PER_COLUMN,
     axis_bound,
     axis_time,
+    reproduce_samples_query,
     sample_query,
 )
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 
-if TYPE_CHECKING:
-    from dlt_contract_ops.destinations.execution import SqlClientAdapter
-
 
 @dataclass
 class _Plan:
-    """One drifted table: its drift and the sample query that goes with its finding."""
+    """One drifted table: its drift, the sample query that goes with its finding, and the
+    finding's `reproduce` (a plain SELECT of the sampled rows, not the sample query)."""
 
     expected: ExpectedTable
     drift: AdditiveDrift
     axis: TimeAxis | None
-    query: Query
+    query: exp.Select
     params: list[Any]
     reproduce: str
 
@@ -61,20 +61,18 @@ def run_additive(run: DetectorRun) -> ReconcileResult:
                              max_rows=settings.sample_rows)
         since = _day_start(ctx.clock() - timedelta(seconds=settings.sample_window))
         params = [axis_bound(since, axis)] if by_time and axis is not None else []
-        # the finding's `reproduce` is this very query: from the one render that runs, where
-        # the adapter renders so (`destinations.rendered`), else rendered first, then handed
-        # over to run (rendered in place, not copied again)
-        ready, reproduce = (
-            cast("SqlClientAdapter", ctx.adapter).with_reproduce(query, params)
-            if ctx.adapter.capabilities.prepared_queries
-            else (query, ctx.adapter.reproduce(query, params)))
-        plans.append(_Plan(expected, drift, axis, ready, params, reproduce))
+        # what a person pastes: the sampled rows, read plainly (the same window and order)
+        shown = reproduce_samples_query(
+            table, drift.columns, axis, tiebreak, since=by_time,
+            shown=[LOAD_ID] if live.has(LOAD_ID) else [],
+            limit=min(SAMPLES_PER_COLUMN, settings.sample_rows))
+        reproduce = ctx.adapter.reproduce(shown, params)
+        plans.append(_Plan(expected, drift, axis, query, params, reproduce))
 
-    # one sample query per drifted table, independent: the adapter renders each while the
-    # one before it runs (or runs them on its pool)
+    # one sample query per drifted table, independent: the adapter renders each (once, in
+    # place: built for this run alone) while the one before it runs (or runs them on its pool)
     outcomes = ctx.adapter.run_all(
-        [(p.query, p.params) for p in plans], "sample", owned=True  # type: ignore[misc]
-    ) if plans else []
+        [(p.query, p.params) for p in plans], "sample", owned=True) if plans else []
     for plan, rows in zip(plans, outcomes, strict=True):
         expected, drift, axis = plan.expected, plan.drift, plan.axis
         samples: dict[str, list[Any]] = {c: [] for c in drift.columns}

@@ -54,8 +54,7 @@ def sample_query(
     every row where any drifted column holds a value, so each column's `first_seen` is exact
     (a column added later than another is not dated by the other's first value). Result: the
     drifted columns, then (with an axis) the axis value and each column's `first_seen`, newest
-    row first. This same query is the finding's `reproduce`: pasted,
-    it returns exactly the sampled values.
+    row first. It stays internal: the finding's `reproduce` is `reproduce_samples_query`.
 
     Bounds (the scan must not grow with the table): `since` adds one parameter, a lower bound
     on the axis (rows older than it are not read; `first_seen` is then the first sighting
@@ -113,6 +112,47 @@ def sample_query(
         exp.alias_(exp.Subquery(this=sub), "s"), copy=False).where(exp.or_(*keep), copy=False)
     newest_first = _newest(axis, tiebreak)
     return q.order_by(*newest_first, copy=False) if newest_first else q
+
+
+def reproduce_samples_query(
+    table: Rows,
+    columns: Sequence[str],
+    axis: TimeAxis | None,
+    tiebreak: str | None = None,
+    *,
+    since: bool = False,
+    shown: Sequence[str] = (),
+    limit: int = SAMPLES_PER_COLUMN,
+) -> exp.Select:
+    """The finding's `reproduce`: a plain SELECT a person reads and pastes, of the drifted
+    `columns`, the axis and the `shown` columns (dlt's `_dlt_load_id`), from the rows where a
+    drifted column holds a value, within the sample's window (`since`: the same one parameter
+    as `sample_query`'s lower bound on the axis), newest first as the sample orders them,
+    `limit` rows. No window function, no CASE: `sample_query` stays internal.
+
+    It returns the rows the samples were read from: each column's values in it are the newest
+    of the finding's samples for that column (all of them where the drifted columns are filled
+    on the same rows; a column filled on a few rows only may show fewer).
+
+    >>> from dlt_contract_ops.destinations.sql import ident
+    >>> reproduce_samples_query(exp.Table(this=ident("t")), ["a"], TimeAxis("ts"), "id",
+    ...                         shown=["_dlt_load_id"]).sql("duckdb")
+    'SELECT "a", "ts", "_dlt_load_id" FROM "t" WHERE NOT "a" IS NULL ORDER BY "ts" DESC, \
+"id" NULLS FIRST LIMIT 5'
+    """
+    picked = list(columns)
+    for extra in (axis.column if axis is not None else None, *shown):
+        if extra is not None and extra not in picked:
+            picked.append(extra)
+    condition: exp.Expr = any_not_null(columns)
+    if since and axis is not None:
+        condition = exp.and_(condition, exp.GTE(this=col(axis.column),
+                                                expression=exp.Placeholder()))
+    query = exp.select(*[col(c) for c in picked]).from_(table.copy()).where(condition)
+    newest = _newest(axis, tiebreak)
+    if newest:
+        query = query.order_by(*newest)
+    return query.limit(limit)
 
 
 def _newest(axis: TimeAxis | None, tiebreak: str | None) -> list[exp.Ordered]:

@@ -8,6 +8,7 @@ coverage aggregate per table counts both windows.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -17,8 +18,10 @@ from typing import Any
 from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LOAD_ID, ExpectedTable, LiveTable, TimeAxis
+from dlt_contract_ops.core.load_profile import LoadProfile, SummedLoads
 from dlt_contract_ops.core.profile_choice import served_by
 from dlt_contract_ops.core.removal import (
+    DarkColumn,
     LoadCount,
     WindowCounts,
     detect_dark_columns,
@@ -36,10 +39,17 @@ from dlt_contract_ops.detectors.queries import (
     coverage_query,
     reproduce_coverage_query,
 )
-from dlt_contract_ops.detectors.removal_windows import by_axis_range, by_load_id
+from dlt_contract_ops.detectors.removal_windows import (
+    PerLoad,
+    by_axis_range,
+    by_load_id,
+    per_load,
+)
 from dlt_contract_ops.detectors.young import oldest_profiled, oldest_queried, young_note
 from dlt_contract_ops.model.findings import Coverage, DriftFinding, ReconcileResult
 from dlt_contract_ops.settings.project import SourceSettings
+
+log = logging.getLogger("dlt_contract_ops")
 
 
 def window_counts(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> WindowCounts:
@@ -97,8 +107,9 @@ class _Plan:
     query: exp.Expression | ShapedQuery | None = None
     #: the oldest moment the load profiles know in the windows (a young table's note)
     oldest: datetime | None = None
-    #: per load in the windows: (load id, rows, non-NULL per column), where the column went dark
-    loads: dict[str, tuple[int, dict[str, int]]] | None = None
+    #: the load profiles the windows were summed from, and what the store summed of them
+    #: (`per_load` reads them where a column went dark)
+    profiled: tuple[Sequence[LoadProfile], SummedLoads | None] | None = None
 
 
 def _coverage_shape(axis: TimeAxis) -> Shape:
@@ -171,6 +182,7 @@ def run_removal(run: DetectorRun) -> ReconcileResult:
         [(p.query, p.params) for p in pending], "coverage", owned=True  # type: ignore[misc]
     ) if pending else []
     queried = {id(p): rows for p, rows in zip(pending, outcomes, strict=True)}
+    gone: list[tuple[_Plan, Any, list[DarkColumn]]] = []  # the tables with dark columns
     for plan in plans:
         expected, live, axis, table, columns, params = (
             plan.expected, plan.live, plan.axis, plan.table, plan.columns, plan.params)
@@ -194,10 +206,16 @@ def run_removal(run: DetectorRun) -> ReconcileResult:
             baseline_threshold=options.baseline_threshold,
             recent_threshold=options.recent_threshold,
         )
-        if not dark:
-            continue
+        if dark:
+            gone.append((plan, rows, dark))
+    # where each column went dark: the loads read thin that the walk reaches, in one store read
+    since = windows.baseline_load_id
+    stored = _stored_counts(ctx, settings, gone, since, options.recent_threshold)
+    for plan, rows, dark in gone:
+        expected, live, axis, table, columns, params = (
+            plan.expected, plan.live, plan.axis, plan.table, plan.columns, plan.params)
         names = [d.name for d in dark]
-        loads = dict(plan.loads or {})
+        loads = _per_load(plan, names, since, options.recent_threshold, stored)
         if axis.kind == "load_id":
             loads.update(_loads_queried(rows, columns))
         dark_since = {n: load_id_iso(went_dark(
@@ -249,8 +267,9 @@ def _sum_from_profiles(
     if all(p.expected.table in scan for p in plans):
         return  # no profile query, no store read or write
     try:
-        profiled = {t.expected.table: t
-                    for t in shared_profiles(ctx, settings, detailed=False, skip=scan)}
+        thin = frozenset(p.expected.table for p in plans if p.axis.kind == "load_id")
+        profiled = {t.expected.table: t for t in shared_profiles(
+            ctx, settings, detailed=False, skip=scan, thin=thin)}
     except Exception as exc:  # the store failed (lock, file): scan as without profiles
         notes.append(f"load profiles unavailable ({exc}): removal scanned both windows")
         return
@@ -263,7 +282,7 @@ def _sum_from_profiles(
             notes.append(overwritten_note(plan.expected, t.shrunk))
         if plan.axis.kind == "load_id":
             split = by_load_id(t.history, plan.columns, windows.recent_load_id,
-                               windows.baseline_load_id)
+                               windows.baseline_load_id, t.summed)
         else:
             split = by_axis_range(t.history, plan.columns, plan.axis.column,
                                   windows.recent_start, windows.baseline_start,
@@ -272,10 +291,7 @@ def _sum_from_profiles(
             continue
         plan.summed, straddling = split
         plan.oldest = oldest_profiled(t.history, plan.axis, windows.baseline_start)
-        since = windows.baseline_load_id
-        plan.loads = {load.load_id: (load.rows, {c: load.columns[c].non_null for c in
-                                                 plan.columns if c in load.columns})
-                      for load in t.history if load.load_id >= since}
+        plan.profiled = (t.history, t.summed)
         if not straddling:
             plan.query = None
             continue
@@ -287,6 +303,50 @@ def _sum_from_profiles(
             copy=True,
         )
         plan.params = [*plan.params, *straddling]
+
+
+def _stored_counts(
+    ctx: SourceInput, settings: SourceSettings,
+    gone: Sequence[tuple[_Plan, Any, list[DarkColumn]]], since: str, recent_threshold: float,
+) -> dict[str, dict[str, dict[str, int]]]:
+    """The store's counts of the loads read thin that `went_dark` walks for the dark columns
+    of `gone` (`per_load`), for every table in one store read: table -> load id -> column ->
+    non-NULL values. Should the store fail, none (where a column went dark is then judged
+    from the loads read whole)."""
+    wanted: dict[str, tuple[list[str], list[str]]] = {}
+    for plan, _, dark in gone:
+        if plan.profiled is None:
+            continue
+        names = [d.name for d in dark]
+        history, summed = plan.profiled
+        if ids := per_load(history, names, since, summed, recent_threshold)[1]:
+            wanted[plan.expected.table] = (names, ids)
+    if not wanted:
+        return {}
+    from dlt_contract_ops.profiles.sweep import scope_of, store_of
+
+    try:
+        return store_of(settings).counts(scope_of(ctx), wanted)
+    except Exception as exc:  # the findings stand; where a column went dark is less precise
+        log.warning("load profiles unreadable (%s): where columns went dark is judged from "
+                    "the loads read again", exc)
+        return {}
+
+
+def _per_load(plan: _Plan, names: Sequence[str], since: str, recent_threshold: float,
+              stored: dict[str, dict[str, dict[str, int]]]) -> PerLoad:
+    """Per load in the windows, its rows and the non-NULL values of the columns `names`
+    (`went_dark` walks them): from the profiles read whole, and from `stored`
+    (`_stored_counts`) for the loads read thin that the walk reaches."""
+    if plan.profiled is None:
+        return {}
+    history, summed = plan.profiled
+    loads, wanted = per_load(history, names, since, summed, recent_threshold)
+    counted = stored.get(plan.expected.table)
+    if wanted and counted is not None:
+        rows = {p.load_id: p.rows for p in history}
+        loads.update({i: (rows[i], counted.get(i, {})) for i in wanted})
+    return loads
 
 
 def _scanned(

@@ -17,6 +17,7 @@ from types import MappingProxyType
 from typing import Any, cast
 
 from dlt_contract_ops.core.columns import LiveTable
+from dlt_contract_ops.core.shard import Shard
 from dlt_contract_ops.destinations.base import DestinationAdapter
 from dlt_contract_ops.destinations.connect import Target
 from dlt_contract_ops.destinations.protocol import FileAdapter
@@ -44,6 +45,7 @@ class Sweep:
         project_dir: str,
         emitter: Emitter,
         now: datetime | None = None,
+        shard: Shard | None = None,
     ) -> None:
         from dlt_contract_ops.sources.project_imports import begin_run
 
@@ -61,6 +63,20 @@ class Sweep:
         #: dlt's record of what each (dataset, schema) loaded, read at most once a run
         self._records: dict[tuple[str, str, str, str], frozenset[str] | None] = {}
         self.sources_built = 0
+        #: the run's shard (`core.shard`): each source's tables are cut to it
+        self.shard = shard if shard is not None and not shard.whole else None
+        #: source -> the tables (roots and children) this run covered, when sharded
+        self.covered: dict[str, tuple[str, ...]] = {}
+
+    def reports(self, name: str) -> bool:
+        """This run reports what concerns source `name` as a whole (a failed build, a missing
+        dataset, its notes): always, unless it is another shard's (`Shard.owns_source`)."""
+        return self.shard is None or self.shard.owns_source(name)
+
+    def elsewhere(self, source: SourceInput) -> bool:
+        """None of `source`'s tables is this shard's and another shard reports the source:
+        nothing of it to run here (its input was made without a query)."""
+        return not source.built.tables and not self.reports(source.name)
 
     def context(self, name: str) -> SourceInput:
         """Source `name`'s input, every field filled (its load profiles: a service of this
@@ -72,6 +88,10 @@ class Sweep:
             settings, resolved.built, self.project, self.project_dir
         )
         self.adapters.append(adapter)
+        whole, built = built, self._in_shard(name, built)
+        if self.shard is not None and not built.tables and not self.reports(name):
+            return SourceInput.of(settings, built, target, adapter, {}, now=self.now,
+                                  profiles=SourceProfiles())  # no query: nothing here
         key = (target.destination_type, adapter.location, adapter.dataset)
         caps = adapter.capabilities
         # an adapter whose queries read what its own listing made (views over files) lists
@@ -85,7 +105,8 @@ class Sweep:
         read_notes: list[str] = []
         # a table whose files could not be read is absent from `live` without being gone
         unreadable = source_read_errors(self._read_problems[key], built, read_notes)
-        if not live and built.tables and not unreadable:
+        if not live and whole.tables and not (
+                unreadable or source_read_errors(self._read_problems[key], whole, [])):
             where = f" at `{adapter.location}`" if adapter.location else ""
             raise DestinationError(
                 f"Dataset `{adapter.dataset}`{where} has no tables: it does not exist, or "
@@ -94,12 +115,23 @@ class Sweep:
                 "the pipeline's state)."
             )
         notes, dropped = self._absent_tables(name, target, built, adapter, live, key,
-                                             unreadable=frozenset(unreadable))
+                                             unreadable=frozenset(unreadable), whole=whole)
         return SourceInput.of(
             settings, built, target, adapter, live, notes=[*notes, *read_notes], now=self.now,
             dropped=frozenset(dropped), read_errors=unreadable,
             live_names=self._live_names[key], profiles=SourceProfiles(),
         )
+
+    def _in_shard(self, name: str, built: BuiltSource) -> BuiltSource:
+        """`built` cut to the run's shard: its root tables that are the shard's, their child
+        tables, and the source's own notes only where the source is reported (`reports`)."""
+        if self.shard is None:
+            return built
+        tables = self.shard.tables(name, built.tables)
+        nested = self.shard.tables(name, built.nested)
+        self.covered[name] = tuple(t.table for t in (*tables, *nested))
+        return replace(built, tables=tables, nested=nested,
+                       notes=built.notes if self.reports(name) else ())
 
     def for_detectors(self, source: SourceInput, detectors: Sequence[str]) -> SourceInput:
         """`source` as `detectors` read it: with what each of them declared it reads of the
@@ -121,13 +153,15 @@ class Sweep:
         key: tuple[str, str, str],
         *,
         unreadable: frozenset[str] = frozenset(),
+        whole: BuiltSource | None = None,
     ) -> tuple[list[str], set[str]]:
         """The source's notes, and its modelled tables that were loaded and are gone now.
 
         What was loaded is dlt's record (`sources/loaded.py`): the pipeline's local state, else the
         dataset's `_dlt_version`, read only when a modelled table is absent. Without any
         record, a modelled table whose siblings exist is expected all the same: the models
-        say it belongs there, and nothing says it was never loaded.
+        say it belongs there, and nothing says it was never loaded. `whole`: the source
+        before it was cut to the run's shard (whether any of its tables exists at all).
         """
         from dlt_contract_ops.model.findings import NOTHING_CHECKED
         from dlt_contract_ops.sources.loaded import destination_tables, local_tables
@@ -147,8 +181,11 @@ class Sweep:
             stored = self._records[cache_key]
             if stored is not None:
                 record = stored | (record or frozenset())
-        present = len(absent) < len(built.tables)
+        everything = whole or built
+        present = any(t.table in live or t.table in unreadable for t in everything.tables)
         if record is None and not present:
+            if not self.reports(name):
+                return notes, set()  # the shard that reports the source says so
             notes.append(
                 f"{NOTHING_CHECKED}source `{name}` has never been loaded into dataset "
                 f"`{adapter.dataset}`: none of its tables exist and dlt's `_dlt_version` "

@@ -21,11 +21,14 @@ from dlt_contract_ops.core.removal import (
     DEFAULT_RECENT_THRESHOLD,
     DEFAULT_RECENT_WINDOW,
 )
+from dlt_contract_ops.core.shard import Shard
 from dlt_contract_ops.detection.source_input import SourceInput
 from dlt_contract_ops.detectors.registry import detector_names, reconcile_detectors, selected
 from dlt_contract_ops.engine.context import Sweep
 from dlt_contract_ops.engine.detector_runs import error_result, run_detectors
 from dlt_contract_ops.engine.read_problems import read_error_line
+from dlt_contract_ops.engine.sharding import UNSENT, parse_shard, reported_elsewhere
+from dlt_contract_ops.engine.swept import Recording, Where, checked_tables, swept
 from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.model.findings import ReconcileResult
 from dlt_contract_ops.settings.files import project_context
@@ -33,8 +36,9 @@ from dlt_contract_ops.settings.problems import misplaced_sections, no_source_mes
 from dlt_contract_ops.settings.project import declared_sources, load_project_settings
 from dlt_contract_ops.settings.removal import REMOVAL_FIELDS, RemovalOverrides, RemovalSettings
 from dlt_contract_ops.settings.severity import check_severity_tables
-from dlt_contract_ops.sinks.base import AlertSink
+from dlt_contract_ops.sinks.base import AlertSink, ResolvedAlert
 from dlt_contract_ops.sinks.emitter import DeliveryReport, Emitter
+from dlt_contract_ops.sinks.lifecycle import resolved_note
 from dlt_contract_ops.sources.onboarding import attach_scope, selected_sources
 
 log = logging.getLogger("dlt_contract_ops")
@@ -97,20 +101,28 @@ def removal_overrides(
 
 def _run_source(
     sweep: Sweep, name: str, detectors: Sequence[str], removal: RemovalOverrides,
-    book: AckBook, inspect: Inspect | None = None,
+    book: AckBook, inspect: Inspect | None = None, checked: set[Where] | None = None,
 ) -> list[ReconcileResult]:
     started = time.perf_counter()
     try:
         ctx = sweep.context(name)
     except Exception as exc:
-        # one error block per source: the detectors never ran
+        # one error block per source: the detectors never ran; sharded, one shard sends it
+        if not sweep.reports(name):
+            return [reported_elsewhere(sweep.shard, error_result(
+                name, detectors[0], exc, UNSENT, started))]
         return [error_result(name, detectors[0], exc, sweep.emitter, started)]
+    if sweep.elsewhere(ctx):
+        return []  # none of its tables is this shard's, and another shard reports it
     ctx = sweep.for_detectors(ctx, detectors)  # what they declared they read (profiles)
     settings = replace(ctx.settings, removal=removal.apply(ctx.settings.removal))
     # each finding carries its acknowledgement from here on: the sinks (an unexpired one
     # holds it back) and every output read the one stamp
+    recording = Recording(sweep.emitter)  # which tables a detector could not check
     results = [r.model_copy(update={"findings": [book.stamp(f) for f in r.findings]})
-               for r in run_detectors(ctx, detectors, settings, sweep.emitter)]
+               for r in run_detectors(ctx, detectors, settings, recording)]
+    if checked is not None:  # the tables checked in full: a finding gone there is resolved
+        checked.update(checked_tables(ctx, results, recording.errors))
     if inspect is not None:
         inspect(ctx, results)
     unread = read_error_line(ctx.read_errors)
@@ -145,8 +157,10 @@ def _with_delivery(
     for r in results:
         findings = []
         for f in r.findings:
-            if f.id in report.ledger:
-                f = f.model_copy(update={"alert": report.ledger[f.id]})
+            mark = report.ledger.mark(f)
+            if mark is not None:  # a page sent again says why: reopened, escalated
+                why = mark.reason if mark.reason in ("reopened", "escalated") else None
+                f = f.model_copy(update={"alert": mark.status, "alert_reason": why})
             findings.append(f)
         lost = [f for f in findings if f.id in undelivered]
         changes: dict[str, Any] = {"findings": findings}
@@ -198,6 +212,7 @@ def run(
     dedup: bool = True,
     progress: Progress | None = None,
     inspect: Inspect | None = None,
+    shard: Shard | str | None = None,
 ) -> list[ReconcileResult]:
     """Run `detectors` over `sources` (every declared source when None) in one sweep.
 
@@ -212,7 +227,8 @@ def run(
     instances such as `dlt_contract_ops.sinks.memory.MemorySink` (what a test inspects).
     `inspect` sees each source's context and results once its detectors ran (the report
     reads the load profiles they shared). A run that is not a dry run records its findings
-    in the finding index (`history.index`).
+    in the finding index (`history.index`). `shard` (a `core.shard.Shard`, or `"2/3"`) runs
+    only that shard's tables of each source: N runs, one per shard, find what one run does.
     """
     detectors = selected() if detectors is None else tuple(detectors)
     unknown = [d for d in detectors if d not in detector_names()]
@@ -221,6 +237,7 @@ def run(
             f"Unknown detector(s) {unknown}; choose from {', '.join(reconcile_detectors())}."
         )
     overrides = removal_overrides(removal or {})
+    part = parse_shard(shard)
     now = overrides.now
     # each local pipeline is attached (its state read) once a run: `attach_scope`
     with project_context(project_dir) as pdir, attach_scope():
@@ -238,33 +255,54 @@ def run(
             sink_names, dry_run=dry_run, dedup=dedup, dedup_settings=project.dedup, strict=True
         )
         book = load_book(pdir, now)
-        sweep = Sweep(project, pdir, emitter, now=now)
+        sweep = Sweep(project, pdir, emitter, now=now, shard=part)
         if progress is not None:
             sweep = _AnnouncingSweep(
-                project, pdir, emitter, now=now, names=names, progress=progress
+                project, pdir, emitter, now=now, shard=part, names=names, progress=progress
             )
         results: list[ReconcileResult] = []
+        checked: set[Where] = set()
         try:
             for name in names:
-                results.extend(_run_source(sweep, name, detectors, overrides, book, inspect))
+                results.extend(
+                    _run_source(sweep, name, detectors, overrides, book, inspect, checked))
+            resolved = emitter.resolve(swept(checked, results))
         except (KeyboardInterrupt, SystemExit) as exc:
             sweep.close()
             emitter.flush()
             raise SweepInterrupted(_with_delivery(results, emitter.report, book), exc) from exc
         sweep.close()
         emitter.flush()
-        _remember(pdir, results, sweep=not dry_run)
-        return _with_delivery(results, emitter.report, book)
+        _remember(pdir, results, sweep=not dry_run, shard=sweep.shard, covered=sweep.covered)
+        return _with_resolved(_with_delivery(results, emitter.report, book), resolved)
 
 
-def _remember(project_dir: str, results: list[ReconcileResult], *, sweep: bool) -> None:
+def _with_resolved(
+    results: list[ReconcileResult], resolved: Sequence[ResolvedAlert]
+) -> list[ReconcileResult]:
+    """A note on each source's first result for each of its findings resolved this run."""
+    notes: dict[str, list[str]] = {}
+    for a in resolved:
+        notes.setdefault(a.source, []).append(resolved_note(a))
+    out = []
+    for r in results:
+        out.append(r.model_copy(update={"notes": [*r.notes, *notes.pop(r.source)]})
+                   if r.source in notes else r)
+    return out
+
+
+def _remember(
+    project_dir: str, results: list[ReconcileResult], *, sweep: bool,
+    shard: Shard | None = None, covered: Mapping[str, Sequence[str]] | None = None,
+) -> None:
     """Record this run's findings in the finding index (`history.index`): what each id
     stands for, for `ack` and `validate`; a `sweep` (not a dry run) also its line, for the
-    report's history."""
+    report's history (a shard's line names its shard and the tables it covered)."""
     from dlt_contract_ops.history.index import record_run
 
     try:  # the index is a convenience: never fail a sweep over it
-        record_run(project_dir, [f for r in results for f in r.findings], sweep=sweep)
+        record_run(project_dir, [f for r in results for f in r.findings], sweep=sweep,
+                   shard=shard, covered=covered)
     except Exception as exc:
         log.debug("finding index not updated: %s", exc)
 
@@ -296,9 +334,14 @@ def reconcile_all(
     project_dir: str | os.PathLike[str] | None = None,
     alert_sinks: Sequence[str | AlertSink] | None = None,
     dedup: bool = True,
+    shard: Shard | str | None = None,
 ) -> list[ReconcileResult]:
     """Every declared source, each against its own destination and dataset: additive,
-    missing and type drift, plus removal drift with `include_removal`."""
+    missing and type drift, plus removal drift with `include_removal`. `shard` (`"2/3"`):
+    only that shard's tables (`run`), for N orchestrator tasks that share one sweep.
+
+    >>> reconcile_all(shard="2/3")  # doctest: +SKIP
+    """
     return run(
         None,
         detectors=selected({"removal"} if include_removal else ()),
@@ -306,6 +349,7 @@ def reconcile_all(
         project_dir=project_dir,
         alert_sinks=alert_sinks,
         dedup=dedup,
+        shard=shard,
     )
 
 

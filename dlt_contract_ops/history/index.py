@@ -9,10 +9,14 @@ is skipped; the other lines still count):
   ids]}`. Every `reconcile` that is not a dry run appends its line (a sweep with no finding
   too: it counts as a sweep that saw none); a dry run and `report` only read it, so trying
   things out never changes the history a team relies on. The report's history reads it.
+  A shard of a sharded sweep (`reconcile --shard 2/3`) adds `"shard": "2/3"` and `"covered":
+  {source: [tables]}`, the tables it looked at (`core.history.Sweep.covers`): N shards
+  append N lines, each under the lock, none of them saying anything of another's tables.
 - `<project>-<hash>.found.jsonl`: one line per finding id the first time a run (a dry run
-  too) finds it, or when what it stands for changed: `{"id", "source", "table", "detector",
-  "columns"}`, the last line of an id winning. `ack ID` records what the id stands for from
-  it, and `validate` tells an orphaned acknowledgement (its drift is gone) from a live one.
+  too) finds it, or when what it stands for or says changed: `{"id", "source", "table",
+  "detector", "columns", "content", "digest", "summary"}` (`model.content`), the last line
+  of an id winning. `ack ID` records what the id stands for and says from it, and `validate`
+  tells an orphaned acknowledgement (its drift is gone) from a live one.
   A run whose findings it already holds as they are leaves it alone (no lock, no write), so
   a broken line costs one id until the next run that finds it writes it again.
 
@@ -48,6 +52,8 @@ from dlt_contract_ops.core.history import (
     fold,
     summarize,
 )
+from dlt_contract_ops.core.shard import Shard
+from dlt_contract_ops.model.content import content_digest, content_summary, finding_content
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.statefile import (
     StateFileError,
@@ -65,7 +71,7 @@ FOUND_SUFFIX = ".found.jsonl"
 #: the id index of versions before the found file (one JSON document, rewritten per run)
 OLD_SUFFIX = ".json"
 #: what the found file records of a finding (besides its id)
-DESCRIBED = ("source", "table", "detector", "columns")
+DESCRIBED = ("source", "table", "detector", "columns", "content", "digest", "summary")
 
 
 def _folder() -> Path:
@@ -83,18 +89,23 @@ def found_file(project_dir: str | os.PathLike[str]) -> Path:
 
 
 def describe(finding: DriftFinding) -> dict[str, Any]:
-    """What the found file records of `finding`: source, table, detector, columns."""
+    """What the found file records of `finding`: source, table, detector, columns, and what
+    it said (content, its digest, a one-line summary)."""
+    content = finding_content(finding)
     return {"source": finding.source, "table": finding.table, "detector": finding.drift_type,
-            "columns": list(finding.columns)}
+            "columns": list(finding.columns), "content": list(content),
+            "digest": content_digest(content), "summary": content_summary(finding)}
 
 
 def record_run(
     project_dir: str | os.PathLike[str], findings: Iterable[DriftFinding], *, sweep: bool,
-    at: datetime | None = None,
+    at: datetime | None = None, shard: Shard | None = None,
+    covered: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
     """Record a run's findings: what each id stands for (every run), and, for a `sweep` (not
-    a dry run), the sweep's line. A run that adds nothing to the found file and is not a
-    sweep takes no lock and writes nothing."""
+    a dry run), the sweep's line (a shard's names its `shard` and the tables it `covered`).
+    A run that adds nothing to the found file and is not a sweep takes no lock and writes
+    nothing."""
     found = {f.id: describe(f) for f in findings}
     path = index_file(project_dir)
     if not sweep and not _learns(project_dir, found):
@@ -102,7 +113,7 @@ def record_run(
     with locked(path):
         _record_found(project_dir, found)
         if sweep:
-            _record_sweep(path, list(found), at)
+            _record_sweep(path, list(found), at, shard, covered)
 
 
 def record_sweep(
@@ -114,11 +125,16 @@ def record_sweep(
         _record_sweep(path, ids, at)
 
 
-def _record_sweep(path: Path, ids: Sequence[str], at: datetime | None) -> None:
+def _record_sweep(
+    path: Path, ids: Sequence[str], at: datetime | None, shard: Shard | None = None,
+    covered: Mapping[str, Sequence[str]] | None = None,
+) -> None:
     """Append the sweep's line, and fold when the oldest sweep is due (the caller holds the
     lock)."""
     moment = (at or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    _append(path, [_sweep_line(moment, ids)])
+    tables = None if shard is None else tuple(
+        (source, tuple(sorted(set(names)))) for source, names in sorted((covered or {}).items()))
+    _append(path, [_sweep_line(Sweep(moment, tuple(ids), shard, tables))])
     oldest = _oldest_sweep(path)
     if oldest is not None and oldest < moment - timedelta(days=RAW_DAYS + FOLD_SLACK_DAYS):
         _fold_file(path, moment)
@@ -174,7 +190,8 @@ def _read_old(path: Path) -> dict[str, dict[str, Any]]:
 
 
 def _found_line(finding_id: str, entry: Mapping[str, Any]) -> str:
-    doc = {"id": finding_id, **{k: entry.get(k) for k in DESCRIBED}}
+    # what an entry of an older index lacks (its content) stays out, not null
+    doc = {"id": finding_id, **{k: entry[k] for k in DESCRIBED if entry.get(k) is not None}}
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -185,7 +202,7 @@ def _read_found(path: Path) -> dict[str, dict[str, Any]]:
     for number, text in read_lines(path):
         try:
             doc = json.loads(text)
-            known[str(doc["id"])] = {k: doc.get(k) for k in DESCRIBED}
+            known[str(doc["id"])] = {k: doc[k] for k in DESCRIBED if k in doc}
         except (ValueError, KeyError, TypeError):
             if text.strip():
                 log.debug("%s line %d skipped: not a finding", path, number)
@@ -222,8 +239,12 @@ def _at(text: str) -> datetime:
     return at if at.tzinfo else at.replace(tzinfo=timezone.utc)
 
 
-def _sweep_line(at: datetime, ids: Sequence[str]) -> str:
-    return json.dumps({"at": _iso(at), "ids": list(dict.fromkeys(ids))}, separators=(",", ":"))
+def _sweep_line(sweep: Sweep) -> str:
+    doc: dict[str, Any] = {"at": _iso(sweep.at), "ids": list(dict.fromkeys(sweep.ids))}
+    if sweep.shard is not None:
+        doc["shard"] = str(sweep.shard)
+        doc["covered"] = {source: list(tables) for source, tables in sweep.covered or ()}
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
 
 
 def _folded_line(folded: Folded) -> str:
@@ -239,7 +260,11 @@ def _parse(text: str) -> Sweep | Folded:
         return Folded(_at(f["until"]), int(f["sweeps"]), {
             str(i): Seen(_at(first), _at(last), int(n)) for i, (first, last, n) in
             f["seen"].items()})
-    return Sweep(_at(doc["at"]), tuple(str(i) for i in doc["ids"]))
+    ids = tuple(str(i) for i in doc["ids"])
+    if "shard" not in doc:
+        return Sweep(_at(doc["at"]), ids)
+    covered = tuple((str(s), tuple(str(t) for t in ts)) for s, ts in doc["covered"].items())
+    return Sweep(_at(doc["at"]), ids, Shard.parse(str(doc["shard"])), covered)
 
 
 def _read(path: Path) -> tuple[Folded | None, list[Sweep]]:
@@ -282,7 +307,7 @@ def _fold_file(path: Path, now: datetime) -> None:
     folded, sweeps = _read(path)
     folded, kept = fold(folded, sweeps, now - timedelta(days=RAW_DAYS),
                         now - timedelta(days=FORGET_DAYS))
-    lines = [_folded_line(folded), *(_sweep_line(s.at, s.ids) for s in kept)]
+    lines = [_folded_line(folded), *(_sweep_line(s) for s in kept)]
     temp = path.with_name(path.name + ".fold")
     with open(temp, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")

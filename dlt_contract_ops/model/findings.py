@@ -63,6 +63,9 @@ class DriftFinding(BaseModel):
     reproduce: str | None = None
     #: set by the sweep after the sinks were flushed; None when nothing was decided
     alert: AlertStatus | None = None
+    #: why an alert was sent again (`alert: "new"`): "reopened" (it had been resolved) or
+    #: "escalated" (its scope grew); None otherwise
+    alert_reason: str | None = None
     #: the acknowledgement that covers (or covered, `expired: true`) this finding
     ack: dict[str, Any] | None = None
     #: what the detector measured beside the columns: its own details model (`model.details`);
@@ -213,7 +216,7 @@ NOTHING_CHECKED = "nothing checked: "
 _DUMP_ORDER: tuple[str, ...] = (
     "drift_type", "severity", "source", "resource", "table", "columns", "pipeline",
     "column_types", "samples", "first_seen", "column_first_seen", "reproduce", "coverage",
-    "expected_types", "sample_error", "alert", "ack", "renamed_from", "renamed_to",
+    "expected_types", "sample_error", "alert", "alert_reason", "ack", "renamed_from", "renamed_to",
     "handoff_load", "confidence", "reasons", "components", "violations", "metrics", "details",
     "id",
 )
@@ -245,8 +248,8 @@ FINDING_KEYS: tuple[str, ...] = (
 )
 #: detector-specific finding keys: in the document only when the detector set them
 OPTIONAL_FINDING_KEYS: tuple[str, ...] = (
-    "column_first_seen", "coverage", "expected_types", "sample_error", "alert", "ack",
-    "renamed_from", "renamed_to", "handoff_load", "confidence", "reasons", "components",
+    "column_first_seen", "coverage", "expected_types", "sample_error", "alert", "alert_reason",
+    "ack", "renamed_from", "renamed_to", "handoff_load", "confidence", "reasons", "components",
     "violations", "metrics", "details",
 )
 

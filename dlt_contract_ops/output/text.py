@@ -64,7 +64,7 @@ def to_text(results: Sequence[ReconcileResult], *, dry_run: bool = False) -> str
         elif not r.findings:
             lines.append(f"  ✓ {get(r.detector).clean_text}")
         for f in by_severity(r.findings):  # worst first
-            mark = f" [{f.alert}]" if f.alert else ""
+            mark = f" [{f.alert_reason or f.alert}]" if f.alert else ""
             if f.ack is not None:
                 state = "ack expired" if f.ack.get("expired") else "acked"
                 mark += (

@@ -19,6 +19,7 @@ from dlt_contract_ops.profiles.sweep import (
     profile_source,
     scope_of,
     store_of,
+    whole_loads,
 )
 
 if TYPE_CHECKING:
@@ -43,19 +44,20 @@ class SourceProfiles:
 
     def tables(
         self, source: SourceInput, settings: SourceSettings, *, detailed: bool = False,
-        skip: frozenset[str] = frozenset(),
+        skip: frozenset[str] = frozenset(), thin: frozenset[str] = frozenset(),
     ) -> list[TableProfiles]:
         """`profile_source` once per source and run; the sweep is detailed when the caller
         asks or a detector of the run declared `"detailed"` (`SourceInput.profiles_detailed`).
         `skip`: tables the first caller scans instead; a later caller that wants them (the
         report) has them profiled then, and one that wants the detail an earlier counts-only
-        sweep lacks has it added."""
+        sweep lacks has it added. `thin`: tables whose stored loads the caller takes thin
+        (`profile_source`); a later caller gets them whole (`whole_loads`)."""
         detailed = detailed or source.profiles_detailed
         if self._found is None:
             self._detailed = detailed
             try:
                 self._found = profile_source(source, settings, detailed=detailed, skip=skip,
-                                             notes=self._notes)
+                                             notes=self._notes, thin=thin)
                 self._skipped = skip
             except Exception as exc:
                 self._found = exc
@@ -67,6 +69,8 @@ class SourceProfiles:
             found = [*found, *profile_source(source, settings, detailed=self._detailed,
                                              skip=others, notes=self._notes)]
             self._found, self._skipped = found, skip
+        whole_loads(store_of(settings), scope_of(source),
+                    [t for t in found if t.expected.table not in thin])
         if detailed and not self._detailed:  # an earlier counts-only sweep: add the detail
             updates: dict[str, TableUpdate] = {}
             detail_loads(source, settings, found, updates, current=True)
@@ -84,7 +88,7 @@ class SourceProfiles:
 
 def shared_profiles(
     source: SourceInput, settings: SourceSettings, *, detailed: bool = False,
-    skip: frozenset[str] = frozenset(),
+    skip: frozenset[str] = frozenset(), thin: frozenset[str] = frozenset(),
 ) -> list[TableProfiles]:
     """The source's profiled root tables of this run (`SourceProfiles.tables`): removal asks
     for counts, leaving out the tables it scans (`skip`); a detector that declared
@@ -96,7 +100,7 @@ def shared_profiles(
             "source one (`SourceInput.profiles`); an input built by hand needs "
             "`profiles=SourceProfiles()` (`dlt_contract_ops.profiles.shared`)")
     found: list[TableProfiles] = list(profiles.tables(source, settings, detailed=detailed,
-                                                       skip=skip))
+                                                       skip=skip, thin=thin))
     return found
 
 

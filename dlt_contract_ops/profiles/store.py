@@ -17,23 +17,34 @@ Each open attaches the file to the process's in-memory DuckDB (`profiles.attach`
 detaches it at the end. Concurrent sweeps: every open of the file holds `statefile.locked`
 (DuckDB lets one process write at a time), and each sweep's new loads go in ONE transaction,
 so a crash never leaves a load with only some of its columns. The statements are constants
-with bound parameters: this file is ours, so they are not routed through the destination
-renderer.
+with bound parameters (`profiles.statements`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dlt_contract_ops.core.load_profile import ColumnProfile, LoadProfile
+from dlt_contract_ops.core.load_profile import ColumnProfile, LoadProfile, SummedLoads
 from dlt_contract_ops.errors import StateFileError
 from dlt_contract_ops.profiles.attach import attached
 from dlt_contract_ops.profiles.broken import is_broken, set_aside
+from dlt_contract_ops.profiles.staging import Staging as _Staging
+from dlt_contract_ops.profiles.statements import (
+    DELETE_LOADS,
+    DELETE_TABLE,
+    DELETE_TOTALS,
+    KEY,
+    LAYOUT,
+    MIGRATIONS,
+    READ,
+    SCHEMA,
+    TABLES,
+)
 from dlt_contract_ops.statefile import locked, state_dir
 
 log = logging.getLogger("dlt_contract_ops")
@@ -41,58 +52,6 @@ T = TypeVar("T")
 
 SCHEMA_VERSION = "3"
 STORE_NAME = "profiles.duckdb"
-
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
-    "CREATE TABLE IF NOT EXISTS loads (destination VARCHAR, location VARCHAR, dataset VARCHAR,"
-    " tbl VARCHAR, load_id VARCHAR, load_time DOUBLE, source VARCHAR, n_rows BIGINT,"
-    " detailed BOOLEAN DEFAULT TRUE,"
-    " PRIMARY KEY (destination, location, dataset, tbl, load_id))",
-    "CREATE TABLE IF NOT EXISTS columns (destination VARCHAR, location VARCHAR,"
-    " dataset VARCHAR, tbl VARCHAR, load_id VARCHAR, col VARCHAR, non_null BIGINT,"
-    " distinct_count BIGINT, min_value VARCHAR, max_value VARCHAR, has_categories BOOLEAN,"
-    " complete BOOLEAN, PRIMARY KEY (destination, location, dataset, tbl, load_id, col))",
-    "CREATE TABLE IF NOT EXISTS categories (destination VARCHAR, location VARCHAR,"
-    " dataset VARCHAR, tbl VARCHAR, load_id VARCHAR, col VARCHAR, value VARCHAR, n BIGINT)",
-    "CREATE TABLE IF NOT EXISTS totals (destination VARCHAR, location VARCHAR,"
-    " dataset VARCHAR, tbl VARCHAR, source VARCHAR, n_rows BIGINT,"
-    " PRIMARY KEY (destination, location, dataset, tbl))",
-)
-#: older schema versions and the statements that bring a store from them to the next one
-_MIGRATIONS = {
-    "1": ("ALTER TABLE loads ADD COLUMN detailed BOOLEAN DEFAULT TRUE",),  # v1 loads: detailed
-    "2": (),  # `totals` (created above): a table without one is profiled afresh once
-}
-_TABLES = ("categories", "columns", "loads")
-_KEY = ("destination", "location", "dataset", "tbl", "load_id")
-#: each table's columns and types, in order: what a bulk insert reads from its NDJSON file
-_LAYOUT: dict[str, tuple[tuple[str, str], ...]] = {
-    "loads": (*((k, "VARCHAR") for k in _KEY), ("load_time", "DOUBLE"),
-              ("source", "VARCHAR"), ("n_rows", "BIGINT"), ("detailed", "BOOLEAN")),
-    "columns": (*((k, "VARCHAR") for k in _KEY), ("col", "VARCHAR"), ("non_null", "BIGINT"),
-                ("distinct_count", "BIGINT"), ("min_value", "VARCHAR"),
-                ("max_value", "VARCHAR"), ("has_categories", "BOOLEAN"),
-                ("complete", "BOOLEAN")),
-    "categories": (*((k, "VARCHAR") for k in _KEY), ("col", "VARCHAR"), ("value", "VARCHAR"),
-                   ("n", "BIGINT")),
-    "totals": (*((k, "VARCHAR") for k in _KEY[:-1]), ("source", "VARCHAR"),
-               ("n_rows", "BIGINT")),
-}
-#: replace the totals of the tables staged in `fresh_totals` (one statement)
-_DELETE_TOTALS = "DELETE FROM totals USING fresh_totals WHERE " + " AND ".join(  # noqa: S608
-    f"totals.{k} = fresh_totals.{k}" for k in _KEY[:-1])
-#: per table: delete every row of the loads listed in a staged `doomed` table (one statement)
-_DELETE_LOADS = {
-    name: f"DELETE FROM {name} USING doomed WHERE "  # noqa: S608 (constants only)
-    + " AND ".join(f"{name}.{k} = doomed.{k}" for k in _KEY)
-    for name in _TABLES
-}
-_DELETE_TABLE = {
-    name: f"DELETE FROM {name} WHERE destination = ? AND location = ?"  # noqa: S608 (constants)
-    " AND dataset = ? AND tbl = ?"
-    for name in _TABLES
-}
-
 
 def default_store(data_dir: str | None = None) -> Path:
     """`<dlt data dir>/contract_ops/profiles.duckdb` (`data_dir` None: the current run
@@ -122,13 +81,27 @@ class TableUpdate:
     dropped: Sequence[str] = ()
 
 
+@dataclass(frozen=True)
+class Thin:
+    """Which loads `ProfileStore.read` hands over without their columns: those of `tables`
+    before `before` (load id text; later ones, which a sweep may read again, come whole).
+    Their columns are summed in the store over the loads from `since` on: removal's baseline
+    window, when `before` is its recent window's start (`profiles.sweep`)."""
+
+    tables: frozenset[str]
+    since: str
+    before: str
+
+
 @dataclass
 class Stored:
-    """What the store holds of some tables: each one's loads (oldest first) and its whole
-    row count at the last sweep (absent when never counted)."""
+    """What the store holds of some tables: each one's loads (oldest first), its whole row
+    count at the last sweep (absent when never counted), and for a thin read
+    (`Thin`) what the store summed of the loads it handed over without their columns."""
 
     histories: dict[str, list[LoadProfile]]
     totals: dict[str, int]
+    sums: dict[str, SummedLoads] = field(default_factory=dict)
 
 
 class ProfileStore:
@@ -167,12 +140,12 @@ class ProfileStore:
                 raise StateFileError(
                     f"cannot open the profile store `{self.path}`: {exc}") from exc
             quiet_progress_bar(con)
-            for statement in _SCHEMA:
+            for statement in SCHEMA:
                 con.execute(statement)
             found = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             if found is None:
                 con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
-            elif found[0] in _MIGRATIONS:
+            elif found[0] in MIGRATIONS:
                 _migrate(con, found[0])
             elif found[0] != SCHEMA_VERSION:
                 raise StateFileError(
@@ -195,32 +168,33 @@ class ProfileStore:
         """Every stored load of each of `tables` (oldest first)."""
         return self.read(scope, tables).histories
 
-    def read(self, scope: Scope, tables: Sequence[str]) -> Stored:
+    def read(self, scope: Scope, tables: Sequence[str], thin: Thin | None = None) -> Stored:
         """Every stored load and the row total of each of `tables`, read in one open of the
-        file: one query per store table for the whole dataset, not one per profiled table."""
+        file: one query per store table for the sources' tables, not one per table. With
+        `thin`, the loads of its tables before `thin.before` come without their columns, which
+        the store sums instead (`Stored.sums`): one row per column, not one per load and
+        column."""
         out: dict[str, list[LoadProfile]] = {t: [] for t in tables}
         totals: dict[str, int] = {}
+        thinned = [t for t in tables if thin is not None and t in thin.tables]
+        sums = {t: SummedLoads(frozenset(), thin.since) for t in thinned if thin is not None}
         if not tables or not self.path.exists():
-            return Stored(out, totals)
+            return Stored(out, totals, sums)
         key = [scope.destination, scope.location, scope.dataset]
+        before = thin.before if thin is not None else ""
+        cut: list[Any] = [list(tables), thinned, before]
 
         def fetch(con: Any) -> tuple[list[Any], ...]:
-            return tuple(con.execute(sql, key).fetchall() for sql in (
-                "SELECT tbl, n_rows FROM totals WHERE destination = ? AND location = ?"
-                " AND dataset = ?",
-                "SELECT tbl, load_id, n_rows, detailed FROM loads WHERE destination = ?"
-                " AND location = ? AND dataset = ? ORDER BY tbl, load_id",
-                "SELECT tbl, load_id, col, non_null, distinct_count, min_value, max_value,"
-                " has_categories, complete FROM columns WHERE destination = ? AND location = ?"
-                " AND dataset = ?",
-                "SELECT tbl, load_id, col, value, n FROM categories WHERE destination = ?"
-                " AND location = ? AND dataset = ?",
+            found = tuple(con.execute(sql, [*key, *params]).fetchall() for sql, params in (
+                (READ["totals"], cut[:1]), (READ["loads"], cut[:1]),
+                (READ["columns"], cut), (READ["categories"], cut),
             ))
+            summed = con.execute(READ["sums"], [*key, thinned, thin.since, thin.before]
+                                 ).fetchall() if thin is not None and thinned else []
+            return (*found, summed)
 
-        counted, loads, cols, cats = self._session(fetch)
-        for tbl, n in counted:
-            if tbl in out:
-                totals[tbl] = int(n)
+        counted, loads, cols, cats, summed = self._session(fetch)
+        totals = {tbl: int(n) for tbl, n in counted}
         values: dict[tuple[str, str, str], dict[str, int]] = {}
         for tbl, load_id, column, value, n in cats:
             values.setdefault((tbl, load_id, column), {})[value] = int(n)
@@ -231,10 +205,51 @@ class ProfileStore:
                 values.get((tbl, load_id, column), {}) if has else None, bool(complete),
             )
         for tbl, load_id, n, detailed in loads:
-            if tbl in out:
-                out[tbl].append(LoadProfile(load_id, int(n), by_load.get((tbl, load_id), {}),
-                                            detailed is not False))
-        return Stored(out, totals)
+            out[tbl].append(LoadProfile(load_id, int(n), by_load.get((tbl, load_id), {}),
+                                        detailed is not False))
+        per_column: dict[str, tuple[dict[str, int], dict[str, int]]] = {}
+        for tbl, column, non_null, profiled in summed:
+            counts, loaded = per_column.setdefault(tbl, ({}, {}))
+            counts[column], loaded[column] = int(non_null), int(profiled)
+        for tbl, s in sums.items():
+            counts, loaded = per_column.get(tbl, ({}, {}))
+            ids = frozenset(p.load_id for p in out[tbl] if p.load_id < before)
+            sums[tbl] = SummedLoads(ids, s.since, counts, loaded)
+        return Stored(out, totals, sums)
+
+    def counts(self, scope: Scope, wanted: Mapping[str, tuple[Sequence[str], Sequence[str]]]
+               ) -> dict[str, dict[str, dict[str, int]]]:
+        """The stored non-NULL values of some columns in some loads, in one read (`wanted`:
+        table -> its columns and load ids): table -> load id -> column -> count (a column
+        the load was profiled without is absent)."""
+        ids = {(t, i) for t, (_, loads) in wanted.items() for i in loads}
+        if not ids or not self.path.exists():
+            return {}
+        # one range of load ids for all (the loads asked are a window's), the rest in Python
+        columns = sorted({c for cs, _ in wanted.values() for c in cs})
+        params = [scope.destination, scope.location, scope.dataset, list(wanted), columns,
+                  min(i for _, i in ids), max(i for _, i in ids)]
+        out: dict[str, dict[str, dict[str, int]]] = {}
+        for tbl, load_id, column, non_null in self._session(
+                lambda con: con.execute(READ["counts"], params).fetchall()):
+            if (tbl, load_id) in ids and column in wanted[tbl][0]:
+                out.setdefault(tbl, {}).setdefault(load_id, {})[column] = int(non_null)
+        return out
+
+    def whole(
+        self, scope: Scope, thin: Mapping[str, tuple[Sequence[LoadProfile], SummedLoads]]
+    ) -> dict[str, list[LoadProfile]]:
+        """Each table's history (`thin`: table -> its history and what a thin read summed)
+        with the loads the read left without their columns read whole, in one read. A load
+        gone from the store since stays as it was."""
+        tables = [t for t, (_, s) in thin.items() if s.loads]
+        whole = self.read(scope, tables).histories if tables else {}
+        out = {}
+        for t, (history, summed) in thin.items():
+            found = {p.load_id: p for p in whole.get(t, ())}
+            out[t] = [found.get(p.load_id, p) if p.load_id in summed.loads else p
+                      for p in history]
+        return out
 
     def write(
         self, scope: Scope, source: str, updates: Sequence[TableUpdate], *,
@@ -250,7 +265,7 @@ class ProfileStore:
         prune_before: float | None,
     ) -> None:
         with _Staging(self.path) as staging:
-            rows: dict[str, list[list[Any]]] = {name: [] for name in _TABLES}
+            rows: dict[str, list[list[Any]]] = {name: [] for name in TABLES}
             doomed: list[list[Any]] = []
             totals: list[list[Any]] = []
             for update in updates:
@@ -267,22 +282,22 @@ class ProfileStore:
                 for update in updates:
                     if update.full:
                         key = [scope.destination, scope.location, scope.dataset, update.table]
-                        for name in _TABLES:
-                            con.execute(_DELETE_TABLE[name], key)
+                        for name in TABLES:
+                            con.execute(DELETE_TABLE[name], key)
                 if prune_before is not None:
                     doomed += [list(k) for k in con.execute(
                         "SELECT destination, location, dataset, tbl, load_id FROM loads"
                         " WHERE load_time < ?", [prune_before]).fetchall()]
                 if doomed:
-                    staging.load(con, "doomed", tuple((k, "VARCHAR") for k in _KEY), doomed)
-                    for name in _TABLES:
-                        con.execute(_DELETE_LOADS[name])
+                    staging.load(con, "doomed", tuple((k, "VARCHAR") for k in KEY), doomed)
+                    for name in TABLES:
+                        con.execute(DELETE_LOADS[name])
                 for name in ("loads", "columns", "categories"):
                     if rows[name]:
-                        staging.insert(con, name, _LAYOUT[name], rows[name])
+                        staging.insert(con, name, LAYOUT[name], rows[name])
                 if totals:
-                    staging.load(con, "fresh_totals", _LAYOUT["totals"], totals)
-                    con.execute(_DELETE_TOTALS)
+                    staging.load(con, "fresh_totals", LAYOUT["totals"], totals)
+                    con.execute(DELETE_TOTALS)
                     con.execute("INSERT INTO totals SELECT * FROM fresh_totals")
                 con.execute("COMMIT")
             except BaseException:
@@ -299,8 +314,8 @@ class ProfileStore:
             con.execute("CREATE OR REPLACE TEMP TABLE doomed AS SELECT destination, location,"
                         " dataset, tbl, load_id FROM loads WHERE source = ?", [source])
             found = con.execute("SELECT COUNT(*) FROM doomed").fetchone()
-            for name in _TABLES:
-                con.execute(_DELETE_LOADS[name])
+            for name in TABLES:
+                con.execute(DELETE_LOADS[name])
             con.execute("DELETE FROM totals WHERE source = ?", [source])
             con.execute("COMMIT")
             return int(found[0]) if found else 0
@@ -311,8 +326,8 @@ class ProfileStore:
 def _migrate(con: Any, version: str) -> None:
     """Bring a store of an older schema version to this one, in one transaction."""
     con.execute("BEGIN TRANSACTION")
-    while version in _MIGRATIONS:
-        for statement in _MIGRATIONS[version]:
+    while version in MIGRATIONS:
+        for statement in MIGRATIONS[version]:
             con.execute(statement)
         version = str(int(version) + 1)
     con.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", [version])
@@ -327,61 +342,3 @@ def _rows_of(key: list[str], source: str, profile: LoadProfile,
         rows["columns"].append([*at, c.column, c.non_null, c.distinct, c.min_value,
                                 c.max_value, c.categories is not None, c.complete])
         rows["categories"] += [[*at, c.column, v, n] for v, n in (c.categories or {}).items()]
-
-
-class _Staging:
-    """Rows handed to DuckDB in bulk through a newline-delimited JSON file beside the store
-    (binding thousands of parameters one row at a time costs milliseconds per row)."""
-
-    #: then `statefile.owner_tag()`: a killed run's files are removed by a later one
-    PREFIX = ".staging-"
-
-    def __init__(self, store: Path) -> None:
-        self.folder = store.parent
-        self.files: list[Path] = []
-
-    def __enter__(self) -> _Staging:
-        from dlt_contract_ops.statefile import remove_stale
-
-        remove_stale(self.folder, self.PREFIX)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for path in self.files:
-            path.unlink(missing_ok=True)
-
-    def _file(self, layout: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> Path:
-        import json
-        import tempfile
-
-        from dlt_contract_ops.statefile import owner_tag
-
-        names = [n for n, _ in layout]
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(
-            "w", encoding="utf-8", suffix=".ndjson", prefix=f"{self.PREFIX}{owner_tag()}-",
-            dir=self.folder, delete=False,
-        ) as fh:
-            self.files.append(Path(fh.name))
-            for row in rows:
-                fh.write(json.dumps(dict(zip(names, row, strict=True))) + "\n")
-        return Path(fh.name)
-
-    @staticmethod
-    def _reader(layout: Sequence[tuple[str, str]]) -> str:
-        columns = ", ".join(f"'{n}': '{t}'" for n, t in layout)
-        return f"read_json(?, format = 'newline_delimited', columns = {{{columns}}})"
-
-    def load(self, con: Any, name: str, layout: Sequence[tuple[str, str]],
-             rows: Sequence[Sequence[Any]]) -> None:
-        """A temporary table `name` holding `rows`."""
-        path = self._file(layout, rows)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM "  # noqa: S608
-                    f"{self._reader(layout)}", [str(path)])
-
-    def insert(self, con: Any, name: str, layout: Sequence[tuple[str, str]],
-               rows: Sequence[Sequence[Any]]) -> None:
-        path = self._file(layout, rows)
-        names = ", ".join(n for n, _ in layout)
-        con.execute(f"INSERT INTO {name} ({names}) SELECT {names} FROM "  # noqa: S608
-                    f"{self._reader(layout)}", [str(path)])

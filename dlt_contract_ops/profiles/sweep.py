@@ -22,7 +22,7 @@ from sqlglot import exp
 
 from dlt_contract_ops.core.columns import LOAD_ID, ExpectedTable
 from dlt_contract_ops.core.distribution import DistributionRule, window
-from dlt_contract_ops.core.load_profile import LoadProfile
+from dlt_contract_ops.core.load_profile import LoadProfile, SummedLoads
 from dlt_contract_ops.core.timeaxis import Windows, load_id_text
 from dlt_contract_ops.destinations.execution import shaped
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
@@ -39,7 +39,7 @@ from dlt_contract_ops.profiles.query import (
     read_profiles,
 )
 from dlt_contract_ops.profiles.refresh import Reread, covered_rows, refresh, reread
-from dlt_contract_ops.profiles.store import ProfileStore, Scope, TableUpdate, default_store
+from dlt_contract_ops.profiles.store import ProfileStore, Scope, TableUpdate, Thin, default_store
 
 if TYPE_CHECKING:
     from dlt_contract_ops.detection.source_input import SourceInput
@@ -69,6 +69,8 @@ class TableProfiles:
     #: stored loads that lost rows since the last sweep (load id -> rows gone): a merge's
     #: upserts, a delete or a re-stamp moved them (`profiles.refresh`)
     shrunk: dict[str, int] = field(default_factory=dict)
+    #: loads in the history without their columns, which the store summed (`thin`); None: none
+    summed: SummedLoads | None = None
 
     @property
     def codes(self) -> dict[str, tuple[str, ...]]:
@@ -123,6 +125,7 @@ def _with_categories(
 def profile_source(
     ctx: SourceInput, settings: SourceSettings, store: ProfileStore | None = None, *,
     detailed: bool = True, skip: frozenset[str] = frozenset(), notes: list[str] | None = None,
+    thin: frozenset[str] = frozenset(),
 ) -> list[TableProfiles]:
     """Profile every root table of the source with a `_dlt_load_id`; store the new loads.
 
@@ -137,7 +140,9 @@ def profile_source(
     distinct counts, ranges and categories too, and loads an earlier counts-only sweep stored
     are profiled in detail where the rule will compare them. The tables in `skip` (removal
     scans them: `core.profile_choice`) are neither queried nor stored. What the store had to
-    say (a broken store set aside: `ProfileStore.notes`) goes to `notes`."""
+    say (a broken store set aside: `ProfileStore.notes`) goes to `notes`. Not `detailed`, the
+    stored loads before the recent window of the tables in `thin` (removal on `_dlt_load_id`)
+    come without their columns, which the store sums (`TableProfiles.summed`)."""
     store = store or store_of(settings)
     scope = scope_of(ctx)
     rule = settings.distribution
@@ -151,13 +156,17 @@ def profile_source(
             continue
         columns = plan_columns(ctx, expected, live)
         tables.append(TableProfiles(expected, ctx.adapter.table(expected.table), columns))
-    stored = store.read(scope, [t.expected.table for t in tables])
+    lean = None if detailed else Thin(thin, windows.baseline_load_id, fresh_from)
+    stored = store.read(scope, [t.expected.table for t in tables], lean)
     for t in tables:
         t.history = stored.histories[t.expected.table]
         t.total = stored.totals.get(t.expected.table)
+        t.summed = stored.sums.get(t.expected.table)
 
     def incremental(t: TableProfiles) -> bool:
         return bool(t.history) and t.total is not None
+
+    whole_loads(store, scope, [t for t in tables if not incremental(t)])  # profiled afresh
 
     # a repeat sweep reads its loads by id (`profiles.loads`): one query for every table
     completed = completed_loads(ctx, since) if any(map(incremental, tables)) else None
@@ -208,6 +217,7 @@ def profile_source(
                 # re-stamp): afresh
                 t.rewritten = full = True
                 read = Reread("since", since)
+                whole_loads(store, scope, [t])
                 query, params = query_of(t, read)
                 rerun = ctx.adapter.run(query, params, "profile", owned=True)  # type: ignore[arg-type]
                 loads, total = read_profiles(rerun, t.columns, detailed)
@@ -237,6 +247,15 @@ def profile_source(
     for t in tables:
         t.history = [p for p in t.history if p.load_time >= cutoff]
     return tables
+
+
+def whole_loads(store: ProfileStore, scope: Scope, tables: Sequence[TableProfiles]) -> None:
+    """The loads a thin read left without their columns, read whole (`ProfileStore.whole`):
+    what `refresh` merges with the loads read again, and what a reader of columns needs."""
+    whole = store.whole(scope, {t.expected.table: (t.history, t.summed) for t in tables
+                                if t.summed is not None})
+    for t in tables:
+        t.history, t.summed = whole.get(t.expected.table, t.history), None
 
 
 def _current_too(

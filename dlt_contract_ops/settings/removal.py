@@ -1,10 +1,10 @@
 """Removal detection's settings: the one declaration of its keys, their types and defaults.
 
 `RemovalSettings` declares each key once, with its type and default. Everything else is made
-from it: the dlt spec of `[contract_ops.removal]` and `[sources.<X>.contract_ops.removal]`
-(`spec_of`, in `settings.specs`: which keys a table may hold), how a value given as text or
-a number is read (by the field's type), and the overrides a caller passes to a run
-(`RemovalOverrides`, checked once).
+from it: its keys as a table's (`removal_keys`: how a value given as text or a number is read,
+by the field's type), so the dlt spec of `[contract_ops.removal]` and
+`[sources.<X>.contract_ops.removal]` (`settings.specs`: which keys a table may hold), and the
+overrides a caller passes to a run (`RemovalOverrides`, checked once).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import typing
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, Optional
 
 from dlt_contract_ops.core.removal import (
@@ -22,8 +23,9 @@ from dlt_contract_ops.core.removal import (
     DEFAULT_RECENT_WINDOW,
 )
 from dlt_contract_ops.errors import ConfigError
+from dlt_contract_ops.settings.declare import BOOL, INT, RAW, Key
 from dlt_contract_ops.settings.duration import parse_duration
-from dlt_contract_ops.settings.values import COUNT, FRACTION
+from dlt_contract_ops.settings.values import COUNT, FRACTION, where
 
 
 @dataclass(frozen=True)
@@ -87,11 +89,17 @@ def _field_types() -> dict[str, Any]:
 REMOVAL_FIELDS = tuple(f.name for f in fields(RemovalSettings))
 
 
-def spec_hints() -> dict[str, Any]:
-    """The dlt hint of each key: dlt coerces booleans and whole numbers; durations and
-    fractions keep their raw value (`Any`), whose grammar is ours (`RemovalSettings.read`)."""
-    own = {bool: Optional[bool], Optional[int]: Optional[int]}  # noqa: UP045 (dlt's hints)
-    return {k: own.get(t, Optional[Any]) for k, t in _field_types().items()}  # noqa: UP045
+def removal_keys() -> dict[str, Key]:
+    """Each field as a key of a removal table (`settings.declare`), read by its type and
+    named where a user finds it. dlt coerces booleans and whole numbers; durations and
+    fractions keep their raw value (`RAW`), whose grammar is ours."""
+    own = {bool: BOOL, Optional[int]: INT}  # noqa: UP045 (the resolved hint)
+    return {k: Key(partial(_read_at, _READERS[t]), own.get(t, RAW))
+            for k, t in _field_types().items()}
+
+
+def _read_at(reader: Callable[[Any, str], Any], value: Any, key: str) -> Any:
+    return reader(value, where(key))
 
 
 class RemovalOverrides(Mapping[str, Any]):

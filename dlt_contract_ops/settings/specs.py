@@ -2,21 +2,24 @@
 
 dlt resolves them (`resolve_configuration`), so environment variables, `secrets.toml` and
 `config.toml` are read in dlt's order with dlt's type coercion and provenance. A table whose
-typed value declares its keys (removal: `settings.removal.RemovalSettings`) gets its spec
-made from it (`spec_of`), so the keys are declared once. Fields typed
-`Any` hold values whose grammar or strictness is ours (durations, name lists, and text, which
-dlt would coerce from a number: `ref = 5` must be an error, not "5"); `settings.project`
-reads them into typed values. Adding a setting means adding one field here (and reading it there).
+typed value declares its keys (`settings.declare`: `ProjectSettings`, `SourceSettings`,
+`DedupSettings`, `RemovalSettings`) gets its spec made from it (`spec_for`), so the keys are
+declared once. Keys whose values are ours to check hold `RAW` values (durations, name lists,
+and text, which dlt would coerce from a number: `ref = 5` must be an error, not "5"). The
+tables other modules read keep their specs here (`GateSpec`: `settings.gate`, `InferSpec`:
+`settings.infer`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Optional
 
 from dlt.common.configuration import configspec
 from dlt.common.configuration.specs import BaseConfiguration
 
-from dlt_contract_ops.settings.removal import spec_hints
+from dlt_contract_ops.settings.declare import RAW, Key, keys_of
+from dlt_contract_ops.settings.tables import ProjectSettings, SourceSettings
 
 # NOTE: dlt's configspec reads the annotations at runtime; `Optional[...]` keeps them
 # evaluable on Python 3.10 under `from __future__ import annotations`.
@@ -31,31 +34,40 @@ def spec_of(name: str, doc: str, hints: dict[str, Any]) -> type[BaseConfiguratio
     return configspec(type(name, (BaseConfiguration,), namespace))
 
 
-if TYPE_CHECKING:
-    RemovalSpec = BaseConfiguration
-else:
-    #: `[contract_ops.removal]` and `[sources.<X>.contract_ops.removal]`: the keys of
-    #: `settings.removal.RemovalSettings`
-    RemovalSpec = spec_of(
-        "RemovalSpec", "`[contract_ops.removal]` and `[sources.<X>.contract_ops.removal]`.",
-        spec_hints(),
-    )
+#: the specs of sub-tables made by `spec_for`, by name: one class for a table that two
+#: tables embed (`removal`, in the project's and each source's)
+_MADE: dict[str, type[BaseConfiguration]] = {}
 
 
-@configspec
-class DedupSpec(BaseConfiguration):
-    """`[contract_ops.dedup]`."""
+def spec_for(keys: Mapping[str, Key]) -> dict[str, Any]:
+    """The dlt hints of a table declared by `keys` (`settings.declare`), in declaration
+    order, its own keys before its sub-tables (as a TOML file writes them): a sub-table's
+    (and the keys under one, `Key.at`) as its spec, made once and named `<Table>Spec`."""
+    hints: dict[str, Any] = {}
+    tables: dict[str, Any] = {}
+    under: dict[str, dict[str, Key]] = {}
+    for field_name, k in keys.items():
+        first, *rest = k.path(field_name)
+        if k.keys is not None:
+            tables[first] = _made(first, k.keys)
+        elif rest:
+            under.setdefault(first, {})[rest[0]] = Key(k.read, k.hint)
+            tables[first] = None  # placed here, made below with all its keys
+        else:
+            hints[first] = k.hint
+    for table, inner in under.items():
+        tables[table] = _made(table, inner)
+    return {**hints, **tables}
 
-    enabled: Optional[bool] = None  # noqa: UP045
-    realert_after: Optional[Any] = None  # noqa: UP045
-    state_file: Optional[Any] = None  # noqa: UP045
 
-
-@configspec
-class RenameSpec(BaseConfiguration):
-    """`[contract_ops.rename]`: when an added and a vanished column count as one rename."""
-
-    min_confidence: Optional[Any] = None  # noqa: UP045
+def _made(table: str, keys: Mapping[str, Key]) -> type[BaseConfiguration]:
+    name = f"{table.title()}Spec"
+    made = _MADE.get(name)
+    if made is None:
+        made = _MADE[name] = spec_of(name, f"The `{table}` table.", spec_for(keys))
+    if set(made.get_resolvable_fields()) != set(keys):
+        raise TypeError(f"two `{table}` tables declare different keys")
+    return made
 
 
 @configspec
@@ -70,18 +82,6 @@ class GateSpec(BaseConfiguration):
 
 
 @configspec
-class DistributionSpec(BaseConfiguration):
-    """`[contract_ops.distribution]`: the distribution detector's baseline and rule."""
-
-    baseline_loads: Optional[int] = None  # noqa: UP045
-    baseline_window: Optional[Any] = None  # noqa: UP045
-    min_baseline_loads: Optional[int] = None  # noqa: UP045
-    max_categories: Optional[int] = None  # noqa: UP045
-    threshold: Optional[Any] = None  # noqa: UP045
-    min_change: Optional[Any] = None  # noqa: UP045
-
-
-@configspec
 class InferSpec(BaseConfiguration):
     """`[contract_ops.infer]`: when `models infer` declares a text column's code set."""
 
@@ -89,50 +89,40 @@ class InferSpec(BaseConfiguration):
     code_set_min_rows: Optional[Any] = None  # noqa: UP045
 
 
-@configspec
-class ProjectSpec(BaseConfiguration):
-    """`[contract_ops]`: project-wide settings."""
-
-    alert_sinks: Optional[Any] = None  # noqa: UP045
-    injected_columns: Optional[Any] = None  # noqa: UP045
-    load_timestamp_column: Optional[Any] = None  # noqa: UP045
-    query_timeout: Optional[Any] = None  # noqa: UP045
-    lock_timeout: Optional[Any] = None  # noqa: UP045
-    sample_window: Optional[Any] = None  # noqa: UP045
-    sample_rows: Optional[int] = None  # noqa: UP045
-    profile_store: Optional[Any] = None  # noqa: UP045
-    profile_retention: Optional[Any] = None  # noqa: UP045
-    source_cache: Optional[bool] = None  # noqa: UP045
-    source_build_timeout: Optional[Any] = None  # noqa: UP045
-    severity: Optional[Any] = None  # noqa: UP045  (a table, read by `settings.severity`)
-    removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
-    dedup: DedupSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
-    gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
-    rename: RenameSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
-    distribution: DistributionSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
-    infer: InferSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
-    #: per-sink option tables, read by `sinks.options` with provenance and secret rules
-    alert_sink: Optional[dict[str, Any]] = None  # noqa: UP045
+#: `[contract_ops.severity]` and `[sources.<X>.contract_ops.severity]`: detector names, each
+#: key read at exactly its table by `settings.severity`
+SEVERITY = ("severity", RAW)
 
 
-@configspec
-class SourceSpec(BaseConfiguration):
-    """`[sources.<X>.contract_ops]`: one declared source and its overrides."""
+def _project_hints() -> dict[str, Any]:
+    """`ProjectSettings`' keys, and the tables other modules read where the repository's
+    `.dlt/config.toml` shows them: `[contract_ops.gate]` (`settings.gate`) after `dedup`,
+    `[contract_ops.infer]` (`settings.infer`), the severity table (`settings.severity`) and
+    the sinks' option tables (`sinks.options`, with provenance and secret rules) last."""
+    own = list(spec_for(keys_of(ProjectSettings)).items())
+    at = [k for k, _ in own].index("dedup") + 1
+    return dict([
+        *own[:at], ("gate", GateSpec), *own[at:], ("infer", InferSpec), SEVERITY,
+        ("alert_sink", Optional[dict[str, Any]]),  # noqa: UP045
+    ])
 
-    ref: Optional[Any] = None  # noqa: UP045
-    #: the dlt source this table declares for one more pipeline (`-s <source_name>` selects
-    #: every table of it); unset: the table's own name
-    source_name: Optional[Any] = None  # noqa: UP045
-    pipeline_name: Optional[Any] = None  # noqa: UP045
-    destination: Optional[Any] = None  # noqa: UP045
-    dataset_name: Optional[Any] = None  # noqa: UP045
-    injected_columns: Optional[Any] = None  # noqa: UP045
-    load_timestamp_column: Optional[Any] = None  # noqa: UP045
-    #: `[sources.<X>.contract_ops.models]`: resource -> "module:Class" (its model, bound)
-    models: Optional[dict[str, Any]] = None  # noqa: UP045
-    severity: Optional[Any] = None  # noqa: UP045  (a table, read by `settings.severity`)
-    removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
-    gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
+
+if TYPE_CHECKING:
+    ProjectSpec = SourceSpec = BaseConfiguration
+    RemovalSpec = DedupSpec = RenameSpec = DistributionSpec = BaseConfiguration
+else:
+    #: `[contract_ops]`: project-wide settings
+    ProjectSpec = spec_of("ProjectSpec", "`[contract_ops]`: project-wide settings.",
+                          _project_hints())
+    #: `[sources.<X>.contract_ops]`: one declared source and its overrides; its `gate`
+    #: table is read by `settings.gate`, its `severity` table by `settings.severity`
+    SourceSpec = spec_of(
+        "SourceSpec", "`[sources.<X>.contract_ops]`: one declared source and its overrides.",
+        dict([*spec_for(keys_of(SourceSettings)).items(), SEVERITY, ("gate", GateSpec)]),
+    )
+    RemovalSpec, DedupSpec, RenameSpec, DistributionSpec = (
+        _MADE[name] for name in ("RemovalSpec", "DedupSpec", "RenameSpec", "DistributionSpec")
+    )
 
 
 def fields_of(spec: type[BaseConfiguration]) -> frozenset[str]:

@@ -86,6 +86,11 @@ class Typed(Generic[_T]):
             raise ConfigError(self.message.format(key=named, value=value)) from None
         return out
 
+    def at(self, value: Any, key: str) -> _T:
+        """`read`, naming the dotted `key` as a user finds it (`where`): a `declare.Key`'s
+        reader."""
+        return self.read(value, where(key))
+
 
 _NUMBER = Annotated[float, BeforeValidator(_not_a_bool), Field(allow_inf_nan=False)]
 #: a number in [0, 1] (thresholds, confidences, shares)
@@ -113,7 +118,18 @@ def _duration(value: Any, key: str) -> timedelta:
 
 def _seconds(value: Any, key: str, default: float) -> float:
     """A duration setting in seconds; `default` when unset."""
-    return default if value is None else _duration(value, key).total_seconds()
+    return default if value is None else seconds(value, key)
+
+
+def seconds(value: Any, key: str) -> float:
+    """A duration setting in seconds."""
+    return _duration(value, key).total_seconds()
+
+
+def flag(value: Any, key: str) -> bool:
+    """A boolean setting, as dlt coerced it (hint `Optional[bool]`: `"false"` from the
+    environment is False, a value dlt cannot read is its error, naming the key)."""
+    return bool(value)
 
 
 def as_bindings(value: Any, section: str) -> tuple[tuple[str, str], ...]:

@@ -59,6 +59,37 @@ class ConfirmsDelivery(Protocol):
     def undelivered(self) -> Sequence[DriftFinding]: ...
 
 
+@dataclass(frozen=True)
+class ResolvedAlert:
+    """A finding a sink was alerted about that a later complete sweep of its table no
+    longer found (`ResolvesAlerts.emit_resolved`): what it was, and since when it is gone.
+
+    `id` is the finding's id (`DriftFinding.id`, the drift event's dedup key);
+    `superseded_by` names the finding that took its place when its scope grew (more columns:
+    another id), else None.
+    """
+
+    id: str
+    source: str
+    resource: str
+    table: str
+    drift_type: str
+    columns: tuple[str, ...]
+    resolved_at: str
+    pipeline: str | None = None
+    superseded_by: str | None = None
+
+
+@runtime_checkable
+class ResolvesAlerts(Protocol):
+    """Optional: a sink that closes what it opened. `emit_resolved` is called once a finding
+    the sink delivered is resolved (see docs/sinks.md, lifecycle); it is delivered when the
+    call returns, and raising (`DeliveryError`) leaves it due for the next run. A sink without
+    it is never told of a resolution: sinks written for `AlertSink` alone keep working."""
+
+    def emit_resolved(self, alert: ResolvedAlert) -> None: ...
+
+
 class Emits(Protocol):
     """What a detector runner hands its findings and errors to."""
 

@@ -19,26 +19,31 @@ written by format 1 (one record per finding) still reads: its record counts for 
 Every finding is still returned and printed; what dedup and delivery decided is recorded
 in an `AlertLedger` (finding id -> "new" | "repeat" | "undelivered") and then carried on
 each finding (`DriftFinding.alert`).
+
+The alert's lifecycle (open, resolved, reopened, escalated) lives in the same records, under
+the same lock (`sinks.lifecycle`): `resolve_all` resolves what a sweep no longer found and
+claims the resolves to send, `settle` records them delivered.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import logging
 import os
 import socket
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from dlt_contract_ops.model.content import finding_content, finding_depth
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.project import (
     DEFAULT_REALERT_AFTER,
     DedupSettings,
     default_state_file,
 )
+from dlt_contract_ops.sinks.base import ResolvedAlert
 from dlt_contract_ops.sinks.dedup_rule import (
     ANY_SINK,
     STATE_FORMAT_VERSION,
@@ -53,6 +58,16 @@ from dlt_contract_ops.sinks.dedup_rule import (
     legacy_key,
     overall,
     upgraded,
+)
+from dlt_contract_ops.sinks.lifecycle import (
+    Swept,
+    alert_of,
+    iso,
+    kept,
+    mark_resolved,
+    settle_resolves,
+    superseded_by,
+    wider_than_open,
 )
 from dlt_contract_ops.statefile import StateFileError, locked, pid_alive, read_json, write_json
 
@@ -81,10 +96,6 @@ def _entry(alerts: dict[str, Any], finding: DriftFinding, *, adopt: bool) -> Any
         return alerts[old]
     alerts[key] = alerts.pop(old)
     return alerts[key]
-
-
-def _iso(ts: float) -> str:
-    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def _owner() -> str:
@@ -165,7 +176,16 @@ class DedupStore:
         alerts = doc.get("alerts")
         if not isinstance(alerts, dict):
             return {}
-        return {k: upgraded(v) for k, v in alerts.items() if isinstance(v, dict)}
+        # a record no longer kept (`lifecycle.kept`) decides like none, written or not yet
+        now = self._clock()
+        out = {}
+        for key, value in alerts.items():
+            if isinstance(value, dict):
+                entry = upgraded(value)
+                entry["sinks"] = {n: r for n, r in entry["sinks"].items()
+                                  if kept(r, now, self.realert_after)}
+                out[key] = entry
+        return out
 
     def check(self, finding: DriftFinding, sinks: Sequence[str] = ()) -> dict[str, AlertMark]:
         """What `reserve` would decide now for each of `sinks`, without writing (dry runs,
@@ -177,11 +197,21 @@ class DedupStore:
             self._snapshot = self._alerts(repair=False)
         entry = _entry(self._snapshot, finding, adopt=False)
         records = (entry or {}).get("sinks", {})
-        digest, now = finding_digest(finding), self._clock()
+        now = self._clock()
         return {
-            sink: decide(alerted(records, sink), digest, now, self.realert_after)
+            sink: self._decide(self._snapshot, records, finding, sink, now)
             for sink in (sinks or tuple(records) or (ANY_SINK,))
         }
+
+    def _decide(self, alerts: Mapping[str, Any], records: Mapping[str, Any],
+                finding: DriftFinding, sink: str, now: float) -> AlertMark:
+        """`decide` for `sink` with the finding's content and depth; a first alert that
+        widens a finding open there (more columns) is "escalated"."""
+        mark = decide(alerted(records, sink), finding_digest(finding), now, self.realert_after,
+                      content=finding_content(finding), depth=finding_depth(finding))
+        if mark.reason == "first" and wider_than_open(alerts, finding, sink):
+            return AlertMark("new", "escalated")
+        return mark
 
     def reserve(self, finding: DriftFinding, sinks: Sequence[str]) -> dict[str, AlertMark]:
         """Decide for each of `sinks` under the file lock; leave a pending claim of this
@@ -215,7 +245,6 @@ class DedupStore:
         key = finding_key(finding)
         entry = _entry(alerts, finding, adopt=True) or {"sinks": {}}
         records: dict[str, Any] = entry["sinks"]
-        digest = finding_digest(finding)
         marks: dict[str, AlertMark] = {}
         for sink in sinks:
             if any(
@@ -224,7 +253,7 @@ class DedupStore:
             ):
                 marks[sink] = AlertMark("repeat", "in_flight")
                 continue
-            marks[sink] = decide(alerted(records, sink), digest, now, self.realert_after)
+            marks[sink] = self._decide(alerts, records, finding, sink, now)
             if marks[sink].status == "new":
                 records[sink] = {**records.get(sink, {}),
                                  "pending": {"owner": self._owner, "since": now}}
@@ -233,22 +262,57 @@ class DedupStore:
             alerts[key] = {**entry, **_header(finding), "sinks": records}
         return marks, claimed
 
-    def _claimed_by_another(self, record: Any, now: float) -> bool:
-        pending = record.get("pending") if isinstance(record, dict) else None
+    def _claimed_by_another(self, record: Any, now: float, claim: str = "pending") -> bool:
+        pending = record.get(claim) if isinstance(record, dict) else None
         return (
             isinstance(pending, dict)
             and pending.get("owner") != self._owner
             and _owner_alive(pending.get("owner"), now, pending.get("since"), self._lease)
         )
 
+    def resolve_all(
+        self, swept: Swept, resolving: Collection[str]
+    ) -> tuple[list[ResolvedAlert], list[tuple[ResolvedAlert, list[str]]]]:
+        """Under the lock, in at most one write: resolve every finding `swept` checked the
+        table of and did not find (`lifecycle.mark_resolved`), and claim each resolve due at
+        a sink of `resolving` (of this sweep or an earlier one whose resolve was not
+        delivered) whose finding stays away. (resolved now, [(resolve, sinks to send to)])."""
+        with locked(self.path, self._lock_timeout):
+            alerts = self._alerts(repair=True)
+            now = self._clock()
+            fresh = {key: alert_of(key, entry, iso(now), superseded_by(entry, swept))
+                     for key, entry in mark_resolved(alerts, swept, frozenset(resolving), now)}
+            sends = []
+            for key, entry in alerts.items():
+                records = entry.get("sinks", {})
+                targets = [
+                    name for name, r in records.items()
+                    if key not in swept.found and name in resolving and isinstance(r, dict)
+                    and r.get("resolve_due") and not self._claimed_by_another(
+                        r, now, "resolve_pending")
+                ]
+                for name in targets:
+                    records[name]["resolve_pending"] = {"owner": self._owner, "since": now}
+                if targets:
+                    at = str(records[targets[0]].get("resolved_at") or iso(now))
+                    sends.append((fresh.get(key) or alert_of(key, entry, at), targets))
+            if fresh or sends:
+                self._write(alerts, now)
+        return list(fresh.values()), sends
+
     def settle(
         self,
         delivered: Mapping[str, Sequence[DriftFinding]],
         undelivered: Mapping[str, Sequence[DriftFinding]],
+        resolved: Mapping[str, Sequence[str]] | None = None,
+        unresolved: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         """Record, per sink name, the findings it delivered as alerted now; release its
-        claims on the ones it did not."""
-        if not any(delivered.values()) and not any(undelivered.values()):
+        claims on the ones it did not. `resolved`/`unresolved`: per sink, the finding ids
+        whose resolve it delivered (no longer due) or did not (due again next run)."""
+        resolved, unresolved = resolved or {}, unresolved or {}
+        if not any((*delivered.values(), *undelivered.values(), *resolved.values(),
+                    *unresolved.values())):
             return
         with locked(self.path, self._lock_timeout):
             alerts = self._alerts(repair=True)
@@ -269,13 +333,16 @@ class DedupStore:
                         "digest": finding_digest(finding),
                         "first_alerted": first,
                         "last_alerted": now,
-                        "last_alerted_at": _iso(now),
+                        "last_alerted_at": iso(now),
+                        "content": list(finding_content(finding)),
+                        **({"depth": d} if (d := finding_depth(finding)) else {}),
                     }
                     alerts[key] = entry
             for sink, findings in undelivered.items():
                 for finding in findings:
                     _entry(alerts, finding, adopt=True)
                     self._release(alerts, finding_key(finding), sink)
+            settle_resolves(alerts, resolved, unresolved, self._owner)
             self._write(alerts, now)
 
     def _release(self, alerts: dict[str, Any], key: str, sink: str) -> None:
@@ -294,25 +361,19 @@ class DedupStore:
             alerts.pop(key, None)
 
     def _write(self, alerts: dict[str, Any], now: float) -> None:
-        # A record older than realert_after decides exactly like no record: drop it (unless a
-        # run is sending it right now) so the file stays as small as the set of live alerts.
-        kept: dict[str, Any] = {}
+        # A record no longer needed (`lifecycle.kept`: an open alert long past realert_after,
+        # a resolved one past RESOLVED_KEEP) is dropped, unless a run is sending it right now,
+        # so the file stays as small as the set of live and lately resolved alerts.
+        live: dict[str, Any] = {}
         for key, entry in alerts.items():
             records = {
                 sink: rec
                 for sink, rec in entry.get("sinks", {}).items()
-                if isinstance(rec, dict)
-                and (
-                    "pending" in rec
-                    or (
-                        isinstance(rec.get("last_alerted"), int | float)
-                        and now - float(rec["last_alerted"]) < self.realert_after
-                    )
-                )
+                if isinstance(rec, dict) and kept(rec, now, self.realert_after)
             }
             if records:
-                kept[key] = {**entry, "sinks": records}
-        write_json(self.path, {"format_version": STATE_FORMAT_VERSION, "alerts": kept})
+                live[key] = {**entry, "sinks": records}
+        write_json(self.path, {"format_version": STATE_FORMAT_VERSION, "alerts": live})
         self._snapshot = None  # a later `check` sees what this store wrote
 
 
@@ -320,6 +381,7 @@ def _header(finding: DriftFinding) -> dict[str, Any]:
     """What an entry says about its finding, for a person reading the file."""
     return {
         "source": finding.source,
+        **({"pipeline": finding.pipeline} if finding.pipeline else {}),
         "resource": finding.resource,
         "table": finding.table,
         "drift_type": finding.drift_type,

@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from dlt_contract_ops.model.content import deeper, grew
 from dlt_contract_ops.model.findings import DriftFinding
 
 AlertStatus = Literal["new", "repeat", "undelivered"]
 AlertReason = Literal[
     "first", "changed", "realert", "unchanged", "unchecked", "in_flight",
-    "no_sink_confirmed", "paging_sink_failed",
+    "no_sink_confirmed", "paging_sink_failed", "reopened", "escalated",
 ]
 #: a finding's one identity, `DriftFinding.id`
 FindingId = str
@@ -35,19 +36,36 @@ class AlertMark:
 
 
 def decide(
-    entry: Mapping[str, Any] | None, digest: str, now: float, realert_after: float
+    entry: Mapping[str, Any] | None, digest: str, now: float, realert_after: float, *,
+    content: Sequence[str] | None = None, depth: Mapping[str, float] | None = None,
 ) -> AlertMark:
-    """The pure dedup rule for one finding given its previous state entry.
+    """The pure dedup rule for one finding given its previous state entry (a sink's record).
+
+    A record its finding was resolved in (`resolved`) is news again ("reopened"); content
+    the record lacks (`model.content`: another category, metric, rule) or a coverage drop at
+    least `ESCALATE_STEP` deeper is news ("escalated"); narrower content is not. A record
+    written before content was recorded (no `content`) decides on its digest alone.
 
     >>> decide(None, "d", 0.0, 60.0)
     AlertMark(status='new', reason='first')
     >>> decide({"digest": "d", "last_alerted": 0.0}, "d", 30.0, 60.0)
     AlertMark(status='repeat', reason='unchanged')
+    >>> decide({"digest": "d", "last_alerted": 0.0, "content": ["a"]}, "d", 30.0, 60.0,
+    ...        content=["a", "b"])
+    AlertMark(status='new', reason='escalated')
     """
     if entry is None:
         return AlertMark("new", "first")
+    if entry.get("resolved") is not None:
+        return AlertMark("new", "reopened")
     if entry.get("digest") != digest:
         return AlertMark("new", "changed")
+    before = entry.get("content")
+    if content is not None and isinstance(before, list) and grew(before, content):
+        return AlertMark("new", "escalated")
+    was = entry.get("depth")
+    if depth and isinstance(was, dict) and deeper(was, depth):
+        return AlertMark("new", "escalated")
     last = entry.get("last_alerted")
     if not isinstance(last, int | float) or now - float(last) >= realert_after:
         return AlertMark("new", "realert")

@@ -8,12 +8,20 @@ undelivered when a paging sink it was sent to did not deliver it, or when no sin
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.sinks.dedup import AlertMark, AlertStatus, FindingId
+
+log = logging.getLogger("dlt_contract_ops")
+#: the share of the flush timeout each sink gets: one that honours its timeout is done (and
+#: has logged its own warning) before the emitter gives up on it
+SINK_SHARE = 0.9
 
 
 def pages(sink: Any) -> bool:
@@ -110,3 +118,39 @@ class DeliveryReport:
             f"({why or 'not confirmed'}). They were written to the log and will be sent to "
             f"{_names(sinks)} again on the next run."
         )
+
+
+def flush_all(sinks: Sequence[tuple[str, Any]], timeout: float) -> None:
+    """Flush every sink in parallel within `timeout` seconds in total, then close each.
+
+    A sink that overruns is abandoned (its thread is a daemon) with a warning naming it.
+    """
+    deadline = time.monotonic() + timeout
+    threads: list[tuple[str, threading.Thread]] = []
+    for name, sink in sinks:
+        thread = threading.Thread(
+            target=_flush_one, args=(name, sink, timeout * SINK_SHARE),
+            name=f"dlt-contract-ops-flush-{name}", daemon=True,
+        )
+        thread.start()
+        threads.append((name, thread))
+    for name, thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+        if thread.is_alive():
+            log.warning(
+                "alert sink '%s' did not flush within %gs: its unconfirmed events count as "
+                "undelivered", name, timeout,
+            )
+
+
+def _flush_one(name: str, sink: Any, timeout: float) -> None:
+    try:
+        sink.flush(timeout)
+    except Exception as exc:
+        log.warning("alert sink '%s' failed to flush: %s: %s", name, type(exc).__name__, exc)
+    close = getattr(sink, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception as exc:
+            log.debug("closing alert sink '%s' failed: %s", name, exc)

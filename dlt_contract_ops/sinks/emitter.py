@@ -18,13 +18,14 @@
   or due for a re-alert there, decides a batch of findings at once (`drift_all`), and
   records each decision in an `AlertLedger`. `flush` bounds every sink's flush by one
   shared timeout, then closes the sinks.
+- `resolve` (a sweep, once its sources ran) resolves what the sweep checked completely and no
+  longer found, and sends each due resolve to the sinks that resolve alerts
+  (`ResolvesAlerts`); delivery is per sink as for drift (`sinks.lifecycle`).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from typing import Any
@@ -32,9 +33,16 @@ from typing import Any
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.settings.duration import human
 from dlt_contract_ops.settings.project import DedupSettings
-from dlt_contract_ops.sinks.base import AlertSink, ConfirmsDelivery, ErrorEvent
+from dlt_contract_ops.sinks.base import (
+    AlertSink,
+    ConfirmsDelivery,
+    ErrorEvent,
+    ResolvedAlert,
+    ResolvesAlerts,
+)
 from dlt_contract_ops.sinks.dedup import ANY_SINK, AlertMark, DedupStore, FindingId, overall
-from dlt_contract_ops.sinks.delivery import DeliveryReport, missed, pages
+from dlt_contract_ops.sinks.delivery import DeliveryReport, flush_all, missed, pages
+from dlt_contract_ops.sinks.lifecycle import Swept
 from dlt_contract_ops.sinks.loader import load_sink, load_sinks
 from dlt_contract_ops.sinks.logging_sink import LoggingSink, error_line, where
 from dlt_contract_ops.statefile import StateFileError
@@ -42,7 +50,6 @@ from dlt_contract_ops.statefile import StateFileError
 log = logging.getLogger("dlt_contract_ops")
 
 DEFAULT_FLUSH_TIMEOUT = 5.0
-SINK_SHARE = 0.9
 
 __all__ = ["DEFAULT_FLUSH_TIMEOUT", "DeliveryReport", "Emitter", "load_sink"]
 
@@ -79,6 +86,8 @@ class Emitter:
         self._fell_back: set[FindingId] = set()
         #: (finding, the sinks dedup claimed it at) for this run, handed over or not
         self._claimed: list[tuple[DriftFinding, list[str]]] = []
+        #: sink -> ids of the resolves it delivered / did not deliver this run
+        self._resolves: tuple[dict[str, list[str]], dict[str, list[str]]] = ({}, {})
 
     @classmethod
     def from_names(
@@ -219,6 +228,31 @@ class Emitter:
         if lost:
             self._fall_back(finding, lost, delivered=bool(accepted))
 
+    def resolve(self, swept: Swept) -> list[ResolvedAlert]:
+        """Resolve the findings `swept` checked the table of and did not find, send each due
+        resolve (this sweep's, or an earlier one's not delivered) to the sinks that resolve
+        alerts; the findings resolved now. Nothing without the dedup state, in a dry run or
+        with no sink."""
+        if self.dedup is None or self._dedup_broken or self.dry_run or not self.sinks:
+            return []
+        resolving = [name for name, sink in self.sinks if isinstance(sink, ResolvesAlerts)]
+        try:
+            fresh, sends = self.dedup.resolve_all(swept, resolving)
+        except (StateFileError, OSError) as exc:
+            log.warning("alert dedup state `%s` unavailable (%s): nothing resolved this run",
+                        self.dedup.path, exc)
+            return []
+        for alert, targets in sends:
+            accepted = self._fan_out("a resolve event",
+                                     lambda sink, a=alert: sink.emit_resolved(a), only=targets)
+            for name in targets:
+                done, due = self._resolves
+                (done if name in accepted else due).setdefault(name, []).append(alert.id)
+                if name not in accepted:
+                    log.warning("alert sink '%s' did not deliver the resolve of %s (%s): it "
+                                "is sent again next run", name, alert.id, alert.drift_type)
+        return fresh
+
     def error(self, event: ErrorEvent) -> None:
         """Hand a reconciler error to every sink (never deduplicated)."""
         # The reconciler's own line is a WARNING without traceback: the sink owns the report,
@@ -259,7 +293,7 @@ class Emitter:
                     "alert sink '%s' failed on %s: %s: %s", name, kind, type(exc).__name__, exc
                 )
         if self.sinks and not accepted and kind != "a drift event":
-            self._fall_back_error(call)
+            self._fall_back_error(call, kind)
         return accepted
 
     def _fallback_sink(self) -> LoggingSink:
@@ -290,10 +324,10 @@ class Emitter:
         except Exception as exc:  # a broken logging setup must not crash the sweep
             log.debug("fallback logging sink failed: %s", exc)
 
-    def _fall_back_error(self, call: Any) -> None:
+    def _fall_back_error(self, call: Any, kind: str) -> None:
         if any(isinstance(s, LoggingSink) for _, s in self.sinks):
             return  # the logging sink itself failed: nothing better to fall back to
-        log.warning("every alert sink failed on an error event: logging it instead")
+        log.warning("every alert sink failed on %s: logging it instead", kind)
         try:
             call(self._fallback_sink())
         except Exception as exc:
@@ -309,29 +343,7 @@ class Emitter:
         if self._closed:
             return
         self._closed = True
-        deadline = time.monotonic() + timeout
-        # sinks get a little less than the whole budget, so one that honours its timeout is
-        # done (and has logged its own warning) before the emitter gives up on it
-        sink_timeout = timeout * SINK_SHARE
-        threads: list[tuple[str, threading.Thread]] = []
-        for name, sink in self.sinks:
-            thread = threading.Thread(
-                target=self._flush_one,
-                args=(name, sink, sink_timeout),
-                name=f"dlt-contract-ops-flush-{name}",
-                daemon=True,
-            )
-            thread.start()
-            threads.append((name, thread))
-        for name, thread in threads:
-            thread.join(max(0.0, deadline - time.monotonic()))
-            if thread.is_alive():
-                log.warning(
-                    "alert sink '%s' did not flush within %gs: its unconfirmed events count "
-                    "as undelivered",
-                    name,
-                    timeout,
-                )
+        flush_all(self.sinks, timeout)
         self._settle()
 
     def _settle(self) -> None:
@@ -375,19 +387,6 @@ class Emitter:
                     undelivered.setdefault(name, []).append(finding)
         if self.dedup is not None and not self._dedup_broken:
             try:
-                self.dedup.settle(delivered, undelivered)
+                self.dedup.settle(delivered, undelivered, *self._resolves)
             except (StateFileError, OSError) as exc:
                 log.warning("alert dedup state `%s` not updated: %s", self.dedup.path, exc)
-
-    @staticmethod
-    def _flush_one(name: str, sink: AlertSink, timeout: float) -> None:
-        try:
-            sink.flush(timeout)
-        except Exception as exc:
-            log.warning("alert sink '%s' failed to flush: %s: %s", name, type(exc).__name__, exc)
-        close = getattr(sink, "close", None)
-        if callable(close):
-            try:
-                close()
-            except Exception as exc:
-                log.debug("closing alert sink '%s' failed: %s", name, exc)

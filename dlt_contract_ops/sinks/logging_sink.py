@@ -10,8 +10,8 @@ A reconciler error, at ERROR with the traceback::
 
 `at` is pipeline.source.resource; a part that is not a plain token (a space, a dot, a quote)
 is JSON-quoted, and columns are a JSON list, so odd identifiers stay unambiguous. The
-reproduce SELECT is not in the line (it runs to ~900 characters): the line says where it is
-(`--format json`, the report), under the finding's `id`.
+reproduce SELECT is not in the line (it spans several lines and names every drifted column):
+the line says where it is (`--format json`, the report), under the finding's `id`.
 Every line is written with its unprintable characters escaped (`core.escaping.visible`): a
 column name holding ESC, BEL or a bidi override (U+202E) shows as `\u001b`, `\u0007`,
 `\u202e`, never as a control that reaches the terminal.
@@ -25,7 +25,7 @@ import re
 
 from dlt_contract_ops.core.escaping import visible
 from dlt_contract_ops.model.findings import DriftFinding
-from dlt_contract_ops.sinks.base import ErrorEvent
+from dlt_contract_ops.sinks.base import ErrorEvent, ResolvedAlert
 
 LOGGER_NAME = "dlt_contract_ops.alerts"
 
@@ -53,8 +53,8 @@ REPRODUCE_HINT = "reproduce SELECT: `reconcile --format json` or the report"
 
 def drift_line(finding: DriftFinding) -> str:
     """The one line the logging sink writes for a drift finding: where, the table, the
-    columns and the finding id. The reproduce SELECT (often ~900 characters) is not on it:
-    it is in the JSON output and the report, under the same id."""
+    columns and the finding id. The reproduce SELECT is not on it (a
+    log line stays one line): it is in the JSON output and the report, under the same id."""
     line = (
         f"schema drift kind={finding.drift_type} "
         f"at={where(finding.pipeline, finding.source, finding.resource)} "
@@ -84,6 +84,18 @@ def error_line(event: ErrorEvent) -> str:
     return visible(f"{head}: {one_line(event.message)}")
 
 
+def resolved_line(alert: ResolvedAlert) -> str:
+    """The one line the logging sink writes (INFO) when a finding it logged is resolved."""
+    line = (
+        f"schema drift resolved kind={alert.drift_type} "
+        f"at={where(alert.pipeline, alert.source, alert.resource)} table={token(alert.table)} "
+        f"columns={json.dumps(list(alert.columns), ensure_ascii=False)} id={alert.id}"
+    )
+    if alert.superseded_by:
+        line += f" superseded_by={alert.superseded_by}"
+    return visible(line)
+
+
 class LoggingSink:
     """WARNING per drift finding, ERROR with traceback per reconciler error.
 
@@ -103,6 +115,9 @@ class LoggingSink:
             self._log.warning("%s", drift_detail(finding))
         else:
             self._log.warning("%s", drift_line(finding))
+
+    def emit_resolved(self, alert: ResolvedAlert) -> None:
+        self._log.info("%s", resolved_line(alert))
 
     def emit_error(self, event: ErrorEvent) -> None:
         exc = event.exception

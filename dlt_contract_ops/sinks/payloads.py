@@ -1,5 +1,8 @@
 """The JSON documents the webhook sink POSTs: its own `json` shape and Slack's
-incoming-webhook shape (`text` plus Block Kit `blocks`). Pure functions, no I/O."""
+incoming-webhook shape (`text` plus Block Kit `blocks`). Pure functions, no I/O.
+
+Version 2 added `event` ("drift", "resolved", "error") to every document, and the resolve
+documents; the keys of version 1 are all still there."""
 
 from __future__ import annotations
 
@@ -7,10 +10,10 @@ import datetime as dt
 from typing import Any
 
 from dlt_contract_ops.model.findings import DriftFinding
-from dlt_contract_ops.sinks.base import ErrorEvent
+from dlt_contract_ops.sinks.base import ErrorEvent, ResolvedAlert
 from dlt_contract_ops.sinks.logging_sink import one_line, where
 
-PAYLOAD_VERSION = 1
+PAYLOAD_VERSION = 2
 
 # Slack rejects a message whose section text exceeds 3000 characters or whose header exceeds
 # 150; long values are cut with an ellipsis instead.
@@ -32,6 +35,16 @@ def drift_summary(finding: DriftFinding) -> str:
     )
 
 
+def resolved_summary(alert: ResolvedAlert) -> str:
+    """One human line: `schema drift (additive) resolved at p.s.r: 1 column(s): a`."""
+    line = (
+        f"schema drift ({alert.drift_type}) resolved at "
+        f"{where(alert.pipeline, alert.source, alert.resource)}: "
+        f"{len(alert.columns)} column(s): {', '.join(alert.columns)}"
+    )
+    return line + (f" (superseded by {alert.superseded_by})" if alert.superseded_by else "")
+
+
 def error_summary(event: ErrorEvent) -> str:
     """One human line for a reconciler error."""
     detector = f" ({event.detector})" if event.detector else ""
@@ -50,6 +63,7 @@ def drift_json(finding: DriftFinding, *, send_samples: bool = True) -> dict[str,
         body["samples"] = {c: [] for c in finding.columns}
     return {
         "type": "schema_drift",
+        "event": "drift",
         "version": PAYLOAD_VERSION,
         "sent_at": _now(),
         "summary": drift_summary(finding),
@@ -57,10 +71,30 @@ def drift_json(finding: DriftFinding, *, send_samples: bool = True) -> dict[str,
     }
 
 
+def resolved_json(alert: ResolvedAlert) -> dict[str, Any]:
+    """`{"type": "schema_drift", "event": "resolved", "version": 2, "sent_at", "summary",
+    "finding": {"id", "drift_type", "source", "pipeline", "resource", "table", "columns",
+    "resolved_at", "superseded_by"}}`: the finding `id` the drift event carried is gone."""
+    return {
+        "type": "schema_drift",
+        "event": "resolved",
+        "version": PAYLOAD_VERSION,
+        "sent_at": _now(),
+        "summary": resolved_summary(alert),
+        "finding": {
+            "id": alert.id, "drift_type": alert.drift_type, "source": alert.source,
+            "pipeline": alert.pipeline, "resource": alert.resource, "table": alert.table,
+            "columns": list(alert.columns), "resolved_at": alert.resolved_at,
+            "superseded_by": alert.superseded_by,
+        },
+    }
+
+
 def error_json(event: ErrorEvent) -> dict[str, Any]:
     """`{"type": "reconciler_error", "version": 1, "sent_at", "summary", "error": {...}}`."""
     return {
         "type": "reconciler_error",
+        "event": "error",
         "version": PAYLOAD_VERSION,
         "sent_at": _now(),
         "summary": error_summary(event),
@@ -141,6 +175,19 @@ def drift_slack(finding: DriftFinding, *, send_samples: bool = True) -> dict[str
     if finding.reproduce:
         blocks.append(_section(f"*Reproduce*\n```{slack_escape(finding.reproduce)}```"))
     return {"text": slack_escape(drift_summary(finding)), "blocks": blocks}
+
+
+def resolved_slack(alert: ResolvedAlert) -> dict[str, Any]:
+    """Slack's incoming-webhook document for a resolved finding."""
+    columns = "\n".join(f"• {_code(c)}" for c in alert.columns)
+    blocks = [
+        _header(f"Resolved: schema drift ({alert.drift_type}): {alert.resource}"),
+        _fields([("Pipeline", alert.pipeline), ("Source", alert.source),
+                 ("Resource", alert.resource), ("Table", alert.table)]),
+        _section(f"*No longer found* ({len(alert.columns)} column(s), id "
+                 f"{_code(alert.id)})\n{columns}"),
+    ]
+    return {"text": slack_escape("Resolved: " + resolved_summary(alert)), "blocks": blocks}
 
 
 def error_slack(event: ErrorEvent) -> dict[str, Any]:

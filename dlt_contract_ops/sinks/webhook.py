@@ -1,4 +1,5 @@
-"""The webhook sink: POST one JSON document per event through dlt's HTTP client.
+"""The webhook sink: POST one JSON document per event (drift, resolved, error) through dlt's
+HTTP client.
 
 Options (`[contract_ops.alert_sink.webhook]`; `url` only from secrets, since a Slack webhook
 URL is a credential):
@@ -45,7 +46,7 @@ from dlt.sources.helpers.requests import (
 from dlt_contract_ops.errors import DeliveryError
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.sinks import payloads
-from dlt_contract_ops.sinks.base import ErrorEvent
+from dlt_contract_ops.sinks.base import ErrorEvent, ResolvedAlert
 from dlt_contract_ops.sinks.http_budget import _BUDGET, Budget, BudgetClient
 from dlt_contract_ops.sinks.options import (
     SinkOptionError,
@@ -127,18 +128,18 @@ def url_problem(url: str) -> str | None:
     return "its port is not 1 to 65535" if port == 0 else None
 
 
-def checked_url(url: object) -> str:
+def checked_url(url: object, name: str = NAME, file: str = ".dlt/secrets.toml") -> str:
     """`url` when it can be POSTed to; a SinkOptionError that says what is wrong with it
-    and where it is set otherwise, when the sink is built (so `validate` and `reconcile`
-    refuse it before anything is swept), not at the first POST."""
-    text = as_text(url, NAME, "url")
+    and where it is set (`file`) otherwise, when sink `name` is built (so `validate` and
+    `reconcile` refuse it before anything is swept), not at the first POST."""
+    text = as_text(url, name, "url")
     problem = url_problem(text)
     if problem:
         raise SinkOptionError(
-            f"Option `url` of alert sink '{NAME}' is not an http(s) URL with a host "
+            f"Option `url` of alert sink '{name}' is not an http(s) URL with a host "
             f"({problem}): set it to the receiver's address (`https://host/path`) in "
-            f"`[contract_ops.alert_sink.{NAME}]` of .dlt/secrets.toml.",
-            NAME,
+            f"`[contract_ops.alert_sink.{name}]` of {file}.",
+            name,
             "url",
         )
     return text
@@ -162,6 +163,11 @@ class WebhookSink:
     for an event that was not delivered."""
 
     secret_options: ClassVar[frozenset[str]] = frozenset({"url"})
+    #: the name its option errors give, and what its delivery errors call a POST
+    sink_name: ClassVar[str] = NAME
+    label: ClassVar[str] = "Webhook"
+    #: what to check when the receiver refused an event (a 4xx)
+    event_hint: ClassVar[str] = "Check the `url`, `format` and `headers` options."
 
     def __init__(
         self,
@@ -174,20 +180,22 @@ class WebhookSink:
         send_samples: bool = True,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.url = checked_url(url)
-        self.format = as_choice(format, NAME, "format", ("json", "slack"))
-        self.timeout = as_number(timeout, NAME, "timeout", minimum=0.001)
-        self.retries = int(as_number(retries, NAME, "retries"))
-        self.backoff = as_number(backoff, NAME, "backoff")
-        self.max_time = as_number(max_time, NAME, "max_time", minimum=0.001)
-        self.send_samples = as_bool(send_samples, NAME, "send_samples")
+        name = self.sink_name
+        secret = "url" in self.secret_options
+        self.url = checked_url(url, name, ".dlt/secrets.toml" if secret else ".dlt/config.toml")
+        self.format = as_choice(format, name, "format", ("json", "slack"))
+        self.timeout = as_number(timeout, name, "timeout", minimum=0.001)
+        self.retries = int(as_number(retries, name, "retries"))
+        self.backoff = as_number(backoff, name, "backoff")
+        self.max_time = as_number(max_time, name, "max_time", minimum=0.001)
+        self.send_samples = as_bool(send_samples, name, "send_samples")
         if headers is not None and not (
             isinstance(headers, Mapping)
             and all(isinstance(k, str) and isinstance(v, str) for k, v in headers.items())
         ):
             raise SinkOptionError(
-                f"Option `headers` of alert sink '{NAME}' must be a table of strings.",
-                NAME,
+                f"Option `headers` of alert sink '{name}' must be a table of strings.",
+                name,
                 "headers",
             )
         self.headers = {"Content-Type": "application/json", "User-Agent": USER_AGENT}
@@ -212,11 +220,16 @@ class WebhookSink:
             doc = payloads.drift_slack(finding, send_samples=self.send_samples)
         else:
             doc = payloads.drift_json(finding, send_samples=self.send_samples)
-        self._deliver(doc)
+        self.deliver(doc)
 
     def emit_error(self, event: ErrorEvent) -> None:
         doc = payloads.error_slack(event) if self.format == "slack" else payloads.error_json(event)
-        self._deliver(doc)
+        self.deliver(doc)
+
+    def emit_resolved(self, alert: ResolvedAlert) -> None:
+        """`ResolvesAlerts`: the finding `alert.id` a drift event announced is gone."""
+        slack = self.format == "slack"
+        self.deliver(payloads.resolved_slack(alert) if slack else payloads.resolved_json(alert))
 
     def flush(self, timeout: float) -> None:
         """Nothing to do: delivery is synchronous, every event has been answered or raised."""
@@ -225,12 +238,13 @@ class WebhookSink:
         self._client.adapter.close()
 
     # -- delivery ------------------------------------------------------------------------
-    def _deliver(self, doc: Mapping[str, Any]) -> None:
+    def deliver(self, doc: Mapping[str, Any]) -> None:
+        """POST `doc` as JSON; return once delivered, else raise `DeliveryError`."""
         where = redact(self.url)
         if self._broken is not None:
             raise DeliveryError(
-                f"Webhook event not sent to {where}: an earlier event of this run failed there "
-                f"({self._broken}), so the rest fail at once instead of each waiting out "
+                f"{self.label} event not sent to {where}: an earlier event of this run failed "
+                f"there ({self._broken}), so the rest fail at once instead of each waiting out "
                 f"`max_time`. Check that the receiver is up."
             )
         outcome = self.post(json.dumps(doc, ensure_ascii=False).encode("utf-8"))
@@ -241,9 +255,9 @@ class WebhookSink:
             self._broken = outcome.detail
             hint = "Check that the receiver is up and answers within `timeout`/`max_time`."
         else:
-            hint = "Check the `url`, `format` and `headers` options."
+            hint = self.event_hint
         raise DeliveryError(
-            f"Webhook POST to {where} failed after {outcome.attempts} attempt(s): "
+            f"{self.label} POST to {where} failed after {outcome.attempts} attempt(s): "
             f"{outcome.detail}; the event was not delivered. {hint}"
         )
 

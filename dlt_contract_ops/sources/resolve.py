@@ -105,20 +105,23 @@ def bind_destination(
     on it that has not connected yet: the one way `reconcile` and `validate` resolve a
     destination, its configuration and credentials from dlt's chain included, so `validate`
     refuses what a sweep would (CredentialsMissingError, an unknown destination)."""
+    import copy
+
     from dlt.common.schema import Schema
 
-    from dlt_contract_ops.destinations.connect import open_adapter
+    from dlt_contract_ops.destinations.connect import open_target
 
     schema = Schema(built.schema_name)
-    schema.naming = built.naming  # the convention the source writes with
+    # the convention the source writes with; a copy, as dlt's client sets its `max_length`
+    schema.naming = copy.copy(built.naming)
     # `built` lets a source without `pipeline_name` be matched to its local pipeline
     target = resolve_target_checked(settings, project_dir, built)
-    # dlt shortens identifiers to the destination's limit (PostgreSQL: 63 characters)
-    built = built.for_destination(target.destination.capabilities())
-    adapter = open_adapter(
+    opened = open_target(
         target, schema, query_timeout=project.query_timeout, lock_timeout=project.lock_timeout
     )
-    return target, built, adapter
+    # dlt shortens identifiers to the destination's limit (PostgreSQL: 63 characters): the
+    # capabilities the adapter's client computed, not asked of the destination again
+    return target, built.for_destination(opened.capabilities), opened.adapter
 
 
 def unknown_destination_message(settings: SourceSettings) -> str:

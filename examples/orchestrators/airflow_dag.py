@@ -1,14 +1,19 @@
-"""An Airflow DAG that reconciles every declared dlt source, one mapped task per source.
+"""An Airflow DAG that reconciles every declared dlt source, one mapped task per shard.
 
 Copy this file into your DAGs folder and set `CONTRACT_OPS_PROJECT_DIR` to the dlt project
-(the folder that holds `.dlt/`). A task fails when the reconciler could not check its source,
-and on drift when the run's `fail_on_drift` param is true (any finding) or a severity
-(`"error"`, `"warning"`: findings of that severity or worse); a finding acknowledged with
-`dlt-contract-ops ack`, not expired, never fails it. Otherwise it returns the findings (the
-`--format json` document plus a summary) as its XCom.
+(the folder that holds `.dlt/`). The sweep is cut into the run's `shards` param (default
+`CONTRACT_OPS_SHARDS`, else 4) by dynamic task mapping: task I of N reconciles shard I/N of the
+(source, table) pairs (`reconcile --all --shard I/N`), and the N tasks together find what one
+sweep finds. The tasks share one state dir (alert dedup, the finding index, the load
+profiles): on several workers, a shared path (docs/cli.md#shards). A task fails when the
+reconciler could not check its part, and on drift when the run's `fail_on_drift` param is
+true (any finding) or a severity (`"error"`, `"warning"`: findings of that severity or
+worse); a finding acknowledged with `dlt-contract-ops ack`, not expired, never fails it.
+Otherwise it returns the findings (the `--format json` document plus a summary) as its XCom.
 
-The task bodies are plain functions (`declared_source_names`, `reconcile_task`), importable
-and testable without Airflow; the DAG object is built only when Airflow is installed.
+The task bodies are plain functions (`declared_source_names`, `shard_specs`,
+`reconcile_task`), importable and testable without Airflow; the DAG object is built only when
+Airflow is installed.
 Needs `pip install 'dlt-contract-ops[airflow]'`.
 """
 
@@ -41,6 +46,8 @@ except ImportError:
         _TaskFailure = RuntimeError  # type: ignore[assignment,misc]
 
 PROJECT_DIR = os.environ.get("CONTRACT_OPS_PROJECT_DIR", ".")
+#: how many tasks share a sweep unless the run's `shards` param says otherwise
+SHARDS = int(os.environ.get("CONTRACT_OPS_SHARDS", "4"))
 
 
 class ContractCheckFailed(_TaskFailure):  # type: ignore[valid-type,misc]
@@ -60,6 +67,15 @@ def declared_source_names(project_dir: str | os.PathLike[str] = PROJECT_DIR) -> 
         return declared_sources()
 
 
+def shard_specs(count: int = SHARDS) -> list[str]:
+    """The shards of a sweep cut into `count` tasks, as `run(shard=...)` takes them.
+
+    >>> shard_specs(3)
+    ['1/3', '2/3', '3/3']
+    """
+    return [f"{i}/{count}" for i in range(1, max(1, int(count)) + 1)]
+
+
 def reconcile_task(
     project_dir: str | os.PathLike[str] = PROJECT_DIR,
     fail_on_drift: bool | Severity = False,
@@ -67,8 +83,10 @@ def reconcile_task(
     sources: Sequence[str] | None = None,
     include_removal: bool = False,
     alert_sinks: Sequence[str] | None = None,
+    shard: str | None = None,
 ) -> dict[str, Any]:
-    """Reconcile `sources` (every declared source when None); the JSON-safe document.
+    """Reconcile `sources` (every declared source when None), only shard `shard` ("2/3") of
+    their tables when given; the JSON-safe document.
 
     Raises ContractCheckFailed on a reconciler error, and on unacknowledged drift with
     `fail_on_drift` (True: any finding; a severity: findings of it or worse).
@@ -84,6 +102,7 @@ def reconcile_task(
             detectors=selected({"removal"} if include_removal else ()),
             project_dir=project_dir,
             alert_sinks=alert_sinks,
+            shard=shard,
         )
     except ContractOpsError as exc:  # the sweep could not start (a bad project, a bad sink)
         results = [
@@ -129,27 +148,27 @@ if dag is not None:
         schedule="@daily",
         start_date=datetime(2026, 1, 1),
         catchup=False,
-        params={"fail_on_drift": False, "include_removal": False},
+        params={"fail_on_drift": False, "include_removal": False, "shards": SHARDS},
         tags=["dlt", "contract-ops"],
     )
     def dlt_contract_ops_reconcile() -> None:
-        @task
-        def list_sources() -> list[str]:
-            return declared_source_names(PROJECT_DIR)
-
         # context arrives as keyword arguments (`params` is the run's params)
         @task
-        def reconcile(source: str, **context: Any) -> dict[str, Any]:
+        def list_shards(**context: Any) -> list[str]:
+            return shard_specs(int(context["params"]["shards"]))
+
+        @task
+        def reconcile(shard: str, **context: Any) -> dict[str, Any]:
             params = context["params"]
             fail = params["fail_on_drift"]  # true, false, or a severity ("error")
             return reconcile_task(
                 PROJECT_DIR,
                 fail if fail in SEVERITIES else bool(fail),
-                sources=[source],
                 include_removal=bool(params["include_removal"]),
+                shard=shard,
             )
 
-        reconcile.expand(source=list_sources())
+        reconcile.expand(shard=list_shards())
 
     DAG = dlt_contract_ops_reconcile()
 else:

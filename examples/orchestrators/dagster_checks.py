@@ -20,6 +20,12 @@ or in code::
     defs = build_definitions("path/to/dlt/project", fail_on_drift="error")
     defs.resolve_implicit_global_asset_job_def().execute_in_process()
 
+A sweep too big for one run is cut into shards instead (`build_shard_job`): a job with one
+partition per shard ("1/4" ... "4/4"); each partition's run reconciles that shard of every
+source's tables (`reconcile --all --shard I/N`), and a backfill of all partitions is the
+whole sweep, on as many workers as your run launcher gives it. The runs share one state dir
+(a shared path across machines: docs/cli.md#shards).
+
 Needs `pip install 'dlt-contract-ops[dagster]'`.
 """
 
@@ -121,6 +127,23 @@ def _markdown(results: Sequence[ReconcileResult]) -> str:
     )
 
 
+def _sweep(
+    sources: Sequence[str] | None, project_dir: str | os.PathLike[str], *,
+    include_removal: bool, alert_sinks: Sequence[str] | None, shard: str | None = None,
+) -> list[ReconcileResult]:
+    try:
+        return run(
+            sources,
+            detectors=selected({"removal"} if include_removal else ()),
+            project_dir=project_dir,
+            alert_sinks=alert_sinks,
+            shard=shard,
+        )
+    except ContractOpsError as exc:  # the sweep could not start (a bad project, a bad sink)
+        where = ", ".join(sources or [f"shard {shard}" if shard else "*"])
+        return [ReconcileResult(source=where, error=str(exc), error_kind="config")]
+
+
 def evaluate(
     source: str,
     project_dir: str | os.PathLike[str],
@@ -130,16 +153,50 @@ def evaluate(
     alert_sinks: Sequence[str] | None = None,
 ) -> dg.AssetCheckResult:
     """Reconcile one source and judge it. The project's alert sinks still get the findings."""
-    try:
-        results = run(
-            [source],
-            detectors=selected({"removal"} if include_removal else ()),
-            project_dir=project_dir,
-            alert_sinks=alert_sinks,
-        )
-    except ContractOpsError as exc:  # the sweep could not start (a bad project, a bad sink)
-        results = [ReconcileResult(source=source, error=str(exc), error_kind="config")]
+    results = _sweep([source], project_dir, include_removal=include_removal,
+                     alert_sinks=alert_sinks)
     return check_result(results, fail_on_drift=fail_on_drift)
+
+
+def build_shard_job(
+    project_dir: str | os.PathLike[str],
+    *,
+    shards: int = 4,
+    include_removal: bool = False,
+    fail_on_drift: bool | Severity = False,
+    alert_sinks: Sequence[str] | None = None,
+    name: str = "contract_drift_sweep",
+) -> dg.JobDefinition:
+    """A job with one partition per shard ("1/4" ... "4/4"): the run of partition I/N
+    reconciles shard I/N of every declared source's tables. It fails (`dg.Failure`, the
+    check's metadata attached) as a check would; else its output carries that metadata.
+
+    >>> build_shard_job("path/to/dlt/project", shards=4).execute_in_process(
+    ...     partition_key="2/4")  # doctest: +SKIP
+    """
+    project_dir = os.path.abspath(os.fspath(project_dir))
+    keys = [f"{i}/{shards}" for i in range(1, shards + 1)]
+
+    # `context` unannotated: Dagster checks the annotation's object when the op is defined,
+    # and this module's annotations are strings (`from __future__ import annotations`)
+    @dg.op(name=f"{name}_shard")
+    def reconcile_shard(context) -> dg.Output[dict[str, Any]]:  # type: ignore[no-untyped-def]
+        shard = context.partition_key
+        results = _sweep(None, project_dir, include_removal=include_removal,
+                         alert_sinks=alert_sinks, shard=shard)
+        judged = check_result(results, fail_on_drift=fail_on_drift)
+        if not judged.passed:
+            raise dg.Failure(description=f"shard {shard}: {judged.description}",
+                             metadata=judged.metadata)
+        found = sorted(f.id for r in results for f in r.findings)
+        return dg.Output({"shard": shard, "findings": found, "description": judged.description},
+                         metadata=judged.metadata)
+
+    @dg.job(name=name, partitions_def=dg.StaticPartitionsDefinition(keys))
+    def sweep_job() -> None:
+        reconcile_shard()
+
+    return sweep_job
 
 
 def build_contract_checks(
@@ -201,9 +258,16 @@ def _fail_on_drift(value: str) -> bool | Severity:
 
 @dg.definitions
 def defs() -> dg.Definitions:
-    """For `dagster dev -f`: read on load, so importing this module reads no project."""
-    return build_definitions(
-        os.environ.get("CONTRACT_OPS_PROJECT_DIR", "."),
-        include_removal=os.environ.get("CONTRACT_OPS_INCLUDE_REMOVAL") == "1",
-        fail_on_drift=_fail_on_drift(os.environ.get("CONTRACT_OPS_FAIL_ON_DRIFT", "")),
-    )
+    """For `dagster dev -f`: read on load, so importing this module reads no project.
+    `CONTRACT_OPS_SHARDS=N` adds the sharded sweep job (`build_shard_job`)."""
+    project_dir = os.environ.get("CONTRACT_OPS_PROJECT_DIR", ".")
+    options: dict[str, Any] = {
+        "include_removal": os.environ.get("CONTRACT_OPS_INCLUDE_REMOVAL") == "1",
+        "fail_on_drift": _fail_on_drift(os.environ.get("CONTRACT_OPS_FAIL_ON_DRIFT", "")),
+    }
+    checks = build_definitions(project_dir, **options)
+    shards = os.environ.get("CONTRACT_OPS_SHARDS")
+    if not shards:
+        return checks
+    job = build_shard_job(project_dir, shards=int(shards), **options)
+    return dg.Definitions.merge(checks, dg.Definitions(jobs=[job]))

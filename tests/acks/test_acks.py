@@ -224,6 +224,12 @@ def _entry(f: DriftFinding) -> dict[str, object]:
             "columns": list(f.columns)}
 
 
+def _where(known: dict[str, dict[str, object]]) -> dict[str, dict[str, object]]:
+    """What each id stands for (its content left out)."""
+    return {i: {k: e[k] for k in ("source", "table", "detector", "columns")}
+            for i, e in known.items()}
+
+
 def test_the_finding_index_is_written_only_when_it_learns_something(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -238,7 +244,12 @@ def test_the_finding_index_is_written_only_when_it_learns_something(
     other = _found("app", "orders", ["x", "y"])
     record_run(tmp_path, [first, other], sweep=True)
     assert len(path.read_text().splitlines()) == 2  # appended: only what it learnt
-    assert known_findings(tmp_path) == {first.id: _entry(first), other.id: _entry(other)}
+    assert _where(known_findings(tmp_path)) == {first.id: _entry(first),
+                                                other.id: _entry(other)}
+    # and what each said: its content, the content's digest, a line for people
+    assert known_findings(tmp_path)[other.id]["content"] == ["column `x`", "column `y`"]
+    assert known_findings(tmp_path)[other.id]["summary"] == (
+        "additive drift of `orders`: column `x`; column `y`")
     assert len(index_file(tmp_path).read_text().splitlines()) == 1  # the sweep's line
 
 
@@ -263,5 +274,5 @@ def test_an_id_index_of_an_older_version_keeps_its_acks(
     _sweep(app_project, sink, NOW + dt.timedelta(hours=1))
     assert not old.exists()  # moved into the finding index
     with project_context(app_project.root):
-        assert known_findings(app_project.root) == entries
+        assert _where(known_findings(app_project.root)) == entries
     assert [r for r, _ in ack_problems(str(app_project.root))] == []  # not orphaned

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.destinations import scenario
+from tests.destinations.plain import plain_select
 from tests.destinations.servers import Backend, make, unique
 from tests.projects import Project
 
@@ -105,8 +106,12 @@ def _reproduced(doc: dict[str, Any], backend: Backend, dataset: str) -> None:
     assert sorted((w, int(n), int(c)) for w, n, c in readings_cov) == [
         ("baseline", 20, 20), ("recent", 10, 0)
     ]
-    assert len(added_rows) == 5
-    assert all(row[0] is not None for row in added_rows)
+    # the sampled rows, read plainly: the added column's samples, newest first, each beside
+    # its load (the time axis)
+    plain_select(added_sql, {"mariadb": "mysql"}.get(backend.kind, backend.kind))
+    assert [row[0] for row in added_rows] == found[("additive", "events")]["samples"][
+        "payload_size"]
+    assert [row[1] for row in added_rows] == sorted((row[1] for row in added_rows), reverse=True)
 
 
 def test_clean_dataset_reports_nothing(project: Project, backend: Backend) -> None:
@@ -145,4 +150,5 @@ def test_sqlite_reproduce_runs_in_a_fresh_shell(project: Project, tmp_path: Path
             rows = con.execute(select).fetchall()
         finally:
             con.close()
-    assert len(rows) == 5
+    assert [r[0] for r in rows] == scenario.by_kind(doc, "telemetry")[
+        ("additive", "events")]["samples"]["payload_size"]

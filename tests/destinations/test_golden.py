@@ -21,10 +21,12 @@ from dlt_contract_ops.destinations.base import SqlClientAdapter
 from dlt_contract_ops.destinations.bigquery import BigQueryAdapter
 from dlt_contract_ops.destinations.snowflake import SnowflakeAdapter
 from dlt_contract_ops.destinations.sql import dialect_for
+from dlt_contract_ops.detection.rows import nested_rows
 from dlt_contract_ops.detectors.queries import (
     axis_bound,
     coverage_query,
     reproduce_coverage_query,
+    reproduce_samples_query,
     sample_query,
     select_columns,
 )
@@ -94,8 +96,23 @@ CASES: dict[str, Case] = {
     "sample_odd_identifiers": lambda a: a.driver_sql(
         sample_query(a.table("OrderItems"), ODD, None), 0, "sample"
     ),
+    # what a finding's `reproduce` shows of its samples: a plain SELECT of the sampled rows
     "reproduce_sample": lambda a: a.reproduce(
-        sample_query(a.table("events"), ["payload_size"], TS), []
+        reproduce_samples_query(a.table("events"), ["payload_size"], TS, "_dlt_id",
+                                shown=["_dlt_load_id"]), []
+    ),
+    "reproduce_sample_load_id": lambda a: a.reproduce(
+        reproduce_samples_query(a.table("events"), ["payload_size", "actor_login"], LOAD_ID,
+                                "_dlt_id", since=True, shown=["_dlt_load_id"]),
+        [axis_bound(BASELINE, LOAD_ID)],
+    ),
+    # a child table's rows, beside their root row's load
+    "reproduce_sample_nested": lambda a: a.reproduce(
+        reproduce_samples_query(
+            nested_rows(a.table("events__tags"), a.table("events"), "_dlt_root_id",
+                        ["_dlt_load_id"]),
+            ["label"], LOAD_ID, "_dlt_id", since=True),
+        [axis_bound(BASELINE, LOAD_ID)],
     ),
     "coverage": lambda a: a.driver_sql(
         coverage_query(a.table("events"), ["actor_login", "score"], TS), 2, "coverage"

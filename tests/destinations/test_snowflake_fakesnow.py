@@ -42,10 +42,12 @@ from dlt_contract_ops.detectors.queries import (
     axis_time,
     coverage_query,
     reproduce_coverage_query,
+    reproduce_samples_query,
     sample_query,
 )
 from dlt_contract_ops.detectors.removal import window_counts
 from tests.conftest import in_ci
+from tests.destinations.plain import plain_select
 
 
 def _dev_dependency(module: str) -> Any:
@@ -325,8 +327,13 @@ def test_sample_returns_newest_non_null_values_of_drifted_columns(
     # read as the additive runner reads it
     firsts = [axis_time(v, LOAD_ID) for v in rows[0][len(drift.columns) + 1:]]
     assert firsts == [LOADS[k].isoformat() for k in ("L0", "L2", "L3")]
-    # pasted, the reproduce text returns exactly the sampled rows
-    assert raw_query(adapter.reproduce(query, [])) == rows
+    # pasted, the finding's reproduce returns the sampled rows, newest first: each drifted
+    # column's values (here its five newest), the load beside them, read plainly
+    reproduce = adapter.reproduce(reproduce_samples_query(
+        adapter.table("events"), drift.columns, LOAD_ID, "_dlt_id", shown=["_dlt_load_id"]), [])
+    plain_select(reproduce, "snowflake")
+    assert unknown_columns(reproduce) == set()
+    assert raw_query(reproduce) == [r[:len(drift.columns) + 1] for r in rows[:5]]
 
 
 # was an adapter bug: a column that is also an output alias kept its dlt spelling

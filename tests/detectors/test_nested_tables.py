@@ -21,6 +21,7 @@ import pytest
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.model.findings import ReconcileResult
 from tests.conftest import require_server
+from tests.destinations.plain import plain_select
 from tests.duckdb_baselines import is_fresh, shared_loads
 from tests.projects import Project
 
@@ -163,6 +164,13 @@ def test_a_column_added_in_a_child_table_is_additive_drift(loaded: Loaded) -> No
     assert set(finding.samples["priority"]) <= set(range(100, 105))
     assert finding.first_seen is not None  # the root row's load, read through the link
     assert not any("not checked" in n for n in result.notes)
+    # pasted, the reproduce returns the sampled rows: each beside its root row's load,
+    # newest first, read plainly (no window function, no CASE)
+    plain_select(finding.reproduce or "", loaded.destination)
+    rows = loaded.sql(finding.reproduce or "")
+    assert [r[0] for r in rows] == finding.samples["priority"]
+    assert {r[1] for r in rows} == {max(r[0] for r in loaded.sql(
+        f'SELECT _dlt_load_id FROM "{loaded.dataset}".users'))}
 
 
 @pytest.mark.parametrize("disposition", ["append", "merge"])

@@ -7,11 +7,16 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from typing import Any
 
 import pytest
 
+from dlt_contract_ops.core.columns import TimeAxis
+from dlt_contract_ops.destinations.postgres import PostgresAdapter
+from dlt_contract_ops.detectors.queries import axis_bound, sample_query
 from dlt_contract_ops.engine.reconcile import run
+from dlt_contract_ops.settings.project import DEFAULT_SAMPLE_ROWS
 from tests.conftest import require_server
 from tests.projects import Project
 
@@ -103,8 +108,15 @@ def test_every_wide_column_is_sampled_from_one_sort(project: Project, dataset: s
         assert len(odd) == 5
         assert all(int(v.rpartition("_")[2]) < 30 for v in odd)  # from the oldest load only
         # one window order for every column: the rows are sorted at most twice (the slice's
-        # newest-first LIMIT, and the pick, which PostgreSQL may take from the slice)
-        cur.execute("EXPLAIN (FORMAT JSON) " + str(finding.reproduce))
+        # newest-first LIMIT, and the pick, which PostgreSQL may take from the slice). The
+        # sample query as the additive runner builds it (the finding's `reproduce` is a
+        # plain SELECT of the sampled rows, not this query)
+        axis = TimeAxis("_dlt_load_id", "load_id")
+        adapter = PostgresAdapter.offline(dataset)
+        query = sample_query(adapter.table("wide"), finding.columns, axis, tiebreak="_dlt_id",
+                             since=True, max_rows=DEFAULT_SAMPLE_ROWS)
+        since = axis_bound(datetime(2000, 1, 1, tzinfo=timezone.utc), axis)
+        cur.execute("EXPLAIN (FORMAT JSON) " + adapter.reproduce(query, [since]))
         nodes = _plan_nodes(cur.fetchone()[0][0]["Plan"])
     assert nodes.count("WindowAgg") <= 2, nodes  # the pick, and `MIN(axis) OVER ()`
     assert nodes.count("Sort") + nodes.count("Incremental Sort") <= 2, nodes

@@ -110,9 +110,12 @@ def test_rows_of_one_load_rank_the_same_way_and_values_never_leak(
     assert finding.columns == ["busy", "rare"]
     assert sorted(finding.samples["busy"]) == sorted(by_id)
     assert sorted(finding.samples["rare"]) == ["r0", "r20", "r40"]
-    # the reproduce query returns exactly the sampled values, run after run
+    # the reproduce returns the sampled rows, newest first: the busy column's samples, and
+    # the newest of the sparse column's (those on the same five rows), run after run
     with duckdb.connect(str(meter.root / "meter_pipe.duckdb"), read_only=True) as con:
         rows = con.execute(finding.reproduce).fetchall()
-    assert sorted(r[0] for r in rows if r[0] is not None) == sorted(finding.samples["busy"])
+    assert [r[0] for r in rows] == finding.samples["busy"]
+    rare = [r[1] for r in rows if r[1] is not None]
+    assert rare == finding.samples["rare"][:len(rare)]
     again = reconcile_source("meter", dry_run=True, project_dir=meter.root)
     assert again.findings[0].samples == finding.samples

@@ -12,6 +12,7 @@ import duckdb
 import pytest
 
 from dlt_contract_ops.engine import reconcile
+from tests.destinations.plain import plain_select
 from tests.inprocess import run_dlt
 from tests.lakehouse import lake
 from tests.projects import Project
@@ -81,7 +82,9 @@ def test_reproduce_reads_the_files_as_pasted(loaded: tuple[Project, Path, str]) 
     finally:
         con.close()
     assert sorted((w, n, c) for w, n, c in coverage) == [("baseline", 20, 16), ("recent", 10, 0)]
-    assert len(samples) == 5
+    # the sampled rows, read plainly from the files: the samples, newest first
+    plain_select(samples_sql, "duckdb")
+    assert [r[0] for r in samples] == found[("additive", "events")]["samples"]["payload_size"]
 
 
 def test_python_api_reads_the_bucket(loaded: tuple[Project, Path, str]) -> None:

@@ -30,6 +30,7 @@ from dlt_contract_ops.sinks.dedup import (
     overall,
 )
 from dlt_contract_ops.sinks.emitter import Emitter
+from dlt_contract_ops.sinks.lifecycle import OPEN_KEEP
 from dlt_contract_ops.sinks.logging_sink import drift_line
 from tests.projects import Project
 from tests.sinks.conftest import make_finding
@@ -129,8 +130,9 @@ def test_reserve_leaves_a_pending_claim_that_settle_turns_into_an_alert(tmp_path
     [
         # never delivered: the entry goes, as if never seen
         (None, {}, AlertMark("new", "first")),
-        # a re-alert that failed is due again next run (its stale entry is pruned)
-        ("same", {"dt": DAY}, AlertMark("new", "first")),
+        # a re-alert that failed is due again next run (its open record is kept: it may
+        # still resolve)
+        ("same", {"dt": DAY}, AlertMark("new", "realert")),
         # a changed finding that failed keeps the old digest: still "changed" next run
         ("other-type", {"dt": 3600}, AlertMark("new", "changed")),
     ],
@@ -154,9 +156,6 @@ def test_settle_undelivered_releases_the_claim(
     key = finding_key(finding)
     if earlier is None:
         assert after == {}
-    elif earlier == "same":
-        # older than realert_after and not pending: pruned, which decides the same
-        assert after == {}
     else:
         assert after == before
         assert "pending" not in after[key]["sinks"]["r"]
@@ -172,13 +171,19 @@ def test_state_file_shape_and_pruning(tmp_path: Path) -> None:
     _alerted(store, old)
     clock.now += DAY + 1
     _alerted(store, fresh)
+    # an open alert past realert_after is kept: it may still resolve
+    assert sorted(json.loads(path.read_text())["alerts"]) == sorted([old.id, fresh.id])
+    clock.now += OPEN_KEEP - 2
+    _alerted(store, fresh)
     doc = json.loads(path.read_text())
     assert doc["format_version"] == 3
-    # the old entry would alert again anyway: it is dropped, the file stays small
+    # the old entry is past what an open alert is kept for: dropped, the file stays small
     assert list(doc["alerts"]) == [finding_key(fresh)]
     entry = doc["alerts"][finding_key(fresh)]
+    at = START + DAY + 1 + OPEN_KEEP - 2
     assert entry == {
         "source": "shop",
+        "pipeline": "shop_pipeline",
         "resource": "fresh",
         "table": "fresh",
         "drift_type": "additive",
@@ -186,8 +191,9 @@ def test_state_file_shape_and_pruning(tmp_path: Path) -> None:
         "sinks": {"r": {
             "digest": finding_digest(fresh),
             "first_alerted": START + DAY + 1,
-            "last_alerted": START + DAY + 1,
-            "last_alerted_at": "1970-01-13T13:46:41+00:00",
+            "last_alerted": at,
+            "last_alerted_at": "1970-02-12T13:46:39+00:00",
+            "content": ["column `Straße-Nr` VARCHAR", "column `payload_size` BIGINT"],
         }},
     }
     assert finding_key(fresh) == fresh.id
@@ -371,10 +377,10 @@ def test_a_format_1_alert_counts_as_settled_for_every_sink(tmp_path: Path) -> No
     store.settle({"logging": [finding]}, {"webhook": [finding]})
     doc = json.loads(path.read_text())
     assert doc["format_version"] == 3
-    # the format 1 record was older than realert_after: pruned like any stale record
-    assert sorted(doc["alerts"][finding_key(finding)]["sinks"]) == ["logging"]
+    # the format 1 record is kept like any open alert; the webhook's copy is still due
+    assert sorted(doc["alerts"][finding_key(finding)]["sinks"]) == ["*", "logging"]
     assert store.reserve(finding, sinks) == {
-        "logging": AlertMark("repeat", "unchanged"), "webhook": AlertMark("new", "first")
+        "logging": AlertMark("repeat", "unchanged"), "webhook": AlertMark("new", "realert")
     }
 
 

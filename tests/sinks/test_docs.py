@@ -10,6 +10,7 @@ import pytest
 
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.sinks.logging_sink import drift_line
+from dlt_contract_ops.sinks.pagerduty import PagerDutySink
 from dlt_contract_ops.sinks.sentry_sink import SentrySink
 from dlt_contract_ops.sinks.webhook import WebhookSink
 from tests.projects import Project
@@ -30,7 +31,9 @@ def _blocks(text: str, lang: str) -> list[str]:
     return re.findall(rf"```{lang}\n(.*?)```", text, flags=re.S)
 
 
-@pytest.mark.parametrize(("heading", "cls"), [("`sentry`", SentrySink), ("`webhook`", WebhookSink)])
+@pytest.mark.parametrize(("heading", "cls"), [
+    ("`sentry`", SentrySink), ("`webhook`", WebhookSink), ("`pagerduty`", PagerDutySink),
+])
 def test_option_tables_match_the_constructors(heading: str, cls: type) -> None:
     documented = {}
     for line in _section(SINKS, heading).splitlines():

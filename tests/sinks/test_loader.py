@@ -20,7 +20,7 @@ from tests.projects import Project
         ("Sentry", "sentry"),
         ("webhok", "webhook"),
         ("loging", "logging"),
-        ("pagerduty", None),
+        ("opsgenie", None),
     ],
 )
 def test_unknown_sink_hint(name: str, hint: str | None) -> None:
@@ -30,7 +30,7 @@ def test_unknown_sink_hint(name: str, hint: str | None) -> None:
         assert f" Did you mean '{hint}'?" in message
     else:
         assert "Did you mean" not in message
-    assert "Registered sinks: logging, sentry, webhook." in message
+    assert "Registered sinks: logging, pagerduty, sentry, webhook." in message
 
 
 def test_unknown_sink_raises_with_hint() -> None:

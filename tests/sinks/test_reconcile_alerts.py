@@ -62,14 +62,19 @@ def test_dedup_across_runs(app_project: Project) -> None:
         assert [("alert" in f) for f in forced] == [False]
         assert len(hook.requests) == 2
 
-        # drift that changes the column set is a new alert
+        # drift that widens the column set is a new alert, escalated: it takes the place of
+        # the narrower one, which is resolved (superseded)
         add_column(app_project.root, "Ünïcode col")
         third = _findings(app_project.cli("reconcile", "--all", "--format", "json"))
-        assert [(f["columns"], f["alert"]) for f in third] == [
-            (["payload size", "Ünïcode col"], "new")
+        assert [(f["columns"], f["alert"], f["alert_reason"]) for f in third] == [
+            (["payload size", "Ünïcode col"], "new", "escalated")
         ]
-        assert hook.requests[-1].json()["finding"]["columns"] == ["payload size", "Ünïcode col"]
-        assert len(hook.requests) == 3
+        drift, resolved = (r.json() for r in hook.requests[-2:])
+        assert (drift["event"], drift["finding"]["columns"]) == (
+            "drift", ["payload size", "Ünïcode col"])
+        assert (resolved["event"], resolved["finding"]["id"]) == ("resolved", first[0]["id"])
+        assert resolved["finding"]["superseded_by"] == third[0]["id"]
+        assert len(hook.requests) == 4
 
 
 def _age_alerts(state_file: Path, seconds: float) -> None:

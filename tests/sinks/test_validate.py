@@ -51,7 +51,7 @@ enviroment = "prod"
 [contract_ops.alert_sink.webhook]
 url = "http://127.0.0.1:9/hook"
 
-[contract_ops.alert_sink.pagerduty]
+[contract_ops.alert_sink.opsgenie]
 key = "x"
 
 [contract_ops.dedup]
@@ -89,7 +89,7 @@ def test_every_problem_with_file_and_key(app_project: Project) -> None:
             ("alert_sink_registered", "contract_ops.alert_sinks[1]", config),
             ("alert_sink_registered", "contract_ops.alert_sink.sentry.enviroment", config),
             ("alert_sink_registered", "contract_ops.alert_sink.webhook.url", config),
-            ("alert_sink_registered", "contract_ops.alert_sink.pagerduty", config),
+            ("alert_sink_registered", "contract_ops.alert_sink.opsgenie", config),
         ]
     )
     by_key = {p["key"]: p["message"] for p in doc["problems"]}
@@ -110,7 +110,7 @@ def test_every_problem_with_file_and_key(app_project: Project) -> None:
     assert "`url` of alert sink 'webhook' is a secret but is set in .dlt/config.toml" in by_key[
         "contract_ops.alert_sink.webhook.url"
     ]
-    assert "'pagerduty', which is not registered" in by_key["contract_ops.alert_sink.pagerduty"]
+    assert "'opsgenie', which is not registered" in by_key["contract_ops.alert_sink.opsgenie"]
 
 
 def test_text_output_lists_each_problem(app_project: Project) -> None:
@@ -119,7 +119,8 @@ def test_text_output_lists_each_problem(app_project: Project) -> None:
     assert proc.returncode == 2
     assert proc.stdout.splitlines() == [
         "✗ alert_sink_registered: contract_ops.alert_sinks[0] (.dlt/config.toml): Unknown alert "
-        "sink 'sentri'. Did you mean 'sentry'? Registered sinks: logging, sentry, webhook.",
+        "sink 'sentri'. Did you mean 'sentry'? Registered sinks: logging, pagerduty, sentry, "
+        "webhook.",
         "1 problem(s) found: 1 source(s); alert sinks: sentri",
     ]
 

@@ -60,7 +60,7 @@ def test_json_drift_document() -> None:
     assert req.headers["Content-Type"] == "application/json"
     assert req.headers["Authorization"] == "Bearer t"
     doc = req.json()
-    assert (doc["type"], doc["version"]) == ("schema_drift", 1)
+    assert (doc["type"], doc["event"], doc["version"]) == ("schema_drift", "drift", 2)
     assert doc["finding"] == finding.model_dump(mode="json")
     assert doc["summary"] == (
         'schema drift (additive) at shop_pipeline.shop."Order Items": 2 column(s): '

@@ -1,0 +1,74 @@
+"""What a sweep checked completely: the tables each detector read without an error, which a
+finding absent from them is resolved in (`sinks.lifecycle`).
+
+A table counts for a detector of a source when the detector ran there (a result of it,
+neither a failure of the whole detector or source nor "not loaded yet"), the table is one of
+the source's modelled tables that exists (or was dropped: it was looked at), its files were
+read in full, and no error the detector reported names its resource. An error that names no
+resource, or a failed result whose errors name none, counts for every table of the source.
+A dry run resolves nothing (the emitter does not resolve in one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from dlt_contract_ops.model.findings import NOT_LOADED, DriftFinding, ReconcileResult
+from dlt_contract_ops.sinks.base import Emits, ErrorEvent
+from dlt_contract_ops.sinks.lifecycle import Swept
+
+if TYPE_CHECKING:
+    from dlt_contract_ops.detection.source_input import SourceInput
+
+Where = tuple[str, str, str]
+
+
+class Recording:
+    """Passes a source's errors and findings on to `emitter`, keeping the errors: which
+    tables each detector could not check."""
+
+    def __init__(self, emitter: Emits) -> None:
+        self.emitter = emitter
+        self.errors: list[ErrorEvent] = []
+
+    def drift(self, finding: DriftFinding) -> None:
+        self.emitter.drift(finding)
+
+    def error(self, event: ErrorEvent) -> None:
+        self.errors.append(event)
+        self.emitter.error(event)
+
+
+def checked_tables(
+    ctx: SourceInput, results: Sequence[ReconcileResult], errors: Sequence[ErrorEvent]
+) -> set[Where]:
+    """(source, detector, table) of every table each detector of `results` checked without
+    an error (see the module docstring)."""
+    tables = {
+        t.table: t.resource for t in (*ctx.built.tables, *ctx.built.nested)
+        if (t.table in ctx.live or t.table in ctx.dropped) and t.table not in ctx.read_errors
+    }
+    out: set[Where] = set()
+    for r in results:
+        if r.error_kind == NOT_LOADED or (r.error is not None and r.error_kind != "query"):
+            continue  # the detector (or the source) failed as a whole
+        named = [e for e in errors if e.detector in (r.detector, None)]
+        if any(e.resource is None for e in named) or (r.error is not None and not named):
+            continue
+        failed = {e.resource for e in named}
+        out.update((ctx.name, r.detector, t) for t, res in tables.items() if res not in failed)
+    return out
+
+
+def swept(tables: Iterable[Where], results: Iterable[ReconcileResult]) -> Swept:
+    """The sweep's `Swept`: the tables checked, and every finding found (the components a
+    combiner folded into a finding count as found: the drift is still there)."""
+    findings = [f for r in results for f in r.findings]
+    found = {f.id for f in findings}
+    found.update(str(c.get("id")) for f in findings for c in f.components or ())
+    where: dict[Where, list[DriftFinding]] = {}
+    for f in findings:
+        where.setdefault((f.source, f.drift_type, f.table), []).append(f)
+    return Swept(frozenset(tables), frozenset(found),
+                 {k: tuple(v) for k, v in where.items()})

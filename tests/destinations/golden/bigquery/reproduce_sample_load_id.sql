@@ -1,0 +1,1 @@
+SELECT `payload_size`, `actor_login`, `_dlt_load_id` FROM `acme-analytics-42`.`raw_events`.`events` WHERE (NOT `payload_size` IS NULL OR NOT `actor_login` IS NULL) AND `_dlt_load_id` >= '1783598400.0000000' ORDER BY `_dlt_load_id` DESC, `_dlt_id` LIMIT 5

@@ -1,0 +1,1 @@
+SELECT `label`, `_dlt_load_id` FROM (SELECT c.*, `r`.`_dlt_load_id` FROM `acme-analytics-42`.`raw_events`.`events__tags` AS c JOIN `acme-analytics-42`.`raw_events`.`events` AS r ON `c`.`_dlt_root_id` = `r`.`_dlt_id`) AS t WHERE NOT `label` IS NULL AND `_dlt_load_id` >= '1783598400.0000000' ORDER BY `_dlt_load_id` DESC, `_dlt_id` LIMIT 5
