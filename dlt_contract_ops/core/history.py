@@ -27,10 +27,17 @@ FORGET_DAYS = 400
 
 @dataclass(frozen=True)
 class Sweep:
-    """One sweep as the index recorded it: when it ended and the ids of its findings."""
+    """One sweep as the index recorded it: when it ended, the ids of its findings, and the
+    sources it checked without an error (None for a line that does not say: a sweep
+    recorded before the sources were, counted as checking every source)."""
 
     at: datetime
     ids: tuple[str, ...] = ()
+    sources: tuple[str, ...] | None = None
+
+    def checked(self, source: str) -> bool:
+        """Whether this sweep checked `source` (a sweep that does not say checked all)."""
+        return self.sources is None or source in self.sources
 
 
 @dataclass(frozen=True)

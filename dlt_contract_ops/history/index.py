@@ -6,7 +6,8 @@ line that is not UTF-8 is skipped with a warning, a line a crash cut short does 
 is skipped; the other lines still count):
 
 - `<project>-<hash>.sweeps.jsonl`: one line per sweep, `{"at": ISO time, "ids": [finding
-  ids]}`. Every `reconcile` that is not a dry run appends its line (a sweep with no finding
+  ids], "sources": [the sources it checked without an error]}` (a line without `sources`, as
+  older versions wrote, counts for every source). Every `reconcile` that is not a dry run appends its line (a sweep with no finding
   too: it counts as a sweep that saw none); a dry run and `report` only read it, so trying
   things out never changes the history a team relies on. The report's history reads it.
 - `<project>-<hash>.found.jsonl`: one line per finding id the first time a run (a dry run
@@ -90,11 +91,11 @@ def describe(finding: DriftFinding) -> dict[str, Any]:
 
 def record_run(
     project_dir: str | os.PathLike[str], findings: Iterable[DriftFinding], *, sweep: bool,
-    at: datetime | None = None,
+    at: datetime | None = None, sources: Sequence[str] | None = None,
 ) -> None:
     """Record a run's findings: what each id stands for (every run), and, for a `sweep` (not
-    a dry run), the sweep's line. A run that adds nothing to the found file and is not a
-    sweep takes no lock and writes nothing."""
+    a dry run), the sweep's line with the `sources` it checked. A run that adds nothing to
+    the found file and is not a sweep takes no lock and writes nothing."""
     found = {f.id: describe(f) for f in findings}
     path = index_file(project_dir)
     if not sweep and not _learns(project_dir, found):
@@ -102,23 +103,27 @@ def record_run(
     with locked(path):
         _record_found(project_dir, found)
         if sweep:
-            _record_sweep(path, list(found), at)
+            _record_sweep(path, list(found), at, sources)
 
 
 def record_sweep(
-    project_dir: str | os.PathLike[str], ids: Sequence[str], at: datetime | None = None
+    project_dir: str | os.PathLike[str], ids: Sequence[str], at: datetime | None = None,
+    sources: Sequence[str] | None = None,
 ) -> None:
-    """Append one sweep's finding ids (in order, once each) to the index."""
+    """Append one sweep's finding ids (in order, once each) and the sources it checked (None:
+    every source) to the index."""
     path = index_file(project_dir)
     with locked(path):
-        _record_sweep(path, ids, at)
+        _record_sweep(path, ids, at, sources)
 
 
-def _record_sweep(path: Path, ids: Sequence[str], at: datetime | None) -> None:
+def _record_sweep(
+    path: Path, ids: Sequence[str], at: datetime | None, sources: Sequence[str] | None
+) -> None:
     """Append the sweep's line, and fold when the oldest sweep is due (the caller holds the
     lock)."""
     moment = (at or datetime.now(timezone.utc)).astimezone(timezone.utc)
-    _append(path, [_sweep_line(moment, ids)])
+    _append(path, [_sweep_line(moment, ids, sources)])
     oldest = _oldest_sweep(path)
     if oldest is not None and oldest < moment - timedelta(days=RAW_DAYS + FOLD_SLACK_DAYS):
         _fold_file(path, moment)
@@ -222,8 +227,11 @@ def _at(text: str) -> datetime:
     return at if at.tzinfo else at.replace(tzinfo=timezone.utc)
 
 
-def _sweep_line(at: datetime, ids: Sequence[str]) -> str:
-    return json.dumps({"at": _iso(at), "ids": list(dict.fromkeys(ids))}, separators=(",", ":"))
+def _sweep_line(at: datetime, ids: Sequence[str], sources: Sequence[str] | None) -> str:
+    doc: dict[str, Any] = {"at": _iso(at), "ids": list(dict.fromkeys(ids))}
+    if sources is not None:
+        doc["sources"] = sorted(set(sources))
+    return json.dumps(doc, separators=(",", ":"))
 
 
 def _folded_line(folded: Folded) -> str:
@@ -239,7 +247,9 @@ def _parse(text: str) -> Sweep | Folded:
         return Folded(_at(f["until"]), int(f["sweeps"]), {
             str(i): Seen(_at(first), _at(last), int(n)) for i, (first, last, n) in
             f["seen"].items()})
-    return Sweep(_at(doc["at"]), tuple(str(i) for i in doc["ids"]))
+    sources = doc.get("sources")
+    return Sweep(_at(doc["at"]), tuple(str(i) for i in doc["ids"]),
+                 None if sources is None else tuple(str(s) for s in sources))
 
 
 def _read(path: Path) -> tuple[Folded | None, list[Sweep]]:
@@ -282,7 +292,7 @@ def _fold_file(path: Path, now: datetime) -> None:
     folded, sweeps = _read(path)
     folded, kept = fold(folded, sweeps, now - timedelta(days=RAW_DAYS),
                         now - timedelta(days=FORGET_DAYS))
-    lines = [_folded_line(folded), *(_sweep_line(s.at, s.ids) for s in kept)]
+    lines = [_folded_line(folded), *(_sweep_line(s.at, s.ids, s.sources) for s in kept)]
     temp = path.with_name(path.name + ".fold")
     with open(temp, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
@@ -304,3 +314,10 @@ def read_history(
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
     folded, sweeps = _read(index_file(project_dir))
     return summarize(sweeps, moment, days=days, folded=folded)
+
+
+def recorded_sweeps(project_dir: str | os.PathLike[str]) -> list[Sweep]:
+    """The sweeps recorded as they are, oldest first (folded ones are not: the append that
+    folds keeps its own sweep and the last `RAW_DAYS`)."""
+    _, sweeps = _read(index_file(project_dir))
+    return sorted(sweeps, key=lambda s: s.at)
