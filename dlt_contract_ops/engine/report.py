@@ -222,13 +222,12 @@ class Gatherer:
         self, results: list[ReconcileResult], now: datetime
     ) -> tuple[History, SinceLastSweep]:
         """The finding index's history and what changed since its last sweep."""
-        from dlt_contract_ops.history.index import known_findings, read_history, recorded_sweeps
+        from dlt_contract_ops.history.index import known_findings, read_sweeps
         from dlt_contract_ops.settings.files import project_context
 
         try:
             with project_context(self.project_dir) as pdir:
-                history = read_history(pdir, now)
-                sweeps = recorded_sweeps(pdir)
+                history, sweeps = read_sweeps(pdir, now)
                 known = known_findings(pdir) if sweeps else {}
         except Exception as exc:  # the history is a convenience: the page shows without it
             log.warning("finding index not read: %s", exc)

@@ -7,9 +7,10 @@ is skipped; the other lines still count):
 
 - `<project>-<hash>.sweeps.jsonl`: one line per sweep, `{"at": ISO time, "ids": [finding
   ids], "sources": [the sources it checked without an error]}` (a line without `sources`, as
-  older versions wrote, counts for every source). Every `reconcile` that is not a dry run appends its line (a sweep with no finding
-  too: it counts as a sweep that saw none); a dry run and `report` only read it, so trying
-  things out never changes the history a team relies on. The report's history reads it.
+  older versions wrote, counts for every source). Every `reconcile` that is not a dry run
+  appends its line (a sweep with no finding too: it counts as a sweep that saw none); a dry
+  run and `report` only read it, so trying things out never changes the history a team
+  relies on. The report's history and what changed since the last sweep read it.
 - `<project>-<hash>.found.jsonl`: one line per finding id the first time a run (a dry run
   too) finds it, or when what it stands for changed: `{"id", "source", "table", "detector",
   "columns"}`, the last line of an id winning. `ack ID` records what the id stands for from
@@ -311,13 +312,17 @@ def read_history(
     days: int = DEFAULT_TIMELINE_DAYS,
 ) -> History:
     """The recorded sweeps summarized (`core.history.summarize`); empty without an index."""
+    return read_sweeps(project_dir, now, days=days)[0]
+
+
+def read_sweeps(
+    project_dir: str | os.PathLike[str], now: datetime | None = None, *,
+    days: int = DEFAULT_TIMELINE_DAYS,
+) -> tuple[History, list[Sweep]]:
+    """`read_history`, and the sweeps recorded as they are, oldest first (folded ones are
+    not: the append that folds keeps its own sweep and the last `RAW_DAYS`), from one read
+    of the index."""
     moment = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
     folded, sweeps = _read(index_file(project_dir))
-    return summarize(sweeps, moment, days=days, folded=folded)
-
-
-def recorded_sweeps(project_dir: str | os.PathLike[str]) -> list[Sweep]:
-    """The sweeps recorded as they are, oldest first (folded ones are not: the append that
-    folds keeps its own sweep and the last `RAW_DAYS`)."""
-    _, sweeps = _read(index_file(project_dir))
-    return sorted(sweeps, key=lambda s: s.at)
+    return (summarize(sweeps, moment, days=days, folded=folded),
+            sorted(sweeps, key=lambda s: s.at))

@@ -147,6 +147,8 @@ class _Table:
     findings: list[DriftFinding] = field(default_factory=list)
     coverage: list[pictures.ColumnPicture] = field(default_factory=list)
     open: bool = False
+    #: the table's place on the page (names its small multiples' shared axes)
+    number: int = 0
 
     @property
     def rank(self) -> tuple[int, int, str]:
@@ -245,10 +247,10 @@ def to_html(
     sources = sorted((_source(name, blocks, report) for name, blocks in by_source.items()),
                      key=lambda s: (not s["errors"], s["rank"]))
     budget = OPEN_TABLES
-    for s in sources:
-        for t in s["tables"]:
-            if budget and any(severity(f) for f in t.findings):
-                t.open, budget = True, budget - 1
+    for number, t in enumerate((t for s in sources for t in s["tables"]), 1):
+        t.number = number
+        if budget and any(severity(f) for f in t.findings):
+            t.open, budget = True, budget - 1
     findings = [f for r in results for f in r.findings]
     by_detector = Counter(f.drift_type for f in findings)
     acked = Counter(f.drift_type for f in findings if f.acknowledged)

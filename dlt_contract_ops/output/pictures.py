@@ -52,8 +52,10 @@ class ColumnPicture:
 def coverage_pictures(
     loads: TableLoads, frame: Frame | None, drifted: set[str], *, last: int = DEFAULT_LOADS
 ) -> list[ColumnPicture]:
-    """Every declared column of a table, drifted ones first, each over its last loads."""
+    """Every declared column of a table, drifted ones first, each over its last loads: the
+    same loads and scale for each, so their axes are alike (the page draws them once)."""
     history = loads.loads[-last:]
+    xticks = time_ticks([p.load_time for p in history])
     out = []
     for column in sorted(loads.columns, key=lambda c: (c not in drifted, c)):
         points = [(p.load_time, None if (r := p.null_rate(column)) is None else 1.0 - r)
@@ -63,7 +65,7 @@ def coverage_pictures(
             boundary=frame.recent_start if frame else None,
             baseline_threshold=frame.baseline_threshold if frame else 0.2,
             recent_threshold=frame.recent_threshold if frame else 0.01,
-            xticks=time_ticks([t for t, _ in points]),
+            xticks=xticks,
         )
         out.append(ColumnPicture(column, chart, column in drifted))
     return out

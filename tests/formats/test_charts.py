@@ -107,6 +107,20 @@ def test_coverage_pictures_put_drifted_columns_first() -> None:
     assert [(p.column, p.drifted) for p in shown] == [("z", True), ("a", False), ("b", False)]
 
 
+def test_a_tables_small_multiples_have_the_same_axes() -> None:
+    # the page draws them once per table and each chart `use`s them: they must be alike
+    loads = TableLoads(("a", "b", "z"), tuple(LoadProfile(str(1_700_000_000 + i * 3600), 10, {
+        c: ColumnProfile(c, 10 - i * (c == "z")) for c in ("a", "b", "z")}) for i in range(5)))
+    shown = coverage_pictures(loads, Frame(1_700_003_600.0, 0.0, 0.2, 0.01), {"z"})
+    axes = {(tuple(line.d for line in p.chart.lines if line.css == "axis"),
+             tuple(t for t in p.chart.labels if t.css == "tick")) for p in shown}
+    assert len(axes) == 1
+    [(_, ticks)] = axes
+    assert [t.text for t in ticks] == ["0%", "100%", "14 Nov 22:13", "15 Nov 02:13"]
+    assert len({tuple(line.d for line in p.chart.lines if line.css == "series")
+                for p in shown}) == 2  # what differs is the data
+
+
 def test_history_counts_first_last_and_sweeps_and_days() -> None:
     now = datetime(2026, 3, 10, 12, tzinfo=timezone.utc)
     sweeps = [Sweep(now - timedelta(days=2), ("a",)), Sweep(now - timedelta(hours=1), ("a", "b")),
@@ -170,7 +184,8 @@ def test_every_chart_has_its_axis_values_and_a_legend(chart: Chart, ticks: list[
     # every value inside the picture: the y axis's left of the axis line, the x axis's under
     left = float(axis.d[1:].split()[0])
     for label in (t for t in chart.labels if t.css == "tick"):
-        assert 0 <= float(label.x) <= chart.width and 0 < float(label.y) <= chart.height
+        assert 0 <= float(label.x) <= chart.width
+        assert 0 < float(label.y) <= chart.height
     ys, xs = ticks[:2], ticks[2:]
     assert all(float(_tick(chart, t).x) < left and _tick(chart, t).anchor == "end" for t in ys)
     assert float(_tick(chart, ys[0]).y) > float(_tick(chart, ys[1]).y)  # low under high
@@ -184,7 +199,8 @@ def test_a_y_value_sits_at_its_height() -> None:
                        recent_threshold=0.0)
     [series] = [line.d for line in c.lines if line.css == "series"]
     top, bottom = _ys(series)  # 100% and 0%
-    assert float(_tick(c, "100%").y) - 3 == top and float(_tick(c, "0%").y) - 3 == bottom
+    assert float(_tick(c, "100%").y) - 3 == top
+    assert float(_tick(c, "0%").y) - 3 == bottom
 
 
 def test_a_third_party_findings_details_render_without_its_detector() -> None:
