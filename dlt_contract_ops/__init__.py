@@ -20,7 +20,7 @@ if TYPE_CHECKING:
         DEFAULT_RECENT_WINDOW,
     )
     from dlt_contract_ops.destinations.base import DestinationAdapter
-    from dlt_contract_ops.detectors.base import Detector, DetectorRun
+    from dlt_contract_ops.detection.detector import Detector, DetectorRun
     from dlt_contract_ops.engine.reconcile import detect_removal, reconcile_all, reconcile_source
     from dlt_contract_ops.errors import GateBusyError, GateRejected
     from dlt_contract_ops.ingest.run import gated_run
@@ -66,8 +66,8 @@ _LAZY: dict[str, str] = {
     "AlertSink": "dlt_contract_ops.sinks.base",
     "Coverage": "dlt_contract_ops.model.findings",
     "DestinationAdapter": "dlt_contract_ops.destinations.base",
-    "Detector": "dlt_contract_ops.detectors.base",
-    "DetectorRun": "dlt_contract_ops.detectors.base",
+    "Detector": "dlt_contract_ops.detection.detector",
+    "DetectorRun": "dlt_contract_ops.detection.detector",
     "Duration": "dlt_contract_ops.settings.detectors",
     "DriftFinding": "dlt_contract_ops.model.findings",
     "ErrorEvent": "dlt_contract_ops.sinks.base",

@@ -42,7 +42,7 @@ MOVES: dict[str, str] = {
     "validation": "engine.validation",
     # detectors/: the registry, the Detector value, each detector's runner and queries
     "detectors": "detectors.registry",
-    "detector": "detectors.base",
+    "detector": "detection.detector",
     "detector_settings": "detectors.settings",
     "runners": "detectors",
     "queries": "detectors.queries",

@@ -20,8 +20,8 @@ def profile(
 ) -> None:
     """Profile the source's new loads, then print each root table's per-load history:
     rows, and per column NULL rate, approximate distinct count, min/max and category shares."""
+    from dlt_contract_ops.engine.profile_history import profile_history
     from dlt_contract_ops.errors import ConfigError, ContractOpsError, UnknownSourceError
-    from dlt_contract_ops.profiles.service import profile_history
 
     try:
         history = profile_history(source, project_dir=project_dir, table=table, column=column)

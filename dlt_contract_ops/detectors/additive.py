@@ -11,7 +11,7 @@ from dlt_contract_ops.core.additive import AdditiveDrift, detect_additive
 from dlt_contract_ops.core.columns import ROW_ID, ExpectedTable, TimeAxis
 from dlt_contract_ops.destinations.batch import Query
 from dlt_contract_ops.destinations.jsonable import jsonable
-from dlt_contract_ops.detectors.base import DetectorRun
+from dlt_contract_ops.detection.detector import DetectorRun
 from dlt_contract_ops.detectors.queries import (
     SAMPLES_PER_COLUMN,
     axis_bound,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dlt_contract_ops.detectors.base import Detector
+from dlt_contract_ops.detection.detector import Detector
 
 if TYPE_CHECKING:
     from dlt_contract_ops.core.distribution import DistributionRule
@@ -55,6 +55,7 @@ REMOVAL = Detector(
     settings=removal_settings,
     order=20,
     severity="error",
+    profiles="counts",  # its windows summed from the load profiles (`from_profiles`)
 )
 MISSING = Detector(
     "missing",
@@ -112,4 +113,5 @@ DISTRIBUTION = Detector(
     quiet_when_clean=True,
     order=80,
     severity="warning",
+    profiles="detailed",
 )

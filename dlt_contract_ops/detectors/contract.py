@@ -32,8 +32,8 @@ from dlt_contract_ops.contracts.verify_queries import (
 )
 from dlt_contract_ops.core.columns import ExpectedTable, LiveTable
 from dlt_contract_ops.destinations.jsonable import jsonable
-from dlt_contract_ops.detectors.base import DetectorRun
-from dlt_contract_ops.engine.context import SourceContext
+from dlt_contract_ops.detection.detector import DetectorRun
+from dlt_contract_ops.detection.source_input import SourceInput
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 
 DETECTOR = "contract"
@@ -47,7 +47,7 @@ class _Table:
     plan: Plan
 
 
-def _plan(ctx: SourceContext, expected: ExpectedTable, live: LiveTable) -> Plan:
+def _plan(ctx: SourceInput, expected: ExpectedTable, live: LiveTable) -> Plan:
     model = ctx.built.models[expected.resource]
     naming = ctx.built.naming
     contract = contract_from_model(ctx.name, expected, model, naming)

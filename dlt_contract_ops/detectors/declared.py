@@ -8,7 +8,7 @@ from typing import cast
 from dlt_contract_ops.core.columns import LiveTable
 from dlt_contract_ops.core.declared import detect_missing, detect_type
 from dlt_contract_ops.destinations.protocol import FileAdapter
-from dlt_contract_ops.detectors.base import DetectorRun
+from dlt_contract_ops.detection.detector import DetectorRun
 from dlt_contract_ops.detectors.queries import select_columns
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 

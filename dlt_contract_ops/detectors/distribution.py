@@ -11,10 +11,10 @@ import time
 
 from dlt_contract_ops.core.distribution import compare, window
 from dlt_contract_ops.core.timeaxis import load_id_iso
-from dlt_contract_ops.detectors.base import DetectorRun
+from dlt_contract_ops.detection.detector import DetectorRun
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 from dlt_contract_ops.profiles.query import history_query
-from dlt_contract_ops.profiles.sweep import shared_profiles, store_notes
+from dlt_contract_ops.profiles.shared import shared_profiles, store_notes
 
 DETECTOR = "distribution"
 
@@ -27,7 +27,7 @@ def run_distribution(run: DetectorRun) -> ReconcileResult:
     failures: list[str] = []
     rule = run.settings
     try:
-        tables = shared_profiles(ctx, settings)
+        tables = shared_profiles(ctx, settings)  # detailed: `Detector.profiles` says so
     except Exception as exc:  # the store (lock, file) failed: this source only
         message = f"load profiles of source `{ctx.name}` could not be updated: {exc}"
         emitter.error(ctx.error_event(message, exc, None, DETECTOR))

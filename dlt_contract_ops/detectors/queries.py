@@ -8,12 +8,10 @@ from typing import Any
 
 from sqlglot import exp
 
-from dlt_contract_ops.core.columns import ROW_ID, TimeAxis, free_name
+from dlt_contract_ops.core.columns import TimeAxis, free_name
 from dlt_contract_ops.core.timeaxis import load_id_iso, load_id_text
 from dlt_contract_ops.destinations.sql import any_not_null, col
-
-#: where a per-table query reads its rows: the table, or a child table's `nested_rows`
-Rows = exp.Table | exp.Subquery
+from dlt_contract_ops.detection.rows import Rows
 
 SAMPLES_PER_COLUMN = 5
 """Sample values a finding carries per drifted column."""
@@ -250,22 +248,3 @@ def handoff_query(table: exp.Table, columns: Sequence[str], axis_column: str) ->
     )
 
 
-NESTED_ALIAS, ROOT_ALIAS = "c", "r"
-
-
-def nested_rows(child: exp.Table, root: exp.Table, link: str, root_columns: Sequence[str]
-                ) -> exp.Subquery:
-    """A child table's rows with its root row's `root_columns` beside them (dlt's
-    `_dlt_load_id`, or the root's time column): a child table has no load id of its own, so
-    it is windowed through `link` (`_dlt_root_id`, or `_dlt_parent_id` one level down) to the
-    root row's `_dlt_id`. Read like a table by every per-table query (coverage, samples).
-    """
-    columns: list[exp.Expr] = [exp.Column(this=exp.Star(), table=exp.to_identifier(NESTED_ALIAS))]
-    columns += [exp.alias_(col(c, ROOT_ALIAS), c, quoted=True) for c in root_columns]
-    joined = (
-        exp.select(*columns, copy=False)
-        .from_(exp.alias_(child.copy(), NESTED_ALIAS), copy=False)
-        .join(exp.alias_(root.copy(), ROOT_ALIAS), copy=False, on=exp.EQ(
-            this=col(link, NESTED_ALIAS), expression=col(ROW_ID, ROOT_ALIAS)))
-    )
-    return joined.subquery("t", copy=False)

@@ -21,7 +21,8 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from dlt_contract_ops.detectors.base import Detector
+from dlt_contract_ops.detection.detector import Detector
+from dlt_contract_ops.detection.needs import PROFILE_NEEDS
 from dlt_contract_ops.errors import DetectorPluginError, closest
 from dlt_contract_ops.model.findings import ReconcileResult
 from dlt_contract_ops.model.severity import SEVERITIES
@@ -77,6 +78,9 @@ def _member_problem(d: Detector) -> str | None:
         near = closest(str(d.severity), SEVERITIES)
         return (f"`severity` is {d.severity!r}: use one of {', '.join(SEVERITIES)}"
                 + (f" (did you mean `{near}`?)" if near else ""))
+    if d.profiles is not None and d.profiles not in PROFILE_NEEDS:
+        return (f"`profiles` is {d.profiles!r}: None, or what it reads of the load profiles, "
+                + " or ".join(repr(n) for n in PROFILE_NEEDS))
     return None
 
 

@@ -28,16 +28,16 @@ from dlt_contract_ops.core.timeaxis import Windows, load_id_iso
 from dlt_contract_ops.destinations.execution import shaped
 from dlt_contract_ops.destinations.shapes import Shape, ShapedQuery
 from dlt_contract_ops.destinations.sql import col
-from dlt_contract_ops.detectors.base import DetectorRun
+from dlt_contract_ops.detection.detector import DetectorRun
+from dlt_contract_ops.detection.rows import Rows
+from dlt_contract_ops.detection.source_input import SourceInput
 from dlt_contract_ops.detectors.queries import (
-    Rows,
     axis_bound,
     coverage_query,
     reproduce_coverage_query,
 )
 from dlt_contract_ops.detectors.removal_windows import by_axis_range, by_load_id
 from dlt_contract_ops.detectors.young import oldest_profiled, oldest_queried, young_note
-from dlt_contract_ops.engine.context import SourceContext
 from dlt_contract_ops.model.findings import Coverage, DriftFinding, ReconcileResult
 from dlt_contract_ops.settings.project import SourceSettings
 
@@ -161,7 +161,8 @@ def run_removal(run: DetectorRun) -> ReconcileResult:
         plans.append(_Plan(expected, live, axis, table, columns, params, query=query))
 
     if options.from_profiles and any(p.live.has(LOAD_ID) for p in plans):
-        _sum_from_profiles(ctx, settings, plans, windows, notes, options.profiles_min_rows)
+        _sum_from_profiles(ctx, settings, plans, windows, notes, options.profiles_min_rows,
+                           others=ctx.profiles_wanted(besides=run.detector))
 
     # every table's aggregate is independent: the adapter may run them concurrently; each
     # was built for this run alone, so it is handed over (rendered in place, not copied)
@@ -225,8 +226,8 @@ def run_removal(run: DetectorRun) -> ReconcileResult:
 
 
 def _sum_from_profiles(
-    ctx: SourceContext, settings: SourceSettings, plans: Sequence[_Plan],
-    windows: Windows, notes: list[str], min_rows: int | None = None,
+    ctx: SourceInput, settings: SourceSettings, plans: Sequence[_Plan],
+    windows: Windows, notes: list[str], min_rows: int | None = None, *, others: bool = False,
 ) -> None:
     """Sum each table's windows from its load profiles, so a repeat sweep reads only the
     loads not profiled yet. A table whose profiles cannot answer exactly keeps its full
@@ -234,8 +235,9 @@ def _sum_from_profiles(
     it later), or retention is shorter than the windows. On a time axis of its own, a load
     whose range straddles a window's start is counted by a coverage query over those loads.
     A table on the `_dlt_load_id` axis too small for profiles to pay (`core.profile_choice`)
-    keeps its coverage query and is not profiled this run."""
-    from dlt_contract_ops.profiles.sweep import shared_profiles, store_notes
+    keeps its coverage query and is not profiled this run, unless `others` (another detector
+    of the run reads the profiles: they are swept anyway)."""
+    from dlt_contract_ops.profiles.shared import shared_profiles, store_notes
 
     if windows.baseline_start.timestamp() < windows.now.timestamp() - settings.profile_retention:
         notes.append(
@@ -243,7 +245,7 @@ def _sum_from_profiles(
             "of every table (`from_profiles` needs retention >= recent + baseline window)"
         )
         return
-    scan = _scanned(ctx, plans, min_rows)
+    scan = _scanned(ctx, plans, min_rows, others)
     if all(p.expected.table in scan for p in plans):
         return  # no profile query, no store read or write
     try:
@@ -287,11 +289,13 @@ def _sum_from_profiles(
         plan.params = [*plan.params, *straddling]
 
 
-def _scanned(ctx: SourceContext, plans: Sequence[_Plan], min_rows: int | None) -> frozenset[str]:
+def _scanned(
+    ctx: SourceInput, plans: Sequence[_Plan], min_rows: int | None, needed: bool
+) -> frozenset[str]:
     """The tables a scan serves cheaper than profiles (`core.profile_choice`): on the
     `_dlt_load_id` axis only, where the scan groups by load and so gives the same findings
-    (`dark_since` included); a time column of the table's own keeps its profiles."""
-    needed = "distribution" in ctx.memo.get("detectors", ())
+    (`dark_since` included); a time column of the table's own keeps its profiles. `needed`:
+    another detector of the run reads the profiles."""
     prune = ctx.adapter.capabilities.load_prune_rows
     return frozenset(
         p.expected.table for p in plans

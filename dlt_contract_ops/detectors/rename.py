@@ -20,7 +20,7 @@ from typing import Any
 from dlt_contract_ops.core.columns import LOAD_ID, TimeAxis
 from dlt_contract_ops.core.rename import assign_pairs, candidate_pairs
 from dlt_contract_ops.core.timeaxis import Windows, load_id_iso
-from dlt_contract_ops.detectors.base import DetectorRun
+from dlt_contract_ops.detection.detector import DetectorRun
 from dlt_contract_ops.detectors.queries import axis_bound, handoff_query
 from dlt_contract_ops.model.findings import Coverage, DriftFinding, ReconcileResult
 

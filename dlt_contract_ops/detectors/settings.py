@@ -25,7 +25,7 @@ from dlt_contract_ops.settings.resolve import _exact_value
 from dlt_contract_ops.settings.values import where
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.detectors.base import Detector
+    from dlt_contract_ops.detection.detector import Detector
     from dlt_contract_ops.settings.project import SourceSettings
 
 

@@ -1,2 +1,3 @@
-"""The run: the public entry points (`reconcile`), the sweep and each source's context
-(`context`), one source's detectors (`detector_runs`), and `validate` (`validation`)."""
+"""The run: the public entry points (`reconcile`), the sweep that fills each source's input
+(`context`), one source's detectors (`detector_runs`), `profile` (`profile_history`) and
+`validate` (`validation`)."""

@@ -1,4 +1,5 @@
-"""What one run shares: the sweep (sinks, adapters, metadata cache) and per-source context.
+"""What one run shares: the sweep (sinks, adapters, metadata cache), which makes each
+source's input (`detection.source_input.SourceInput`) before its runners run.
 
 Each source is built once per run (one import, one call); live columns are read with one
 metadata query per (destination, dataset) and shared by every detector and every source that
@@ -8,242 +9,30 @@ read the views its own listing made).
 
 from __future__ import annotations
 
-import bisect
 import logging
-import time
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from types import MappingProxyType
 from typing import Any, cast
 
-from dlt_contract_ops.core.additive import ignored_columns
-from dlt_contract_ops.core.columns import PARENT_ID, ROOT_ID, ExpectedTable, LiveTable, TimeAxis
-from dlt_contract_ops.core.timeaxis import choose_time_axis
+from dlt_contract_ops.core.columns import LiveTable
 from dlt_contract_ops.destinations.base import DestinationAdapter
 from dlt_contract_ops.destinations.connect import Target
 from dlt_contract_ops.destinations.protocol import FileAdapter
-from dlt_contract_ops.detectors.queries import Rows, nested_rows
+from dlt_contract_ops.detection.needs import ProfileNeed
+from dlt_contract_ops.detection.source_input import SourceInput
+from dlt_contract_ops.detectors.registry import get
 from dlt_contract_ops.engine.read_problems import source_read_errors
 from dlt_contract_ops.engine.sweep_stats import SweepStats, observed, record
 from dlt_contract_ops.errors import DestinationError
-from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
-from dlt_contract_ops.settings.project import ProjectSettings, SourceSettings
-from dlt_contract_ops.sinks.base import ErrorEvent
+from dlt_contract_ops.profiles.shared import SourceProfiles
+from dlt_contract_ops.settings.project import ProjectSettings
 from dlt_contract_ops.sinks.emitter import Emitter
 from dlt_contract_ops.sources.discovery import BuiltSource
 from dlt_contract_ops.sources.resolve import bind_destination, resolve_source
 
 log = logging.getLogger("dlt_contract_ops")
-
-
-@dataclass
-class SourceContext:
-    """Everything one source's detectors share in a run."""
-
-    settings: SourceSettings
-    built: BuiltSource
-    target: Target
-    adapter: DestinationAdapter
-    live: dict[str, LiveTable]
-    notes: list[str] = field(default_factory=list)
-    #: the run's clock (tests and `detect_removal(now=...)` pin it); None: the wall clock
-    now: datetime | None = None
-    #: modelled tables the pipeline loaded (its stored schema has them) that are gone now
-    dropped: frozenset[str] = frozenset()
-    #: what the source's detectors compute once and share in a run (e.g. its load profiles)
-    memo: dict[str, Any] = field(default_factory=dict)
-    #: the source's tables the adapter could not read in full, each with what it could not
-    #: read (`engine.read_problems`): an error for those tables, never a sign they are gone
-    read_errors: dict[str, list[str]] = field(default_factory=dict)
-
-    @property
-    def name(self) -> str:
-        return self.settings.name
-
-    def clock(self) -> datetime:
-        """The run's moment: the pinned `now`, else the wall clock (UTC)."""
-        return self.now or datetime.now(timezone.utc)
-
-    @property
-    def load_timestamp_column(self) -> str | None:
-        ts = self.settings.load_timestamp_column
-        return self.built.naming.normalize_identifier(ts) if ts else None
-
-    def ignored(self) -> frozenset[str]:
-        naming = self.built.naming
-        return ignored_columns(
-            (naming.normalize_identifier(c) for c in self.settings.injected_columns),
-            self.load_timestamp_column,
-        )
-
-    def axis(self, table: str) -> TimeAxis | None:
-        live = self.live.get(table)
-        if live is None:
-            return None
-        child = self.child(table)
-        if child is not None:
-            # the root row's axis, read beside each child row (`rows`); none when the child
-            # has no link to its root or a column of its own already holds that name
-            root_axis = self.axis(child.root)
-            if root_axis is None or self.link(child) is None or live.has(root_axis.column):
-                return None
-            return root_axis
-        ts = self.load_timestamp_column
-        if ts and live.has(ts) and not self._holds_time(live.columns[ts].data_type):
-            ts = None  # a text column cannot be windowed by time: fall back (note below)
-        return choose_time_axis(live, ts, self.adapter.partition_column(table))
-
-    def read_type(self, db_type: str) -> str | None:
-        """A live column type as a dlt data type (`core.declared.type_reader`): one dlt type
-        mapper per source and run, each type read once."""
-        from dlt_contract_ops.core.declared import type_reader
-
-        if "type_reader" not in self.memo:
-            self.memo["type_reader"] = type_reader(self.adapter.type_mapper())
-        found: str | None = self.memo["type_reader"](db_type)
-        return found
-
-    def _holds_time(self, db_type: str) -> bool:
-        return self.read_type(db_type) in ("timestamp", "date")
-
-    def time_axis_notes(self) -> list[str]:
-        """Tables whose configured `load_timestamp_column` is not a time type."""
-        ts = self.load_timestamp_column
-        out = []
-        for expected, live in self.present_tables():
-            if ts and live.has(ts) and not self._holds_time(live.columns[ts].data_type):
-                axis = self.axis(expected.table)
-                fallback = f"`{axis.column}`" if axis else "nothing"
-                out.append(
-                    f"table `{expected.table}`: `load_timestamp_column` `{ts}` is "
-                    f"{live.columns[ts].data_type}, not a timestamp: windowing on {fallback} "
-                    "instead. Load it as a timestamp (or unset the setting)."
-                )
-        return out
-
-    def child(self, table: str) -> ExpectedTable | None:
-        """The modelled child table called `table` (`core.naming.nested_tables`), else None."""
-        if "children" not in self.memo:
-            self.memo["children"] = {t.table: t for t in self.built.nested}
-        found: ExpectedTable | None = self.memo["children"].get(table)
-        return found
-
-    def link(self, child: ExpectedTable) -> str | None:
-        """The column that ties `child`'s rows to their root row's `_dlt_id`: dlt's
-        `_dlt_root_id` (merge tables, `root_key`), else `_dlt_parent_id` one level down."""
-        live = self.live.get(child.table)
-        if live is None:
-            return None
-        if live.has(ROOT_ID):
-            return ROOT_ID
-        return PARENT_ID if child.parent == child.root and live.has(PARENT_ID) else None
-
-    def rows(self, table: str) -> Rows:
-        """Where a per-table query reads `table`'s rows: the table, or for a child table, its
-        rows joined to their root row's time axis (`queries.nested_rows`)."""
-        child = self.child(table)
-        axis = self.axis(table)
-        link = self.link(child) if child is not None else None
-        if child is None or axis is None or link is None:
-            return self.adapter.table(table)
-        return nested_rows(self.adapter.table(table), self.adapter.table(child.root), link,
-                           [axis.column])
-
-    def unmodelled_nested(self, table: str) -> list[str]:
-        """The live tables nested under root `table` that no model describes."""
-        return [t for t in self.nested_tables(table) if self.child(t) is None]
-
-    def unmodelled_nested_notes(self, expected: ExpectedTable, detector: str) -> list[str]:
-        """The note for a root table's nested tables no model describes, which `detector`
-        cannot check (none for a child table or when every nested table is modelled)."""
-        nested = self.unmodelled_nested(expected.table) if not expected.root else []
-        if not nested:
-            return []
-        return [
-            f"nested table(s) {', '.join(f'`{t}`' for t in nested)} of resource "
-            f"`{expected.resource}`: not checked for {detector} drift (no list field of the "
-            "model with `skip_nested_types` describes them)"
-        ]
-
-    def nested_tables(self, table: str) -> list[str]:
-        """The live tables nested under `table` (`table__…`), sorted: found by bisection in
-        the dataset's sorted table names, not by a scan of them all per table."""
-        names = self.memo.get("live_names")
-        if names is None:
-            names = self.memo["live_names"] = sorted(self.live)
-        prefix = table + "__"
-        start = bisect.bisect_left(names, prefix)
-        end = start
-        while end < len(names) and names[end].startswith(prefix):
-            end += 1
-        return names[start:end]
-
-    def present_tables(self) -> Iterator[tuple[ExpectedTable, LiveTable]]:
-        """Modelled tables that exist, roots then the child tables of their list fields (a
-        root's absence has a note already; a child table is absent until a list has items)."""
-        for expected in (*self.built.tables, *self.built.nested):
-            live = self.live.get(expected.table)
-            if live is not None:
-                yield expected, live
-
-    def error_event(
-        self, message: str, exc: BaseException | None, resource: str | None, detector: str
-    ) -> ErrorEvent:
-        return ErrorEvent(
-            source=self.name,
-            pipeline=self.target.pipeline_name,
-            resource=resource,
-            detector=detector,
-            message=message,
-            exception=exc,
-        )
-
-    def finding(
-        self,
-        drift_type: str,
-        expected: ExpectedTable,
-        columns: Sequence[str],
-        **fields: Any,
-    ) -> DriftFinding:
-        """A finding of this source about `expected`'s table; `fields` are the detector's own."""
-        return DriftFinding(
-            drift_type=drift_type,
-            source=self.name,
-            pipeline=self.target.pipeline_name,
-            resource=expected.resource,
-            table=expected.table,
-            columns=list(columns),
-            **fields,
-        )
-
-    def result(
-        self,
-        detector: str,
-        started: float,
-        findings: list[Any],
-        notes: list[str],
-        failures: Sequence[str] = (),
-    ) -> ReconcileResult:
-        """The detector's result; `failures` (a query that failed for one table while the
-        others were checked) make it an error, so the run exits 1 instead of looking clean."""
-        error = None
-        if failures:
-            error = (
-                f"{len(failures)} table(s) could not be checked: {'; '.join(failures)}. "
-                "The other tables were checked."
-            )
-        return ReconcileResult(
-            error=error,
-            error_kind="query" if failures else None,
-            source=self.name,
-            pipeline=self.target.pipeline_name,
-            destination=self.target.destination_type,
-            dataset=self.adapter.dataset,
-            detector=detector,
-            findings=findings,
-            notes=notes,
-            duration_s=round(time.perf_counter() - started, 4),
-        )
 
 
 class Sweep:
@@ -264,6 +53,8 @@ class Sweep:
         self.project_dir = project_dir
         self.emitter = emitter
         self._live_cache: dict[tuple[str, str, str], dict[str, LiveTable]] = {}
+        #: each dataset's live table names, sorted once (`SourceInput.nested_tables`)
+        self._live_names: dict[tuple[str, str, str], tuple[str, ...]] = {}
         #: what the adapter that read each dataset's columns could not read (`read_problems`)
         self._read_problems: dict[tuple[str, str, str], tuple[Any, ...]] = {}
         self.adapters: list[DestinationAdapter] = []
@@ -271,7 +62,9 @@ class Sweep:
         self._records: dict[tuple[str, str, str, str], frozenset[str] | None] = {}
         self.sources_built = 0
 
-    def context(self, name: str) -> SourceContext:
+    def context(self, name: str) -> SourceInput:
+        """Source `name`'s input, every field filled (its load profiles: a service of this
+        run, swept on first use); `for_detectors` adds what the run's detectors declared."""
         resolved = resolve_source(name, self.project, self.project_dir, cached=True)
         self.sources_built += 1
         settings = resolved.settings
@@ -285,6 +78,7 @@ class Sweep:
         # for each source; the others once per dataset and run
         if key not in self._live_cache or caps.lists_per_adapter:
             self._live_cache[key] = adapter.list_columns()
+            self._live_names[key] = tuple(sorted(self._live_cache[key]))
             self._read_problems[key] = (
                 tuple(cast(FileAdapter, adapter).read_problems) if caps.over_files else ())
         live = self._live_cache[key]
@@ -301,10 +95,21 @@ class Sweep:
             )
         notes, dropped = self._absent_tables(name, target, built, adapter, live, key,
                                              unreadable=frozenset(unreadable))
-        ctx = SourceContext(settings, built, target, adapter, live, [*notes, *read_notes],
-                            self.now, frozenset(dropped))
-        ctx.read_errors = unreadable
-        return ctx
+        return SourceInput.of(
+            settings, built, target, adapter, live, notes=[*notes, *read_notes], now=self.now,
+            dropped=frozenset(dropped), read_errors=unreadable,
+            live_names=self._live_names[key], profiles=SourceProfiles(),
+        )
+
+    def for_detectors(self, source: SourceInput, detectors: Sequence[str]) -> SourceInput:
+        """`source` as `detectors` read it: with what each of them declared it reads of the
+        load profiles (`Detector.profiles`), so one profile sweep serves them all."""
+        needs: dict[str, ProfileNeed] = {}
+        for name in detectors:
+            need = get(name).profiles
+            if need is not None:
+                needs[name] = need
+        return replace(source, profile_needs=MappingProxyType(needs))
 
     def _absent_tables(
         self,

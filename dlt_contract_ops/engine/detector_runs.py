@@ -1,6 +1,6 @@
 """One source's detectors in a run: the runners, then the combiners, then the fold.
 
-Every detector gets a `DetectorRun` (`dlt_contract_ops.detectors.base`) with its own settings
+Every detector gets a `DetectorRun` (`dlt_contract_ops.detection.detector`) with its own settings
 (`settings.detectors.own_settings`); a combiner also gets the other detectors' results. A
 combiner's finding that lists `components` takes its columns out of those component findings
 (a rename folds the added and the vanished column into one finding), so only what is left
@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from dlt_contract_ops.detectors.base import DetectorRun
+from dlt_contract_ops.detection.detector import DetectorRun
 from dlt_contract_ops.detectors.registry import checked, get
 from dlt_contract_ops.detectors.settings import own_settings
 from dlt_contract_ops.detectors.severity import graded
@@ -23,7 +23,7 @@ from dlt_contract_ops.model.findings import NOT_LOADED, DriftFinding, ReconcileR
 from dlt_contract_ops.sinks.base import ErrorEvent, HeldDrift
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.engine.context import SourceContext
+    from dlt_contract_ops.detection.source_input import SourceInput
     from dlt_contract_ops.settings.project import SourceSettings
     from dlt_contract_ops.sinks.base import Emits
 
@@ -57,7 +57,7 @@ def error_result(
 
 
 def run_detectors(
-    ctx: SourceContext, names: Sequence[str], source: SourceSettings, emitter: Emits
+    ctx: SourceInput, names: Sequence[str], source: SourceSettings, emitter: Emits
 ) -> list[ReconcileResult]:
     """`names` over one source: runners in order, then combiners over their results.
     Findings are returned, not alerted: the caller alerts what the fold left."""

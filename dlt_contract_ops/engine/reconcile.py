@@ -21,8 +21,9 @@ from dlt_contract_ops.core.removal import (
     DEFAULT_RECENT_THRESHOLD,
     DEFAULT_RECENT_WINDOW,
 )
+from dlt_contract_ops.detection.source_input import SourceInput
 from dlt_contract_ops.detectors.registry import detector_names, reconcile_detectors, selected
-from dlt_contract_ops.engine.context import SourceContext, Sweep
+from dlt_contract_ops.engine.context import Sweep
 from dlt_contract_ops.engine.detector_runs import error_result, run_detectors
 from dlt_contract_ops.engine.read_problems import read_error_line
 from dlt_contract_ops.errors import ConfigError
@@ -46,7 +47,7 @@ Progress = Callable[[int, int, str, "int | None"], None]
 
 
 #: shown each source's context and results once its detectors ran (`run(inspect=...)`)
-Inspect = Callable[[SourceContext, list[ReconcileResult]], None]
+Inspect = Callable[[SourceInput, list[ReconcileResult]], None]
 
 
 class _AnnouncingSweep(Sweep):
@@ -59,7 +60,7 @@ class _AnnouncingSweep(Sweep):
         self._names = list(names)
         self._progress = progress
 
-    def context(self, name: str) -> SourceContext:
+    def context(self, name: str) -> SourceInput:
         index, total = self._names.index(name) + 1, len(self._names)
         try:
             ctx = super().context(name)
@@ -104,7 +105,7 @@ def _run_source(
     except Exception as exc:
         # one error block per source: the detectors never ran
         return [error_result(name, detectors[0], exc, sweep.emitter, started)]
-    ctx.memo["detectors"] = frozenset(detectors)  # e.g. profiles detailed once for both
+    ctx = sweep.for_detectors(ctx, detectors)  # what they declared they read (profiles)
     settings = replace(ctx.settings, removal=removal.apply(ctx.settings.removal))
     # each finding carries its acknowledgement from here on: the sinks (an unexpired one
     # holds it back) and every output read the one stamp

@@ -27,7 +27,7 @@ from dlt_contract_ops.core.timeaxis import Windows
 from dlt_contract_ops.model.findings import NOT_LOADED
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.engine.context import SourceContext
+    from dlt_contract_ops.detection.source_input import SourceInput
     from dlt_contract_ops.engine.reconcile import Progress
     from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 
@@ -244,7 +244,7 @@ class Gatherer:
             path = project.profile_store or default_store()
             return path.exists()
 
-    def _inspect(self, ctx: SourceContext, results: list[ReconcileResult]) -> None:
+    def _inspect(self, ctx: SourceInput, results: list[ReconcileResult]) -> None:
         """Keep one source's frame, load profiles and rename handoffs; a picture that cannot
         be drawn is left out, never the source's findings."""
         removal = ctx.settings.removal
@@ -262,16 +262,16 @@ class Gatherer:
                 if f.drift_type == "rename" and f.renamed_from and f.renamed_to:
                     self._handoff(ctx, f.table, f.renamed_from, f.renamed_to)
 
-    def _profiles(self, ctx: SourceContext) -> None:
-        from dlt_contract_ops.profiles.sweep import shared_profiles
+    def _profiles(self, ctx: SourceInput) -> None:
+        from dlt_contract_ops.profiles.shared import shared_profiles
 
-        for t in shared_profiles(ctx, ctx.settings, detailed=False):
+        for t in shared_profiles(ctx, ctx.settings):
             if t.error is not None:
                 continue
             columns = tuple(c.name for c in t.columns if c.monitored)
             self.tables[(ctx.name, t.expected.table)] = TableLoads(columns, tuple(t.monitored))
 
-    def _handoff(self, ctx: SourceContext, table: str, old: str, new: str) -> None:
+    def _handoff(self, ctx: SourceInput, table: str, old: str, new: str) -> None:
         """The rename's two columns per load: the query the rename detector runs."""
         from dlt_contract_ops.core.columns import LOAD_ID, TimeAxis
         from dlt_contract_ops.detectors.queries import axis_bound, handoff_query

@@ -27,7 +27,7 @@ from sqlglot import exp
 from dlt_contract_ops.destinations.sql import col
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.engine.context import SourceContext
+    from dlt_contract_ops.detection.source_input import SourceInput
 
 log = logging.getLogger("dlt_contract_ops")
 #: dlt's table of completed loads, and its columns (snake_case, as dlt names them)
@@ -60,7 +60,7 @@ ORDER BY "load_id"'
     )
 
 
-def completed_loads(ctx: SourceContext, since: str) -> dict[str, str] | None:
+def completed_loads(ctx: SourceInput, since: str) -> dict[str, str] | None:
     """The loads dlt completed in the source's dataset from `since` on (load id text): load
     id -> the name of the schema it loaded, oldest first; None where the dataset has no
     `_dlt_loads` or it cannot be read (the sweep then bounds its queries by range)."""

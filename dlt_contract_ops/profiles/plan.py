@@ -10,10 +10,10 @@ from dlt_contract_ops.core.columns import DLT_PREFIX, ExpectedTable, LiveTable
 from dlt_contract_ops.profiles.query import ProfiledColumn, kind_of
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.engine.context import SourceContext
+    from dlt_contract_ops.detection.source_input import SourceInput
 
 
-def plan_columns(ctx: SourceContext, expected: ExpectedTable, live: LiveTable
+def plan_columns(ctx: SourceInput, expected: ExpectedTable, live: LiveTable
                  ) -> list[ProfiledColumn]:
     """The declared columns the live table has, minus injected and dlt's own; plus the
     table's time axis when it is a column of its own (a configured `load_timestamp_column` or

@@ -42,14 +42,10 @@ from dlt_contract_ops.profiles.refresh import Reread, covered_rows, refresh, rer
 from dlt_contract_ops.profiles.store import ProfileStore, Scope, TableUpdate, default_store
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.engine.context import SourceContext
+    from dlt_contract_ops.detection.source_input import SourceInput
     from dlt_contract_ops.settings.project import SourceSettings
 
 log = logging.getLogger("dlt_contract_ops")
-#: the memo key of the store's notes (a broken store set aside) for the detectors' results
-STORE_NOTES = "profile_store_notes"
-#: the memo key of the tables the run's profile sweep left out (removal scanned them)
-SKIPPED = "profiles_skipped"
 #: a declared code set's values collected per load at most (beyond: the most frequent)
 MAX_DECLARED_VALUES = 1000
 
@@ -95,12 +91,12 @@ def store_of(settings: SourceSettings, lock_timeout: float = 30.0) -> ProfileSto
     return ProfileStore(path, lock_timeout)
 
 
-def scope_of(ctx: SourceContext) -> Scope:
+def scope_of(ctx: SourceInput) -> Scope:
     return Scope(ctx.target.destination_type, ctx.adapter.location, ctx.adapter.dataset)
 
 
 def _with_categories(
-    ctx: SourceContext, t: TableProfiles, loads: list[LoadProfile], max_categories: int
+    ctx: SourceInput, t: TableProfiles, loads: list[LoadProfile], max_categories: int
 ) -> list[LoadProfile]:
     plan = category_plan(loads, t.columns, max_categories)
     if not plan:
@@ -125,8 +121,8 @@ def _with_categories(
 
 
 def profile_source(
-    ctx: SourceContext, settings: SourceSettings, store: ProfileStore | None = None, *,
-    detailed: bool = True, skip: frozenset[str] = frozenset(),
+    ctx: SourceInput, settings: SourceSettings, store: ProfileStore | None = None, *,
+    detailed: bool = True, skip: frozenset[str] = frozenset(), notes: list[str] | None = None,
 ) -> list[TableProfiles]:
     """Profile every root table of the source with a `_dlt_load_id`; store the new loads.
 
@@ -140,7 +136,8 @@ def profile_source(
     Not `detailed`: counts only (what removal sums); `detailed` (the distribution detector):
     distinct counts, ranges and categories too, and loads an earlier counts-only sweep stored
     are profiled in detail where the rule will compare them. The tables in `skip` (removal
-    scans them: `core.profile_choice`) are neither queried nor stored."""
+    scans them: `core.profile_choice`) are neither queried nor stored. What the store had to
+    say (a broken store set aside: `ProfileStore.notes`) goes to `notes`."""
     store = store or store_of(settings)
     scope = scope_of(ctx)
     rule = settings.distribution
@@ -233,16 +230,17 @@ def profile_source(
                                                     merged.dropped)
         t.total = total
     if detailed:
-        _detail(ctx, settings, tables, updates)
+        detail_loads(ctx, settings, tables, updates)
     store.write(scope, ctx.name, list(updates.values()), prune_before=cutoff)
-    _keep_notes(ctx, store)
+    if notes is not None:
+        notes.extend(store.notes)
     for t in tables:
         t.history = [p for p in t.history if p.load_time >= cutoff]
     return tables
 
 
 def _current_too(
-    ctx: SourceContext, t: TableProfiles, loads: list[LoadProfile], read: Reread
+    ctx: SourceInput, t: TableProfiles, loads: list[LoadProfile], read: Reread
 ) -> tuple[list[LoadProfile], Reread]:
     """The loads a detailed sweep read, and what it read, with the newest stored load read
     again where the sweep neither read it nor found a newer load of the table (the source's
@@ -259,7 +257,7 @@ def _current_too(
 
 
 def _profile(
-    ctx: SourceContext, t: TableProfiles, *, bound: Bound, detailed: bool = True,
+    ctx: SourceInput, t: TableProfiles, *, bound: Bound, detailed: bool = True,
     loads: int = 0, count_row: bool = False,
 ) -> exp.Expression | ShapedQuery:
     """The table's profile query (`profile_query`): a shaped query where the adapter renders
@@ -290,8 +288,8 @@ def _undetailed(t: TableProfiles, rule: DistributionRule, current: bool = False
     return [p for p in (*w.baseline, w.current) if not p.detailed or (current and p is w.current)]
 
 
-def _detail(
-    ctx: SourceContext, settings: SourceSettings, tables: Sequence[TableProfiles],
+def detail_loads(
+    ctx: SourceInput, settings: SourceSettings, tables: Sequence[TableProfiles],
     updates: dict[str, TableUpdate], current: bool = False,
 ) -> None:
     """Profile in detail the loads a counts-only sweep stored that the distribution rule
@@ -328,52 +326,3 @@ def _detail(
                 t.expected.table, sorted(merged.values(), key=lambda p: p.load_id), known.full,
                 known.total)
 
-
-def shared_profiles(
-    ctx: SourceContext, settings: SourceSettings, *, detailed: bool = True,
-    skip: frozenset[str] = frozenset(),
-) -> list[TableProfiles]:
-    """`profile_source` once per source and run: the removal and distribution detectors of a
-    sweep share one profile query per table (a failure is raised again to each of them).
-    Removal asks for counts only; when the run also has the distribution detector
-    (`ctx.memo["detectors"]`), the first sweep is detailed already. `skip`: tables the first
-    caller scans instead (`profile_source`); the sweep of the run leaves them out, and a later
-    caller that wants them (the report) has them profiled then."""
-    key = "profiles"
-    detailed = detailed or "distribution" in ctx.memo.get("detectors", ())
-    if key not in ctx.memo:
-        try:
-            ctx.memo[key] = (detailed, profile_source(ctx, settings, detailed=detailed,
-                                                      skip=skip))
-            ctx.memo[SKIPPED] = skip
-        except Exception as exc:
-            ctx.memo[key] = (detailed, exc)
-    done, found = ctx.memo[key]
-    if isinstance(found, Exception):
-        raise found
-    if wanted := ctx.memo.get(SKIPPED, frozenset()) - skip:  # the report's pictures, say
-        others = frozenset(e.table for e, _ in ctx.present_tables()) - wanted
-        found = [*found, *profile_source(ctx, settings, detailed=done, skip=others)]
-        ctx.memo[key], ctx.memo[SKIPPED] = (done, found), skip
-    if detailed and not done:  # an earlier counts-only sweep in this run: add the detail
-        updates: dict[str, TableUpdate] = {}
-        _detail(ctx, settings, found, updates, current=True)
-        if updates:
-            store = store_of(settings)
-            store.write(scope_of(ctx), ctx.name, list(updates.values()))
-            _keep_notes(ctx, store)
-        ctx.memo[key] = (True, found)
-    return list(found)
-
-
-def _keep_notes(ctx: SourceContext, store: ProfileStore) -> None:
-    """A broken store set aside (`ProfileStore.notes`) is news for the run's results."""
-    if store.notes:
-        ctx.memo.setdefault(STORE_NOTES, []).extend(store.notes)
-
-
-def store_notes(ctx: SourceContext) -> list[str]:
-    """The store's notes of this source's sweep, once: the first detector to ask reports
-    them."""
-    notes: list[str] = ctx.memo.pop(STORE_NOTES, [])
-    return notes

@@ -24,9 +24,9 @@ from dlt_contract_ops.destinations.capabilities import Capabilities
 from dlt_contract_ops.destinations.connect import Target
 from dlt_contract_ops.destinations.memory import InMemoryAdapter
 from dlt_contract_ops.destinations.rendered import Rendered
+from dlt_contract_ops.detection.detector import DetectorRun
+from dlt_contract_ops.detection.source_input import SourceInput
 from dlt_contract_ops.detectors.additive import run_additive
-from dlt_contract_ops.detectors.base import DetectorRun
-from dlt_contract_ops.engine.context import SourceContext
 from dlt_contract_ops.settings.project import SourceSettings
 from dlt_contract_ops.sinks.emitter import Emitter
 from dlt_contract_ops.sources.discovery import BuiltSource
@@ -81,7 +81,7 @@ def test_a_builtin_detector_samples_an_unmodelled_column_in_memory(
     )
     orders = ExpectedTable("orders", "orders", (ExpectedColumn("id", "bigint"),))
     source = SourceSettings("shop", "shop_src:shop", pipeline_name="shop_pipe")
-    ctx = SourceContext(
+    ctx = SourceInput.of(
         source, BuiltSource("shop", "shop", NamingConvention(), (orders,)),
         Target("shop_pipe", None, adapter.name, adapter.dataset), adapter,
         adapter.list_columns(), now=now,

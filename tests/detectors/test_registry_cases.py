@@ -7,7 +7,7 @@ from importlib.metadata import EntryPoint, entry_points
 
 import pytest
 
-from dlt_contract_ops.detectors.base import Detector
+from dlt_contract_ops.detection.detector import Detector
 from dlt_contract_ops.detectors.registry import register
 from dlt_contract_ops.errors import DetectorPluginError
 

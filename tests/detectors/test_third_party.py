@@ -262,6 +262,14 @@ BROKEN = [
         id="member",
     ),
     pytest.param(
+        {"{module}": GOOD.replace('flag="--include-late-rows"',
+                                  'flag="--include-late-rows", profiles="all"')},
+        "late_rows = {module}:LATE\n",
+        "(group `dlt_contract_ops.detectors`): `profiles` is 'all': None, or what it reads of "
+        "the load profiles, 'counts' or 'detailed'.",
+        id="profiles",
+    ),
+    pytest.param(
         {"{module}": GOOD.replace('"late_rows"', '"additive"').replace("late-rows", "additive")},
         "additive = {module}:LATE\n",
         ("Detector `additive` is registered twice: by ",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from dlt_contract_ops.profiles.service import profile_history
+from dlt_contract_ops.engine.profile_history import profile_history
 from tests.profiles.conftest import SOURCE, load
 from tests.profiles.test_distribution_duckdb import STEADY, _sweep
 from tests.projects import Project

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
+from dlt_contract_ops.engine.profile_history import profile_history
 from dlt_contract_ops.engine.reconcile import run
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
-from dlt_contract_ops.profiles.service import profile_history
 from tests.conftest import require_server
 from tests.postgres_baselines import shared_postgres_loads
 from tests.profiles.conftest import PIPELINE, SOURCE, load

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from dlt_contract_ops.engine.profile_history import profile_history
 from dlt_contract_ops.model.findings import DriftFinding
-from dlt_contract_ops.profiles.service import profile_history
 from tests.profiles.conftest import load, load_baseline
 from tests.profiles.test_distribution_duckdb import _sweep
 from tests.projects import Project

@@ -235,7 +235,7 @@ def test_detail_added_after_a_counts_only_sweep_reads_the_current_load_again(
     """A removal sweep reads counts only, and not the newest load before its recent window;
     a caller in the same run that wants the detail (the report's `inspect`, say) gets the
     current load as the warehouse holds it, not the stored categories."""
-    from dlt_contract_ops.profiles.sweep import shared_profiles
+    from dlt_contract_ops.profiles.shared import shared_profiles
 
     monkeypatch.setenv("CONTRACT_OPS__PROFILE_STORE", str(tmp_path / "warm.duckdb"))
     daily = Shop(shop, Warehouse(shop, "duckdb"))
@@ -246,7 +246,7 @@ def test_detail_added_after_a_counts_only_sweep_reads_the_current_load_again(
     shares: dict[str, float] = {}
 
     def inspect(ctx: Any, results: Any) -> None:
-        [t] = shared_profiles(ctx, ctx.settings)  # detailed, after removal's counts only
+        [t] = shared_profiles(ctx, ctx.settings, detailed=True)  # after removal's counts
         assert t.history[-1].load_id == newest
         shares.update(t.history[-1].shares("status") or {})
 

@@ -20,8 +20,8 @@ from dlt_contract_ops.destinations.bigquery import BigQueryAdapter
 from dlt_contract_ops.destinations.duckdb import DuckDBAdapter
 from dlt_contract_ops.destinations.postgres import PostgresAdapter
 from dlt_contract_ops.destinations.snowflake import SnowflakeAdapter
+from dlt_contract_ops.engine.profile_history import profile_history
 from dlt_contract_ops.profiles.query import ProfiledColumn, profile_query
-from dlt_contract_ops.profiles.service import profile_history
 from tests.profiles.conftest import DATASET, load, load_baseline
 from tests.profiles.test_distribution_duckdb import _sweep
 from tests.projects import Project

@@ -186,7 +186,7 @@ def test_a_later_caller_gets_the_tables_removal_scanned_profiled(
 ) -> None:
     """The HTML report reads every table's profiles after the detectors ran
     (`run(inspect=...)`): a table removal scanned is profiled for it then."""
-    from dlt_contract_ops.profiles.sweep import shared_profiles
+    from dlt_contract_ops.profiles.shared import shared_profiles
 
     monkeypatch.setenv(PROFILES_MIN_ROWS, "100")  # `big` is profiled, `small` scanned
     store_path(tmp_path, "profiles", monkeypatch)
@@ -201,13 +201,12 @@ def test_a_later_caller_gets_the_tables_removal_scanned_profiled(
     seen: dict[str, list[str]] = {}
 
     def inspect(ctx: Any, results: Any) -> None:
-        seen["removal"] = sorted(t.expected.table for t in ctx.memo["profiles"][1])
-        seen["later"] = sorted(t.expected.table for t in shared_profiles(
-            ctx, ctx.settings, detailed=False))
+        seen["skipped"] = sorted(ctx.profiles.skipped)
+        seen["later"] = sorted(t.expected.table for t in shared_profiles(ctx, ctx.settings))
 
     with observe_sweeps() as sweeps:
         run(["pair"], detectors=("removal",), dry_run=True, project_dir=project.root,
             inspect=inspect)
-    assert seen == {"removal": ["big"], "later": ["big", "small"]}
+    assert seen == {"skipped": ["small"], "later": ["big", "small"]}
     assert sweeps[0].queries["coverage"] == 1  # `small`, by removal
     assert sweeps[0].queries["profile"] == 2  # `big` by removal, `small` for the report

@@ -165,8 +165,8 @@ def test_the_cycle_check_sees_a_cycle() -> None:
 def test_no_import_cycles_type_checking_imports_included() -> None:
     graph = _import_graph()
     assert "dlt_contract_ops.engine.reconcile" in graph  # the walk saw the package
-    # the walk sees imports under TYPE_CHECKING: detectors.base names the source context so
-    assert "dlt_contract_ops.engine.context" in graph["dlt_contract_ops.detectors.base"]
+    # the walk sees imports under TYPE_CHECKING: detection.detector names the source input so
+    assert "dlt_contract_ops.detection.source_input" in graph["dlt_contract_ops.detection.detector"]
     assert _cycles(graph) == []
 
 

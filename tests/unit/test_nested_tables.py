@@ -1,23 +1,26 @@
-"""`SourceContext.nested_tables` finds by bisection exactly what a scan of every live table
+"""`SourceInput.nested_tables` finds by bisection exactly what a scan of every live table
 for the `table__` prefix finds, on names that crowd the prefix."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from dlt.common.normalizers.naming.snake_case import NamingConvention
 from hypothesis import given
 from hypothesis import strategies as st
 
 from dlt_contract_ops.core.columns import LiveTable
-from dlt_contract_ops.engine.context import SourceContext
+from dlt_contract_ops.detection.source_input import SourceInput
+from dlt_contract_ops.sources.discovery import BuiltSource
 
 #: few letters and many underscores, so names share prefixes and `__` often
 _NAMES = st.text(alphabet="ab_é-", min_size=1, max_size=6)
 
 
-def _context(names: set[str]) -> SourceContext:
+def _context(names: set[str]) -> SourceInput:
     nothing: Any = None  # nested_tables reads only the live tables
-    return SourceContext(nothing, nothing, nothing, nothing, {n: LiveTable(n) for n in names})
+    built = BuiltSource("s", "s", NamingConvention(), ())
+    return SourceInput.of(nothing, built, nothing, nothing, {n: LiveTable(n) for n in names})
 
 
 @given(st.sets(_NAMES, max_size=30), _NAMES)

@@ -134,7 +134,7 @@ def _window_arithmetic(node: ast.AST, _: set[int]) -> bool:
 
 def _run_clock(node: ast.AST, _: set[int]) -> bool:
     """`<ctx>.now or datetime.now(...)`, `... if <ctx>.now else time.time()`: the run's
-    clock read by hand (`SourceContext.clock` reads it)."""
+    clock read by hand (`SourceInput.clock` reads it)."""
     if isinstance(node, ast.IfExp):
         return isinstance(node.test, ast.Attribute) and node.test.attr == "now"
     return isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) \
@@ -184,7 +184,7 @@ def test_the_sweep_sees_the_package() -> None:
         ("an epoch written as a load id", _formats_load_ids, ["core/timeaxis.py"]),
         ("a load id read as a time", _parses_load_ids, ["core/timeaxis.py"]),
         ("removal's window bounds", _window_arithmetic, []),
-        ("the run's clock", _run_clock, ["engine/context.py"]),
+        ("the run's clock", _run_clock, ["detection/source_input.py"]),
         ("the folder under dlt's data dir", _state_path, ["statefile.py"]),
         ("a project's file name there", _project_slug, ["statefile.py"]),
     ],

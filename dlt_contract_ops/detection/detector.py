@@ -1,12 +1,15 @@
 """What a detector is (`Detector`) and what its runner is given (`DetectorRun`).
 
 A detector is registered as a `Detector` value in the `dlt_contract_ops.detectors`
-entry-point group (the built-ins too, see pyproject.toml); `dlt_contract_ops.detectors`
-validates each entry when it loads the group. Every runner, a combiner included, has ONE
-signature: `runner(run: DetectorRun) -> ReconcileResult`. See docs/writing-a-detector.md.
+entry-point group (the built-ins too, see pyproject.toml); `detectors.registry` validates
+each entry when it loads the group. Every runner, a combiner included, has ONE
+signature: `runner(run: DetectorRun) -> ReconcileResult`. What a runner needs of the others
+it declares on its `Detector` (`combines`: their results; `profiles`: the source's load
+profiles), never looks up by name. See docs/writing-a-detector.md.
 
-This module imports nothing of the package at run time: the registry, the CLI's `--help` and
-a plugin's module may import it without loading pydantic, dlt or a driver.
+At run time this module imports only `registry` and `detection.needs`, which import nothing
+heavy: the registry, the CLI's `--help` and a plugin's module may import it without loading
+pydantic, dlt or a driver.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from dlt_contract_ops.detection.needs import ProfileNeed
 from dlt_contract_ops.registry import resolve
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.engine.context import SourceContext
+    from dlt_contract_ops.detection.source_input import SourceInput
     from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
     from dlt_contract_ops.settings.project import SourceSettings
     from dlt_contract_ops.sinks.base import Emits
@@ -31,8 +35,8 @@ DEFAULT_ORDER = 1000
 class DetectorRun:
     """What a runner gets for one source.
 
-    - `ctx`: the source's context (built source, adapter, live columns, clock), shared by
-      every detector of the source.
+    - `ctx`: the source's input (`SourceInput`: built source, adapter, live columns, clock,
+      load profiles, ...), frozen, shared by every detector of the source.
     - `emitter`: where errors go (`emitter.error(ctx.error_event(...))`); findings are
       returned in the result and alerted by the sweep once every combiner ran.
     - `settings`: the detector's own settings (see `Detector.settings`); None without any.
@@ -46,7 +50,7 @@ class DetectorRun:
     """
 
     detector: str
-    ctx: SourceContext
+    ctx: SourceInput
     emitter: Emits
     settings: Any
     source: SourceSettings
@@ -81,6 +85,10 @@ class Detector:
       and the CI formats' messages (or its import path); None: the built-in lines.
     - `quiet_when_clean`, `reconcile`, `clean_text`: how the text output treats its block,
       whether a reconcile runs it, what a clean block says.
+    - `profiles`: what it reads of the source's load profiles (`profiles.shared`): None, or
+      `"counts"` (rows and non-NULL values per load) or `"detailed"` (distinct counts,
+      ranges, categories too). The sweep profiles each source once a run, as detailed as
+      its detectors declared, for all of them.
 
     >>> Detector("freshness", "freshness_detector:run", "tables not loaded lately",
     ...          flag="--include-freshness").default
@@ -99,6 +107,7 @@ class Detector:
     reconcile: bool = True
     clean_text: str = "No drift"
     severity: str = "warning"  # its findings' severity unless configured: error, warning, info
+    profiles: ProfileNeed | None = None
 
     @property
     def default(self) -> bool:
