@@ -90,7 +90,10 @@ PY
 step "14. The per-load history behind it (dlt-contract-ops profile)"
 "$cli" profile -s support_tickets --table tickets --column status
 
-step "15. A lake: the same events as a Delta table in a local bucket, with a column the model lacks"
+step "15. Record the nightly sweep (not a dry run: it appends to the finding index)"
+"$cli" reconcile --all --include-removal --include-distribution > /dev/null 2>&1 || true
+
+step "16. After the sweep a lake lands: the same events as a Delta table, with a column the model lacks"
 "$py" load_lake.py | tail -n 1
 cat >> .dlt/config.toml <<'TOML'
 
@@ -106,18 +109,18 @@ TOML
 # the columns come from the Delta log, the samples from the table's current version
 "$cli" reconcile -s product_events_lake --dry-run
 
-step "16. Record a scheduled sweep (not a dry run: it appends to the finding index)"
-"$cli" reconcile --all --include-removal --include-distribution > /dev/null 2>&1 || true
-
-step "17. The morning report: every detector on one page, with pictures and history"
+step "17. The morning report: what is new since the sweep (the lake), every finding, pictures"
 "$cli" report --html "$root/.demo/report.html"
+# docs/report.png is this page: chromium --headless --hide-scrollbars --window-size=1200,3000
+#   --screenshot=docs/report.png .demo/report.html (the height: the page's)
 "$py" - "$root/.demo/report.html" <<'PY'
 import sys
 
 page = open(sys.argv[1], encoding="utf-8").read()
 wanted = ["badge additive", "badge removal", "badge distribution", "badge rename",
           "badge acknowledged", 'class="chart cov"', 'class="chart metric"',
-          'class="chart handoff"', 'class="chart timeline"']
+          'class="chart handoff"', 'class="chart timeline"', "New since the last sweep (1)",
+          'class="legend"']
 missing = [w for w in wanted if w not in page]
 if missing:
     sys.exit(f"the report lacks {missing}")

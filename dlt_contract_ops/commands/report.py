@@ -41,8 +41,9 @@ def report(
     no alerts, records nothing).
 
     Runs what `reconcile` runs: the default detectors and removal, the `--include-<name>`
-    ones, and distribution once a profile store exists. The page shows every finding with
-    its details, each declared column's coverage per load, distribution and rename
+    ones, and distribution once a profile store exists. The page opens with what is new and
+    what was resolved since the last recorded sweep, then shows every finding with its
+    details, each declared column's coverage per load, distribution and rename
     pictures, and each finding's history from the finding index (`reconcile` runs that are
     not dry runs record it).
     """
@@ -62,9 +63,7 @@ def report(
             return gatherer.run(sources, included(options), progress_printer(), started)
 
     results, interrupted = sweep(call)
-    page = gatherer.report(results)
-    generated = page.generated.isoformat(timespec="seconds")
-    write_document(to_html(results, generated=generated, report=page), html_file)
+    write_document(to_html(results, report=gatherer.report(results)), html_file)
     click.echo(
         f"Wrote {html_file}: {len({r.source for r in results})} source(s), "
         f"{sum(len(r.findings) for r in results)} finding(s), "

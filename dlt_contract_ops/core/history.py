@@ -35,14 +35,21 @@ FORGET_DAYS = 400
 
 @dataclass(frozen=True)
 class Sweep:
-    """One sweep as the index recorded it: when it ended and the ids of its findings; a
-    shard of a sharded sweep also its `shard` and the tables it `covered` (source -> tables,
-    roots and children), None for a whole sweep (it covered everything)."""
+    """One sweep as the index recorded it: when it ended, the ids of its findings, the
+    sources it checked without an error (`sources`; None for a line that does not say: a
+    sweep recorded before the sources were, counted as checking every source), and for a
+    shard of a sharded sweep its `shard` and the tables it `covered` (source -> tables, roots
+    and children; None for a whole sweep: it covered everything)."""
 
     at: datetime
     ids: tuple[str, ...] = ()
     shard: Shard | None = None
     covered: tuple[tuple[str, tuple[str, ...]], ...] | None = None
+    sources: tuple[str, ...] | None = None
+
+    def checked(self, source: str) -> bool:
+        """Whether this sweep checked `source` (a sweep that does not say checked all)."""
+        return self.sources is None or source in self.sources
 
     def covers(self, source: str, table: str) -> bool:
         """Whether this sweep looked at `table` of `source`: a finding there that it did not
@@ -52,6 +59,8 @@ class Sweep:
         >>> s.covers("shop", "orders"), s.covers("shop", "refunds"), Sweep(s.at).covers("a", "b")
         (True, False, True)
         """
+        if not self.checked(source):
+            return False
         if self.covered is None:
             return True
         return any(name == source and table in tables for name, tables in self.covered)

@@ -30,7 +30,7 @@ from dlt_contract_ops.engine.read_problems import read_error_line
 from dlt_contract_ops.engine.sharding import UNSENT, parse_shard, reported_elsewhere
 from dlt_contract_ops.engine.swept import Recording, Where, checked_tables, swept
 from dlt_contract_ops.errors import ConfigError
-from dlt_contract_ops.model.findings import ReconcileResult
+from dlt_contract_ops.model.findings import NOT_LOADED, ReconcileResult
 from dlt_contract_ops.settings.files import project_context
 from dlt_contract_ops.settings.problems import misplaced_sections, no_source_message
 from dlt_contract_ops.settings.project import declared_sources, load_project_settings
@@ -296,13 +296,16 @@ def _remember(
     shard: Shard | None = None, covered: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
     """Record this run's findings in the finding index (`history.index`): what each id
-    stands for, for `ack` and `validate`; a `sweep` (not a dry run) also its line, for the
-    report's history (a shard's line names its shard and the tables it covered)."""
+    stands for, for `ack` and `validate`; a `sweep` (not a dry run) also its line with the
+    sources it checked without an error, for the report's history and what changed since (a
+    shard's line also names its shard and the tables it covered)."""
     from dlt_contract_ops.history.index import record_run
 
+    failed = {r.source for r in results if r.error is not None or r.error_kind == NOT_LOADED}
     try:  # the index is a convenience: never fail a sweep over it
         record_run(project_dir, [f for r in results for f in r.findings], sweep=sweep,
-                   shard=shard, covered=covered)
+                   shard=shard, covered=covered,
+                   sources=[r.source for r in results if r.source not in failed])
     except Exception as exc:
         log.debug("finding index not updated: %s", exc)
 

@@ -6,27 +6,30 @@ store exists), never alerting, and keeps, per source, what the pictures need: ea
 table's stored load profiles (already read by the sweep: removal and distribution share
 them), the removal windows and thresholds, the distribution rule, and, per rename, both
 columns' per-load counts (one read-only handoff query per renamed table). Then it reads the
-finding index for the history across sweeps. Nothing is written anywhere.
+finding index for the history across sweeps, and compares the run's findings with the last
+sweep the index recorded (`since_last_sweep`: what is new, back again and resolved since).
+Nothing is written anywhere.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from dlt_contract_ops.core.distribution import DistributionRule
-from dlt_contract_ops.core.history import History
+from dlt_contract_ops.core.history import History, Sweep
 from dlt_contract_ops.core.load_profile import LoadProfile
 from dlt_contract_ops.core.timeaxis import Windows
+from dlt_contract_ops.model.findings import NOT_LOADED
 
 if TYPE_CHECKING:
     from dlt_contract_ops.detection.source_input import SourceInput
     from dlt_contract_ops.engine.reconcile import Progress
-    from dlt_contract_ops.model.findings import ReconcileResult
+    from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -60,6 +63,51 @@ class Handoff:
     loads: tuple[tuple[str, int, int, int], ...]
 
 
+@dataclass(frozen=True)
+class Resolved:
+    """A finding the last sweep saw and this run did not find where it looked: what the
+    finding index recorded of it (`history.index.known_findings`), and when a sweep last
+    saw it."""
+
+    id: str
+    source: str
+    table: str
+    detector: str
+    columns: tuple[str, ...]
+    last_seen: datetime | None = None
+
+
+@dataclass(frozen=True)
+class SinceLastSweep:
+    """What changed between the last sweep the finding index recorded and this run's
+    findings; for each source, its last recorded sweep that checked it (`Sweep.checked`),
+    the latest of which is `previous`. `previous` is None when no sweep was recorded yet
+    (this is the first look: nothing is new) or the index could not be read (`error`).
+
+    - `new`: found now, seen by no recorded sweep;
+    - `reopened`: found now, not by its source's last sweep, by an earlier one (it had
+      gone, and came back);
+    - `escalated`: found now with a wider scope than when it was alerted. Escalation is
+      the alert lifecycle's to decide (the dedup state `reconcile`'s sinks keep), and comes
+      here through the reason its alert carries (`DriftFinding.alert_reason`), never
+      worked out a second time;
+    - `resolved`: seen by its source's last sweep, not found now, where this run looked
+      (its source's detector ran without an error).
+    """
+
+    previous: datetime | None = None
+    new: tuple[DriftFinding, ...] = ()
+    reopened: tuple[DriftFinding, ...] = ()
+    escalated: tuple[DriftFinding, ...] = ()
+    resolved: tuple[Resolved, ...] = ()
+    error: str | None = None
+
+    @property
+    def arrived(self) -> tuple[DriftFinding, ...]:
+        """New, reopened and escalated findings: what a person looks at first."""
+        return (*self.new, *self.reopened, *self.escalated)
+
+
 @dataclass
 class Report:
     """Everything the page shows: the results, and what the pictures and history need."""
@@ -71,6 +119,59 @@ class Report:
     handoffs: dict[tuple[str, str], list[Handoff]] = field(default_factory=dict)
     history: History = field(default_factory=History)
     generated: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    #: what changed since the last recorded sweep (`Gatherer.report` always fills it); a
+    #: page without it has no such section
+    since: SinceLastSweep | None = None
+
+
+def since_last_sweep(
+    results: Sequence[ReconcileResult], history: History, sweeps: Sequence[Sweep],
+    known: Mapping[str, Mapping[str, Any]],
+) -> SinceLastSweep:
+    """This run's findings (`results`) against the recorded `sweeps` (oldest first; see
+    `SinceLastSweep`): `history` tells which ids any sweep saw, `known` what each id stands
+    for. A finding a combiner folded into another (a rename's additive and removal parts)
+    is still found; a source this run could not check resolves nothing.
+
+    >>> from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
+    >>> f = DriftFinding(drift_type="additive", source="s", resource="t", table="t",
+    ...                  columns=["c"])
+    >>> since_last_sweep([ReconcileResult(source="s", findings=[f])], History(), [], {})
+    SinceLastSweep(previous=None, new=(), reopened=(), escalated=(), resolved=(), error=None)
+    """
+    if not sweeps:
+        return SinceLastSweep()
+    last = {r.source: next((s for s in reversed(sweeps) if s.checked(r.source)), None)
+            for r in results}
+    current = {f.id: f for r in results for f in r.findings}
+    found = set(current) | {str(c.get("id")) for f in current.values()
+                            for c in f.components or ()}
+    came = [f for i, f in current.items()
+            if (p := last[f.source]) is None or i not in p.ids]
+    looked = {(r.source, r.detector) for r in results
+              if r.error is None and r.error_kind != NOT_LOADED}
+    resolved = []
+    for source, previous in last.items():
+        for i in dict.fromkeys(previous.ids if previous is not None else ()):
+            entry = known.get(i) or {}
+            if i in found or entry.get("source") != source or (
+                    source, entry.get("detector")) not in looked or (
+                    previous is not None and not previous.covers(source, str(entry.get("table")))):
+                continue
+            seen = history.seen.get(i)
+            resolved.append(Resolved(
+                i, source, str(entry.get("table")), str(entry.get("detector")),
+                tuple(str(c) for c in entry.get("columns") or ()), seen.last if seen else None))
+    used = [p.at for p in last.values() if p is not None]
+    arrived = {f.id for f in came}
+    return SinceLastSweep(
+        max(used, default=sweeps[-1].at),
+        new=tuple(f for f in came if f.id not in history.seen),
+        reopened=tuple(f for f in came if f.id in history.seen or f.alert_reason == "reopened"),
+        escalated=tuple(f for f in current.values()
+                        if f.alert_reason == "escalated" and f.id not in arrived),
+        resolved=tuple(resolved),
+    )
 
 
 def report_detectors(include: Iterable[str], profile_store_exists: bool) -> tuple[str, ...]:
@@ -114,18 +215,28 @@ class Gatherer:
                    inspect=self._inspect)
 
     def report(self, results: list[ReconcileResult], now: datetime | None = None) -> Report:
-        from dlt_contract_ops.history.index import read_history
+        """The page's data; `now` is the run's moment the page reads its times against (the
+        wall clock when None)."""
+        moment = now or datetime.now(timezone.utc)
+        history, since = self._history(results, moment)
+        return Report(results, self.detectors, self.frames, self.tables, self.handoffs,
+                      history, moment, since)
+
+    def _history(
+        self, results: list[ReconcileResult], now: datetime
+    ) -> tuple[History, SinceLastSweep]:
+        """The finding index's history and what changed since its last sweep."""
+        from dlt_contract_ops.history.index import known_findings, read_sweeps
         from dlt_contract_ops.settings.files import project_context
 
-        moment = now or datetime.now(timezone.utc)
         try:
             with project_context(self.project_dir) as pdir:
-                history = read_history(pdir, moment)
+                history, sweeps = read_sweeps(pdir, now)
+                known = known_findings(pdir) if sweeps else {}
         except Exception as exc:  # the history is a convenience: the page shows without it
             log.warning("finding index not read: %s", exc)
-            history = History()
-        return Report(results, self.detectors, self.frames, self.tables, self.handoffs,
-                      history, moment)
+            return History(), SinceLastSweep(error=str(exc))
+        return history, since_last_sweep(results, history, sweeps, known)
 
     def _store_exists(self) -> bool:
         from dlt_contract_ops.profiles.store import default_store

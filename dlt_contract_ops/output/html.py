@@ -4,12 +4,16 @@ One file with inline CSS, inline SVG and one tiny inline script (the filter box;
 Content-Security-Policy allows that script by its hash and nothing else, and no fetch of any
 kind), so it can be mailed, attached to a CI run, printed or opened from disk offline.
 
-On top a summary (sources, tables, findings by detector, errors, undelivered alerts, the
-findings per day of the last 30 days); then each source and its tables, most severe first,
+On top what changed since the last recorded sweep (new, back again and escalated findings,
+most severe first; resolved ones), then a summary (sources, tables, findings by severity and
+by detector, errors, alerts not delivered, the findings per day of the last 30 days); then
+each source and its tables, most severe first,
 each table a collapsible block with its findings (every detector's own details) and the
-small multiples of its declared columns' coverage. The pictures are `output.pictures` /
-`output.charts`; the markup is `templates/*.html.j2` (Jinja2, autoescaped): every name and
-value from the warehouse or the models is data, escaped, never markup or script.
+small multiples of its declared columns' coverage. Times read as "7 Dec 2026 04:52 UTC
+(3 h ago)" against the report run's moment (`Report.generated`), states and metrics in
+words (`output.wording`). The pictures are `output.pictures` / `output.charts`; the markup is
+`templates/*.html.j2` (Jinja2, autoescaped): every name and value from the warehouse or the
+models is data, escaped, never markup or script.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cache
+from datetime import datetime
+from functools import cache, partial
 from typing import TYPE_CHECKING, Any
 
 import jinja2
@@ -28,10 +33,10 @@ from markupsafe import Markup
 
 from dlt_contract_ops.model.findings import NOTHING_CHECKED, DriftFinding, ReconcileResult
 from dlt_contract_ops.model.severity import SEVERITIES, rank
-from dlt_contract_ops.output import pictures
+from dlt_contract_ops.output import pictures, wording
 
 if TYPE_CHECKING:
-    from dlt_contract_ops.engine.report import Report
+    from dlt_contract_ops.engine.report import Report, SinceLastSweep
     from dlt_contract_ops.output.charts import Chart
 
 TITLE = "dlt-contract-ops drift report"
@@ -59,8 +64,9 @@ def shown(value: object) -> object:
 
 @cache
 def _templates() -> jinja2.Environment:
-    """The package's templates (`output/templates/*.html.j2`), autoescaped."""
-    return jinja2.Environment(
+    """The package's templates (`output/templates/*.html.j2`), autoescaped, with the words a
+    person reads (`output.wording`) as globals."""
+    env = jinja2.Environment(
         loader=jinja2.PackageLoader("dlt_contract_ops.output", "templates"),
         autoescape=True,
         finalize=shown,
@@ -69,6 +75,8 @@ def _templates() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
+    env.globals.update(alert_words=wording.alert_words, metric_words=wording.metric_words)
+    return env
 
 
 @cache
@@ -89,6 +97,27 @@ def severity(f: DriftFinding) -> int:
     """How bad a finding is, for ranking (higher is worse): its severity (`error` 3,
     `warning` 2, `info` 1), an acknowledged one 0."""
     return 0 if f.acknowledged else len(SEVERITIES) - rank(f.severity)
+
+
+def ranked(findings: Sequence[DriftFinding]) -> list[DriftFinding]:
+    """`findings` most severe first (`severity`), then by source, table and detector."""
+    return sorted(findings, key=lambda f: (-severity(f), f.source, f.table, f.drift_type))
+
+
+def _changes(since: SinceLastSweep | None) -> dict[str, Any] | None:
+    """The "since the last sweep" section: the findings that arrived (each with its word:
+    new, back again, escalated), most severe first, and the resolved ones by place."""
+    if since is None:
+        return None
+    word = {**{f.id: "escalated" for f in since.escalated},
+            **{f.id: "back again" for f in since.reopened},
+            **{f.id: "new" for f in since.new}}
+    return {
+        "previous": since.previous,
+        "error": since.error,
+        "arrived": [(word[f.id], f) for f in ranked(since.arrived)],
+        "resolved": sorted(since.resolved, key=lambda g: (g.source, g.table, g.detector)),
+    }
 
 
 def _detector_lines(f: DriftFinding) -> list[str]:
@@ -118,6 +147,8 @@ class _Table:
     findings: list[DriftFinding] = field(default_factory=list)
     coverage: list[pictures.ColumnPicture] = field(default_factory=list)
     open: bool = False
+    #: the table's place on the page (names its small multiples' shared axes)
+    number: int = 0
 
     @property
     def rank(self) -> tuple[int, int, str]:
@@ -200,9 +231,11 @@ def to_html(
     report: Report | None = None,
 ) -> str:
     """The report page for `results` (`dlt-contract-ops report --html FILE`); `report`
-    adds the pictures and the history (`engine.report.Gatherer`).
+    adds the pictures, the history and what changed since the last sweep
+    (`engine.report.Gatherer`).
 
-    `generated` is shown as the report's time when given (the renderer reads no clock).
+    The page's times read against `report.generated` ("3 h ago"); `generated` is shown as
+    the report's time when given, else `report.generated` (the renderer reads no clock).
 
     >>> page = to_html([ReconcileResult(source="<shop>")])
     >>> "<h2>&lt;shop&gt;</h2>" in page, "<script>" in page
@@ -214,18 +247,25 @@ def to_html(
     sources = sorted((_source(name, blocks, report) for name, blocks in by_source.items()),
                      key=lambda s: (not s["errors"], s["rank"]))
     budget = OPEN_TABLES
-    for s in sources:
-        for t in s["tables"]:
-            if budget and any(severity(f) for f in t.findings):
-                t.open, budget = True, budget - 1
+    for number, t in enumerate((t for s in sources for t in s["tables"]), 1):
+        t.number = number
+        if budget and any(severity(f) for f in t.findings):
+            t.open, budget = True, budget - 1
     findings = [f for r in results for f in r.findings]
     by_detector = Counter(f.drift_type for f in findings)
     acked = Counter(f.drift_type for f in findings if f.acknowledged)
     script, script_hash = filter_script()
     drawn = _Pictures(report)
+    now: datetime | None = report.generated if report is not None else None
+    if generated is None and now is not None:
+        generated = wording.when(now)
+    by_severity = Counter(f.severity for f in findings)
     return _templates().get_template("report.html.j2").render(
         title=TITLE,
         generated=generated,
+        when=partial(wording.when, now=now),
+        changes=_changes(report.since if report is not None else None),
+        by_severity=[(s, by_severity[s]) for s in SEVERITIES],
         sources=sources,
         findings=findings,
         tables=sum(len(s["tables"]) for s in sources),
@@ -233,6 +273,7 @@ def to_html(
         acked=acked,
         errors=[r for r in results if r.error],
         undelivered=sum(1 for f in findings if f.alert == "undelivered"),
+        acknowledged=sum(acked.values()),
         detectors=report.detectors if report is not None else (),
         timeline=pictures.timeline_picture(report.history) if report is not None else None,
         sweeps=report.history.sweeps if report is not None else 0,

@@ -14,18 +14,30 @@ from dlt_contract_ops.core.timeaxis import load_id_epoch
 from dlt_contract_ops.output.charts import (
     DEFAULT_LOADS,
     Chart,
+    Tick,
     band_of,
     coverage_chart,
     handoff_chart,
     metric_chart,
     timeline_chart,
 )
+from dlt_contract_ops.output.wording import axis_times, day, metric_words
 
 if TYPE_CHECKING:
     from dlt_contract_ops.core.history import History
     from dlt_contract_ops.core.load_profile import LoadProfile
     from dlt_contract_ops.engine.report import Frame, Handoff, TableLoads
     from dlt_contract_ops.model.findings import DriftFinding
+
+
+def time_ticks(times: Sequence[float]) -> list[Tick]:
+    """The first and the last of `times` (epoch seconds), labelled for a chart's time axis.
+
+    >>> time_ticks([0.0, 1800.0, 3600.0])
+    [(0.0, '00:00'), (3600.0, '01:00')]
+    """
+    ends = sorted(set(times[:1]) | set(times[-1:]))
+    return list(zip(ends, axis_times(ends), strict=True))
 
 
 @dataclass(frozen=True)
@@ -40,8 +52,10 @@ class ColumnPicture:
 def coverage_pictures(
     loads: TableLoads, frame: Frame | None, drifted: set[str], *, last: int = DEFAULT_LOADS
 ) -> list[ColumnPicture]:
-    """Every declared column of a table, drifted ones first, each over its last loads."""
+    """Every declared column of a table, drifted ones first, each over its last loads: the
+    same loads and scale for each, so their axes are alike (the page draws them once)."""
     history = loads.loads[-last:]
+    xticks = time_ticks([p.load_time for p in history])
     out = []
     for column in sorted(loads.columns, key=lambda c: (c not in drifted, c)):
         points = [(p.load_time, None if (r := p.null_rate(column)) is None else 1.0 - r)
@@ -51,6 +65,7 @@ def coverage_pictures(
             boundary=frame.recent_start if frame else None,
             baseline_threshold=frame.baseline_threshold if frame else 0.2,
             recent_threshold=frame.recent_threshold if frame else 0.01,
+            xticks=xticks,
         )
         out.append(ColumnPicture(column, chart, column in drifted))
     return out
@@ -89,9 +104,10 @@ def metric_picture(
         centre = sorted(baseline)[len(baseline) // 2] if baseline else 0.0
         band = band_of(baseline, rule.threshold, DISTINCT_TOLERANCE * max(centre, 1.0))
     category = metric.get("category")
-    title = f"{metric.get('column')} {metric.get('metric')}" + (
+    title = f"{metric.get('column')}: {metric_words(metric.get('metric'))}" + (
         f" “{category}”" if category is not None else "")
-    return metric_chart(title, values, band, percent=percent)
+    return metric_chart(title, values, band, percent=percent,
+                        xticks=time_ticks([t for t, _ in values]))
 
 
 def handoff_pictures(
@@ -104,7 +120,8 @@ def handoff_pictures(
             continue
         points = [(load_id_epoch(load) or 0.0, o / rows if rows else None,
                    n / rows if rows else None) for load, rows, o, n in h.loads[-last:]]
-        out.append(handoff_chart(h.old, h.new, points))
+        out.append(handoff_chart(h.old, h.new, points,
+                                 xticks=time_ticks([t for t, _, _ in points])))
     return out
 
 
@@ -112,4 +129,4 @@ def timeline_picture(history: History) -> Chart | None:
     """Findings per day, or None when no sweep was ever recorded."""
     if not history.sweeps:
         return None
-    return timeline_chart([(d.isoformat(), n) for d, n in history.per_day])
+    return timeline_chart([(day(d, year=False), day(d), n) for d, n in history.per_day])

@@ -46,12 +46,14 @@ def screenshot(page: Path, png: Path) -> list[str]:
 
 
 def dump_dom(page: Path, profile: Path, fragment: str = "") -> str:
-    """The page's DOM after its scripts ran (`chromium --dump-dom`), opened at `#fragment`."""
+    """The page's DOM after its scripts ran (`chromium --dump-dom`), opened at `#fragment`
+    in a 1200x900 window (as `screenshot` renders)."""
     url = page.resolve().as_uri() + (f"#{fragment}" if fragment else "")
     proc = subprocess.run(
         [
             chromium(), "--headless", "--no-sandbox", "--disable-gpu",
-            "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--dump-dom", url,
+            "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1200,900",
+            "--dump-dom", url,
         ],
         capture_output=True, text=True,
     )

@@ -12,9 +12,17 @@ from dlt_contract_ops.core.history import Sweep, summarize
 from dlt_contract_ops.core.load_profile import ColumnProfile, LoadProfile
 from dlt_contract_ops.engine.report import Frame, Report, TableLoads
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
-from dlt_contract_ops.output.charts import band_of, coverage_chart, timeline_chart
+from dlt_contract_ops.output.charts import (
+    Chart,
+    Label,
+    band_of,
+    coverage_chart,
+    handoff_chart,
+    metric_chart,
+    timeline_chart,
+)
 from dlt_contract_ops.output.html import to_html
-from dlt_contract_ops.output.pictures import coverage_pictures, metric_picture
+from dlt_contract_ops.output.pictures import coverage_pictures, metric_picture, time_ticks
 
 
 def _ys(d: str) -> list[int]:
@@ -44,11 +52,12 @@ def test_coverage_chart_draws_thresholds_and_the_window_boundary() -> None:
     c = coverage_chart("c", [(0.0, 1.0), (100.0, 0.0)], boundary=50.0,
                        baseline_threshold=0.5, recent_threshold=0.0, width=108, height=44)
     [rules] = [line.d for line in c.lines if line.css == "threshold"]
-    assert rules == "M4 22H104M4 40H104"  # 50% halfway up, 0% on the floor
+    # the plot is x 30..102 (the y axis's values left of it), y 5..31 (the x axis's under it)
+    assert rules == "M30 18H102M30 31H102"  # 50% halfway up, 0% on the floor
     [boundary] = [line.d for line in c.lines if line.css == "boundary"]
-    assert boundary == "M54 0V44"
+    assert boundary == "M66 5V31"
     [series] = [line.d for line in c.lines if line.css == "series"]
-    assert _ys(series) == [4, 40]
+    assert _ys(series) == [5, 31]
     # a boundary outside the loads shown is not drawn
     outside = coverage_chart("c", [(0.0, 1.0), (10.0, 1.0)], boundary=50.0,
                              baseline_threshold=0.5, recent_threshold=0.0)
@@ -87,6 +96,7 @@ def test_metric_picture_marks_the_newest_load_outside_its_band() -> None:
     [band] = [b for b in chart.boxes if b.css == "band"]
     assert float(newest.y) < float(band.y)  # above the band's top edge: the shift is visible
     assert "newest 10.0%" in [label.text for label in chart.labels]
+    assert "status: share of a category “other”" in [label.text for label in chart.labels]
 
 
 def test_coverage_pictures_put_drifted_columns_first() -> None:
@@ -95,6 +105,20 @@ def test_coverage_pictures_put_drifted_columns_first() -> None:
     frame = Frame(0.0, 0.0, 0.2, 0.01)
     shown = coverage_pictures(loads, frame, {"z"})
     assert [(p.column, p.drifted) for p in shown] == [("z", True), ("a", False), ("b", False)]
+
+
+def test_a_tables_small_multiples_have_the_same_axes() -> None:
+    # the page draws them once per table and each chart `use`s them: they must be alike
+    loads = TableLoads(("a", "b", "z"), tuple(LoadProfile(str(1_700_000_000 + i * 3600), 10, {
+        c: ColumnProfile(c, 10 - i * (c == "z")) for c in ("a", "b", "z")}) for i in range(5)))
+    shown = coverage_pictures(loads, Frame(1_700_003_600.0, 0.0, 0.2, 0.01), {"z"})
+    axes = {(tuple(line.d for line in p.chart.lines if line.css == "axis"),
+             tuple(t for t in p.chart.labels if t.css == "tick")) for p in shown}
+    assert len(axes) == 1
+    [(_, ticks)] = axes
+    assert [t.text for t in ticks] == ["0%", "100%", "14 Nov 22:13", "15 Nov 02:13"]
+    assert len({tuple(line.d for line in p.chart.lines if line.css == "series")
+                for p in shown}) == 2  # what differs is the data
 
 
 def test_history_counts_first_last_and_sweeps_and_days() -> None:
@@ -110,10 +134,73 @@ def test_history_counts_first_last_and_sweeps_and_days() -> None:
 
 
 def test_timeline_bars_scale_to_the_busiest_day() -> None:
-    chart = timeline_chart([("d1", 0), ("d2", 2), ("d3", 4)], width=68, height=80)
+    chart = timeline_chart([("1", "day 1", 0), ("2", "day 2", 2), ("3", "day 3", 4)],
+                           width=68, height=80)
     bars = [b for b in chart.boxes if b.css == "bar"]
-    assert [float(b.h) for b in bars] == [0.0, 29.0, 58.0]
-    assert [b.title for b in bars][-1] == "d3: 4 finding(s)"
+    assert [float(b.h) for b in bars] == [0.0, 30.0, 60.0]  # the plot is 60 pixels high
+    assert [b.title for b in bars][-1] == "day 3: 4 finding(s)"
+
+
+def _tick(chart: Chart, text: str) -> Label:
+    [label] = [t for t in chart.labels if t.css == "tick" and t.text == text]
+    return label
+
+
+T0 = datetime(2026, 12, 1, 6, 0, tzinfo=timezone.utc).timestamp()
+HOUR = 3600.0
+
+
+@pytest.mark.parametrize(("chart", "ticks", "legend"), [
+    (coverage_chart("c", [(T0, 1.0), (T0 + 5 * HOUR, 0.0)], boundary=T0 + 2 * HOUR,
+                    baseline_threshold=0.2, recent_threshold=0.01,
+                    xticks=time_ticks([T0, T0 + 5 * HOUR])),
+     ["0%", "100%", "06:00", "11:00"],
+     ["non-NULL share per load", "baseline / recent threshold (20% / 1%)",
+      "recent window starts"]),
+    (metric_chart("status: share of a category", [(T0, 0.0), (T0 + 3 * 86400, 0.1)],
+                  (0.0, 0.02), xticks=time_ticks([T0, T0 + 3 * 86400])),
+     ["0.0%", "10.0%", "1 Dec", "4 Dec"],
+     ["value per load", "baseline band (median ± tolerance)", "newest load"]),
+    (metric_chart("id: distinct values", [(T0, 90.0), (T0 + 30 * HOUR, 120.0)],
+                  (95.0, 105.0), percent=False, xticks=time_ticks([T0, T0 + 30 * HOUR])),
+     ["90", "120", "1 Dec 06:00", "2 Dec 12:00"],
+     ["value per load", "baseline band (median ± tolerance)", "newest load"]),
+    (handoff_chart("order_date", "sale_date", [(T0, 1.0, 0.0), (T0 + HOUR, 0.0, 1.0)],
+                   xticks=time_ticks([T0, T0 + HOUR])),
+     ["0%", "100%", "06:00", "07:00"],
+     ["order_date (old): non-NULL share per load", "sale_date (new): non-NULL share per load"]),
+    (timeline_chart([(f"{d} Dec", f"{d} Dec 2026", d % 3) for d in range(1, 8)]),
+     ["0", "2", "1 Dec", "4 Dec", "7 Dec"],
+     ["findings seen that day (each finding once)"]),
+], ids=["coverage", "metric", "distinct", "handoff", "timeline"])
+def test_every_chart_has_its_axis_values_and_a_legend(chart: Chart, ticks: list[str],
+                                                      legend: list[str]) -> None:
+    assert chart.ticks == ticks
+    assert [k.text for k in chart.legend] == legend
+    assert {k.css for k in chart.legend} <= {
+        *(line.css for line in chart.lines), *(b.css for b in chart.boxes),
+        *(d.css for d in chart.dots)}  # each key is drawn as the chart draws it
+    [axis] = [line for line in chart.lines if line.css == "axis"]
+    # every value inside the picture: the y axis's left of the axis line, the x axis's under
+    left = float(axis.d[1:].split()[0])
+    for label in (t for t in chart.labels if t.css == "tick"):
+        assert 0 <= float(label.x) <= chart.width
+        assert 0 < float(label.y) <= chart.height
+    ys, xs = ticks[:2], ticks[2:]
+    assert all(float(_tick(chart, t).x) < left and _tick(chart, t).anchor == "end" for t in ys)
+    assert float(_tick(chart, ys[0]).y) > float(_tick(chart, ys[1]).y)  # low under high
+    floor = max(float(_tick(chart, t).y) for t in ys)
+    assert all(float(_tick(chart, t).y) > floor for t in xs)
+    assert [float(_tick(chart, t).x) for t in xs] == sorted(float(_tick(chart, t).x) for t in xs)
+
+
+def test_a_y_value_sits_at_its_height() -> None:
+    c = coverage_chart("c", [(0.0, 1.0), (10.0, 0.0)], boundary=None, baseline_threshold=0.5,
+                       recent_threshold=0.0)
+    [series] = [line.d for line in c.lines if line.css == "series"]
+    top, bottom = _ys(series)  # 100% and 0%
+    assert float(_tick(c, "100%").y) - 3 == top
+    assert float(_tick(c, "0%").y) - 3 == bottom
 
 
 def test_a_third_party_findings_details_render_without_its_detector() -> None:

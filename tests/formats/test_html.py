@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime, timezone
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
+from dlt_contract_ops.engine.report import Report, Resolved, SinceLastSweep
 from dlt_contract_ops.model.findings import Coverage, DriftFinding, ReconcileResult
 from dlt_contract_ops.output.html import filter_script, to_html
 from tests.formats import warehouse
@@ -76,6 +78,27 @@ def test_every_name_and_value_is_escaped() -> None:
     assert [tag for tag, _ in page.tags].count("script") == 1  # the filter box's own
 
 
+def test_what_changed_since_the_last_sweep_is_escaped_too() -> None:
+    results = _hostile_results()
+    gone = Resolved("0123456789ab", "s<1>", "</ul><b>", "additive", tuple(HOSTILE))
+    since = SinceLastSweep(datetime(2026, 12, 7, 4, 52, tzinfo=timezone.utc),
+                           new=tuple(results[0].findings), resolved=(gone,))
+    html = to_html(results, report=Report(results, generated=datetime(
+        2026, 12, 7, 7, 52, tzinfo=timezone.utc), since=since))
+    page = Page(html)
+    assert {tag for tag, _ in page.tags} <= TAGS | {"a", "defs", "g", "use"}
+    text = "".join(page.text)
+    assert "</ul><b>" in text
+    assert "t</h3>" in text
+    assert "7 Dec 2026 04:52 UTC (3 h ago)" in text
+    # the only links are to the page's own findings
+    links = [a["href"] for t, a in page.tags if t == "a"]
+    # both made as warnings (no run set their severity): then by detector
+    assert links == [f"#f-{f.id}" for f in sorted(results[0].findings,
+                                                  key=lambda f: f.drift_type)]
+    assert all(f'id="f-{f.id}"' in html for f in results[0].findings)
+
+
 def test_the_page_fetches_nothing() -> None:
     html = to_html(_hostile_results())
     page = Page(html)
@@ -126,7 +149,7 @@ def test_report_cli_writes_the_page_with_exit_codes_like_reconcile(drifted: Proj
         for f in r["findings"]:
             assert all(c in text for c in f["columns"])
     assert warehouse.NASTY in text
-    charts = [a["aria-label"] for t, a in page.tags if t == "svg"]
+    charts = [a["aria-label"] for t, a in page.tags if t == "svg" and a.get("role") == "img"]
     assert "actor_login: coverage, 2 load(s), newest 0%" in charts
     drifted = [a["class"] for t, a in page.tags if t == "figure"]
     assert drifted.count("drifted") >= 1

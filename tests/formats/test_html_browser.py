@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import time
+from datetime import datetime, timedelta, timezone
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -158,3 +159,68 @@ def test_two_hundred_tables_render(tmp_path: Path) -> None:
     assert screenshot(page, png) == []
     assert distinct_colours(png) > 50
     keep_artifact(png)
+
+
+#: appended to a copy of the page (its CSP removed, every table open): where Chromium laid
+#: out each chart's legend against its picture, into the title
+_LAYOUT = """<script>
+var out = [];
+function box(el) { return el.getBoundingClientRect(); }
+document.querySelectorAll(".plot").forEach(function (p) {
+  var s = box(p.querySelector("svg.chart")), l = box(p.querySelector("ul.legend"));
+  out.push(p.querySelector("svg.chart").getAttribute("class") + ":" +
+           (l.left >= s.right && l.top < s.bottom && l.bottom > s.top ? "beside" : "not"));
+});
+document.querySelectorAll(".multiples").forEach(function (m) {
+  var l = box(m.querySelector("ul.legend")), f = box(m.querySelector("figure"));
+  out.push("multiples:" + (l.right <= f.left && l.top < f.bottom ? "beside" : "not"));
+});
+// each small multiple draws the table's axes, drawn once, through `use`
+document.querySelectorAll("svg.cov").forEach(function (s) {
+  var u = s.querySelector("use");
+  out.push("axes:" + (u && u.getBBox().width > 100 ? "beside" : "not"));
+});
+document.title = "layout " + out.join("|");
+</script></body>"""
+
+
+def test_every_chart_shows_its_axis_values_and_its_legend_beside_it(tmp_path: Path) -> None:
+    chromium()
+    results, report = synthetic_report(tables=6, columns=4, loads=8)
+    html = to_html(results, report=report)
+    page = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html)
+    page = page.replace('<details class="table"', '<details open class="table"')
+    probe = tmp_path / "layout.html"
+    probe.write_text(page.replace("</body>", _LAYOUT), encoding="utf-8")
+    dom = dump_dom(probe, tmp_path / "profile")
+    [title] = re.findall(r"<title>layout (.*?)</title>", dom)
+    placed = title.split("|")
+    kinds = {p.split(":")[0] for p in placed}
+    assert {"chart timeline", "chart metric", "chart handoff", "multiples", "axes"} <= kinds
+    assert [p for p in placed if not p.endswith(":beside")] == []
+    # the axis values are in the picture as text a browser draws
+    ticks = re.findall(r'<text class="tick"[^>]*>([^<]*)</text>', dom)
+    assert {"0%", "100%", "00:00", "07:00"} <= set(ticks)
+
+
+def test_chromium_renders_the_morning_report(drifted: Project, tmp_path: Path) -> None:
+    """The CLI's page after a recorded sweep: what is new on top, each linking to its
+    finding's block, no console message."""
+    chromium()
+    from dlt_contract_ops.history.index import record_sweep
+
+    record_sweep(drifted.root, [], datetime.now(timezone.utc) - timedelta(hours=3))
+    out = tmp_path / "report.html"
+    proc = drifted.cli("report", "--html", str(out))
+    assert out.exists(), proc.stderr
+    html = out.read_text(encoding="utf-8")
+    links = re.findall(r'<a href="#(f-\w+)">details</a>', html)
+    assert len(links) >= 5  # every finding of the warehouse is new since a clean sweep
+    png = tmp_path / "morning-report.png"
+    assert screenshot(out, png) == []
+    assert distinct_colours(png) > 50
+    keep_artifact(png)
+    dom = dump_dom(out, tmp_path / "profile")
+    assert "New since the last sweep" in dom
+    assert "(3 h ago)" in dom
+    assert all(f'id="{target}"' in dom for target in links)

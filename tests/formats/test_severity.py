@@ -142,7 +142,9 @@ def test_html_tags_and_ranks_by_severity(drifted: Project) -> None:
     proc = drifted.cli("report", "-s", "shop", "-s", "shop_extra", "--html", str(page))
     assert proc.returncode == 0, proc.stderr
     html = page.read_text(encoding="utf-8")
-    tags = [part.split("</span>")[0] for part in html.split('<span class="sev sev-')[1:]]
+    # each finding's head, in the order the page shows them
+    tags = [part.split("</span>")[0]
+            for part in html.split('<div class="head"><span class="sev sev-')[1:]]
     assert [t.split('">')[1] for t in tags] == ["warning", "info", "info"]
 
 
