@@ -18,20 +18,18 @@ from typing import Any
 
 from dlt_contract_ops.core.distribution import DistributionRule
 from dlt_contract_ops.errors import ConfigError, UnknownSourceError
+from dlt_contract_ops.settings.distribution import distribution_rule
 from dlt_contract_ops.settings.removal import RemovalSettings as RemovalSettings
 from dlt_contract_ops.settings.resolve import _resolve
 from dlt_contract_ops.settings.specs import (
     DedupSpec,
-    DistributionSpec,
     ProjectSpec,
     RemovalSpec,
     SourceSpec,
 )
 from dlt_contract_ops.settings.values import (
     FRACTION,
-    NON_NEGATIVE,
     WHOLE,
-    _duration,
     _seconds,
     as_bindings,
     as_names,
@@ -112,9 +110,10 @@ class SourceSettings:
     #: from the project settings: how far back and how many rows the sample query reads
     sample_window: float = DEFAULT_SAMPLE_WINDOW
     sample_rows: int = DEFAULT_SAMPLE_ROWS
-    #: from the project settings: the load profile store and the distribution rule
+    #: from the project settings: the load profile store
     profile_store: Path | None = None
     profile_retention: float = DEFAULT_PROFILE_RETENTION
+    #: `[contract_ops.distribution]` under `[sources.<X>.contract_ops.distribution]`
     distribution: DistributionRule = field(default_factory=DistributionRule)
     #: from the project settings: `[contract_ops.rename] min_confidence`
     rename_min_confidence: float = DEFAULT_RENAME_MIN_CONFIDENCE
@@ -210,36 +209,11 @@ def _load_project_settings(check_keys: bool) -> ProjectSettings:
         profile_retention=_seconds(
             spec.profile_retention, f"{p}.profile_retention", DEFAULT_PROFILE_RETENTION
         ),
-        distribution=_distribution(spec.distribution, f"{p}.distribution"),
+        distribution=distribution_rule(spec.distribution, DistributionRule(),
+                                       f"{p}.distribution"),
         source_cache=True if spec.source_cache is None else bool(spec.source_cache),
         source_build_timeout=_seconds(
             spec.source_build_timeout, f"{p}.source_build_timeout", DEFAULT_SOURCE_BUILD_TIMEOUT
-        ),
-    )
-
-
-def _distribution(spec: DistributionSpec, section: str) -> DistributionRule:
-    """`[contract_ops.distribution]` over the defaults (`profiles.compare.DEFAULT_*`)."""
-    base = DistributionRule()
-
-    return DistributionRule(
-        baseline_loads=_whole(spec.baseline_loads, f"{section}.baseline_loads",
-                              base.baseline_loads),
-        baseline_window=(
-            base.baseline_window if spec.baseline_window is None
-            else _duration(spec.baseline_window, f"{section}.baseline_window")
-        ),
-        min_baseline_loads=_whole(spec.min_baseline_loads, f"{section}.min_baseline_loads",
-                                  base.min_baseline_loads),
-        max_categories=_whole(spec.max_categories, f"{section}.max_categories",
-                              base.max_categories),
-        threshold=(
-            base.threshold if spec.threshold is None
-            else NON_NEGATIVE.read(spec.threshold, where(f"{section}.threshold"))
-        ),
-        min_change=(
-            base.min_change if spec.min_change is None
-            else FRACTION.read(spec.min_change, where(f"{section}.min_change"))
         ),
     )
 
@@ -274,7 +248,7 @@ def _load_source_settings(
     from dlt_contract_ops.settings.problems import not_a_table, raise_problems, table_problems
 
     base = source_section(name)
-    for section in (base, f"{base}.removal"):
+    for section in (base, f"{base}.removal", f"{base}.distribution"):
         raise_problems([m for m in [not_a_table(section)] if m])
     if check_keys:
         raise_problems(table_problems(base))
@@ -313,7 +287,8 @@ def _load_source_settings(
         sample_rows=project.sample_rows,
         profile_store=project.profile_store,
         profile_retention=project.profile_retention,
-        distribution=project.distribution,
+        distribution=distribution_rule(spec.distribution, project.distribution,
+                                       f"{base}.distribution"),
         rename_min_confidence=project.rename_min_confidence,
         models=as_bindings(spec.models, f"{base}.models"),
     )

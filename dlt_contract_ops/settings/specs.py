@@ -71,7 +71,8 @@ class GateSpec(BaseConfiguration):
 
 @configspec
 class DistributionSpec(BaseConfiguration):
-    """`[contract_ops.distribution]`: the distribution detector's baseline and rule."""
+    """`[contract_ops.distribution]` and `[sources.<X>.contract_ops.distribution]`: the
+    distribution detector's baseline and rule."""
 
     baseline_loads: Optional[int] = None  # noqa: UP045
     baseline_window: Optional[Any] = None  # noqa: UP045
@@ -79,6 +80,7 @@ class DistributionSpec(BaseConfiguration):
     max_categories: Optional[int] = None  # noqa: UP045
     threshold: Optional[Any] = None  # noqa: UP045
     min_change: Optional[Any] = None  # noqa: UP045
+    min_rows: Optional[Any] = None  # noqa: UP045  (read by `settings.distribution`)
 
 
 @configspec
@@ -133,6 +135,7 @@ class SourceSpec(BaseConfiguration):
     severity: Optional[Any] = None  # noqa: UP045  (a table, read by `settings.severity`)
     removal: RemovalSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
     gate: GateSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
+    distribution: DistributionSpec = None  # type: ignore[assignment]  # dlt fills embedded specs
 
 
 def fields_of(spec: type[BaseConfiguration]) -> frozenset[str]:
