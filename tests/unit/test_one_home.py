@@ -15,7 +15,7 @@ from dlt_contract_ops.core.columns import DLT_COLUMNS, DLT_PREFIX, free_name
 from dlt_contract_ops.dlt_private import NEEDED
 from dlt_contract_ops.errors import ConfigError, did_you_mean
 from dlt_contract_ops.model.findings import DriftFinding, finding_id
-from dlt_contract_ops.settings.project import FRACTION, NON_NEGATIVE, WHOLE
+from dlt_contract_ops.settings.values import FRACTION, NON_NEGATIVE, WHOLE
 
 if sys.version_info >= (3, 11):
     import tomllib
