@@ -58,7 +58,9 @@ def test_a_big_enough_load_is_judged_as_before(shop: Project) -> None:
 
 
 @pytest.mark.postgres
-def test_a_small_table_on_postgres_gets_a_note(pg_shop: PgShop) -> None:
+def test_a_small_table_on_postgres_gets_a_note(
+    pg_shop: PgShop,  # noqa: F811 (the fixture)
+) -> None:
     pg_shop.load_baseline(*SMALL)
     pg_shop.load(DRIFTED)
     result = pg_shop.sweep()

@@ -28,6 +28,12 @@ RECENT = "1d"
 BOTH = ("removal", "distribution")
 
 
+@pytest.fixture
+def daily_shop(daily: Shop) -> Shop:  # noqa: F811 (the fixture)
+    """The shop on DuckDB and on PostgreSQL (`test_newest_load_reread.daily`)."""
+    return daily
+
+
 def _sweep(shop: Shop, detectors: tuple[str, ...], *,
            sink: MemorySink | None = None) -> dict[str, list[DriftFinding]]:
     results: list[ReconcileResult] = run(
@@ -54,10 +60,10 @@ def _metrics(f: DriftFinding) -> list[tuple[str, str, str | None]]:
     return [(m["column"], m["metric"], m["category"]) for m in f.metrics or []]
 
 
-def test_a_dark_column_is_one_finding_with_its_null_rate_in_it(daily: Shop) -> None:
-    _dark_newest(daily)
+def test_a_dark_column_is_one_finding_with_its_null_rate_in_it(daily_shop: Shop) -> None:
+    _dark_newest(daily_shop)
     sink = MemorySink()
-    found = _sweep(daily, BOTH, sink=sink)
+    found = _sweep(daily_shop, BOTH, sink=sink)
 
     [dark] = found["removal"]
     assert dark.columns == ["note"]
@@ -78,43 +84,43 @@ def test_a_dark_column_is_one_finding_with_its_null_rate_in_it(daily: Shop) -> N
         ("distribution", ("status",)), ("removal", ("note",))]
 
 
-def test_only_the_distribution_detector_keeps_the_null_rate_shift(daily: Shop) -> None:
-    _dark_newest(daily)
-    found = _sweep(daily, ("distribution",))
+def test_only_the_distribution_detector_keeps_the_null_rate_shift(daily_shop: Shop) -> None:
+    _dark_newest(daily_shop)
+    found = _sweep(daily_shop, ("distribution",))
     [shifted] = found["distribution"]
     assert shifted.columns == ["note", "status"]
     assert ("note", "null_rate", None) in _metrics(shifted)
 
 
-def test_removal_alone_carries_no_metrics(daily: Shop) -> None:
-    _dark_newest(daily)
-    [dark] = _sweep(daily, ("removal",))["removal"]
+def test_removal_alone_carries_no_metrics(daily_shop: Shop) -> None:
+    _dark_newest(daily_shop)
+    [dark] = _sweep(daily_shop, ("removal",))["removal"]
     assert dark.columns == ["note"]
     assert (dark.metrics, dark.components) == (None, None)
 
 
-def test_a_null_rate_shift_with_no_removal_is_its_own_finding(daily: Shop) -> None:
-    _dark_newest(daily, half=True)
-    found = _sweep(daily, BOTH)
+def test_a_null_rate_shift_with_no_removal_is_its_own_finding(daily_shop: Shop) -> None:
+    _dark_newest(daily_shop, half=True)
+    found = _sweep(daily_shop, BOTH)
     assert found["removal"] == []
     [shifted] = found["distribution"]
     assert shifted.columns == ["note", "status"]
     assert ("note", "null_rate", None) in _metrics(shifted)
 
 
-def test_the_merged_finding_takes_the_higher_severity(daily: Shop) -> None:
-    daily.project.config('[contract_ops.severity]\nremoval = "info"\n')
-    _dark_newest(daily)
-    found = _sweep(daily, BOTH)
+def test_the_merged_finding_takes_the_higher_severity(daily_shop: Shop) -> None:
+    daily_shop.project.config('[contract_ops.severity]\nremoval = "info"\n')
+    _dark_newest(daily_shop)
+    found = _sweep(daily_shop, BOTH)
     [dark] = found["removal"]
     assert dark.severity == "warning"  # distribution's, over the removal's configured info
 
 
-def test_the_document_and_the_text_show_the_folded_shift(daily: Shop) -> None:
-    _dark_newest(daily)
+def test_the_document_and_the_text_show_the_folded_shift(daily_shop: Shop) -> None:
+    _dark_newest(daily_shop)
     args = ("reconcile", "-s", "shop", "--include-removal", "--include-distribution",
             "--dry-run", "--recent-window", RECENT)
-    proc = daily.project.cli(*args, "--format", "json")
+    proc = daily_shop.project.cli(*args, "--format", "json")
     assert proc.returncode == 0, proc.stderr
     doc: dict[str, Any] = json.loads(proc.stdout)
     findings = [f for r in doc["results"] for f in r["findings"]]
@@ -122,7 +128,7 @@ def test_the_document_and_the_text_show_the_folded_shift(daily: Shop) -> None:
         ("distribution", ["status"]), ("removal", ["note"])]
     [dark] = [f for f in findings if f["drift_type"] == "removal"]
     assert [(m["column"], m["metric"]) for m in dark["metrics"]] == [("note", "null_rate")]
-    text = daily.project.cli(*args)
+    text = daily_shop.project.cli(*args)
     assert text.returncode == 0, text.stderr
     # under the removal finding, right after its coverage; the distribution block has none
     assert ("Coverage: note 90% → 0%\n      Metric: note null_rate 10.0% → 100.0% (+90.0 points)"
@@ -131,9 +137,9 @@ def test_the_document_and_the_text_show_the_folded_shift(daily: Shop) -> None:
 
 
 @pytest.mark.parametrize("detectors", [BOTH, ("distribution",)])
-def test_an_idle_repeat_sweep_finds_the_same(daily: Shop, detectors: tuple[str, ...]) -> None:
-    _dark_newest(daily)
-    first = _sweep(daily, detectors)
-    again = _sweep(daily, detectors)
+def test_an_idle_repeat_sweep_finds_the_same(daily_shop: Shop, detectors: tuple[str, ...]) -> None:
+    _dark_newest(daily_shop)
+    first = _sweep(daily_shop, detectors)
+    again = _sweep(daily_shop, detectors)
     assert {k: [(f.id, f.metrics) for f in v] for k, v in first.items()} == {
         k: [(f.id, f.metrics) for f in v] for k, v in again.items()}
