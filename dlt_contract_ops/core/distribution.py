@@ -15,6 +15,9 @@ a share in a small load counts as spread too. Distinct counts are compared on a 
 must move by more than `DISTINCT_TOLERANCE` (approximate counts err by a few percent), both as a
 count and relative to the load's non-NULL values (a load half the size has half the ids).
 
+A load of fewer than `min_rows` rows is not judged at all: in a 12-row load one row moves a
+share by 8 points, so its shares and rates swing on every load whatever the baseline says.
+
 Pure: no I/O; `compare(history, rule)` is the whole decision.
 """
 
@@ -33,6 +36,8 @@ DEFAULT_BASELINE_LOADS = 30
 DEFAULT_BASELINE_WINDOW = timedelta(days=14)
 DEFAULT_MIN_BASELINE_LOADS = 5
 DEFAULT_MAX_CATEGORIES = 20
+#: the fewest rows a load must have to be judged (a smaller newest load: a note)
+DEFAULT_MIN_ROWS = 100
 #: how many robust sigmas a metric must move
 DEFAULT_THRESHOLD = 4.0
 #: the least change of a rate or share that may alert (2 percentage points)
@@ -56,6 +61,7 @@ class DistributionRule:
     max_categories: int = DEFAULT_MAX_CATEGORIES
     threshold: float = DEFAULT_THRESHOLD
     min_change: float = DEFAULT_MIN_CHANGE
+    min_rows: int = DEFAULT_MIN_ROWS
 
 
 @dataclass(frozen=True)
@@ -106,6 +112,15 @@ def window(history: Sequence[LoadProfile], rule: DistributionRule) -> Window | N
     start = current.load_time - rule.baseline_window.total_seconds()
     earlier = [p for p in ordered[:-1] if p.load_time >= start]
     return Window(current, tuple(earlier[-rule.baseline_loads:] if rule.baseline_loads else ()))
+
+
+def too_small(current: LoadProfile, rule: DistributionRule) -> bool:
+    """Whether `current` has too few rows (`min_rows`) for its distribution to be judged.
+
+    >>> too_small(LoadProfile("1", 12, {}), DistributionRule()), DistributionRule().min_rows
+    (True, 100)
+    """
+    return current.rows < rule.min_rows
 
 
 def shifted(
@@ -205,10 +220,11 @@ def compare(
 ) -> list[Metric]:
     """Every shifted metric of the newest load of `history` (one table's loads), in column
     order; empty while a column has fewer than `min_baseline_loads` baseline loads (a column
-    the model gained later is compared once it has them). `declared` maps a column to its
-    model's code set (`Literal`/`Enum`): such a column is categorical whatever its count."""
+    the model gained later is compared once it has them), and for a newest load of fewer
+    than `min_rows` rows (`too_small`). `declared` maps a column to its model's code set
+    (`Literal`/`Enum`): such a column is categorical whatever its count."""
     w = window(history, rule)
-    if w is None:
+    if w is None or too_small(w.current, rule):
         return []
     out: list[Metric] = []
     for column in sorted(w.current.columns):

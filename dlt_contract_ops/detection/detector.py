@@ -5,7 +5,8 @@ entry-point group (the built-ins too, see pyproject.toml); `detectors.registry` 
 each entry when it loads the group. Every runner, a combiner included, has ONE
 signature: `runner(run: DetectorRun) -> ReconcileResult`. What a runner needs of the others
 it declares on its `Detector` (`combines`: their results; `profiles`: the source's load
-profiles), never looks up by name. See docs/writing-a-detector.md.
+profiles; `explains`: what its findings account for of another's), never looks up by name.
+See docs/writing-a-detector.md.
 
 At run time this module imports only `registry` and `detection.needs`, which import nothing
 heavy: the registry, the CLI's `--help` and a plugin's module may import it without loading
@@ -62,6 +63,21 @@ Runner = Callable[[DetectorRun], "ReconcileResult"]
 
 
 @dataclass(frozen=True)
+class Explains:
+    """What a detector's finding accounts for of another detector's findings of the same
+    table: the per-column `metrics` (entries `{"column", "metric", ...}` of that detector's
+    `metrics`) of the columns the finding names. A column gone dark explains its NULL rate's
+    jump: `Explains("distribution", ("null_rate",))` on `removal`.
+
+    >>> Explains("distribution", ("null_rate",)).metrics
+    ('null_rate',)
+    """
+
+    detector: str
+    metrics: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Detector:
     """One detector, as its entry point registers it.
 
@@ -81,6 +97,11 @@ class Detector:
     - `combines`: runs after the others and reads their results (`DetectorRun.results`); a
       finding of it that lists `components` (`{"id", ...}`) takes its columns out of those
       component findings, which are then not alerted on their own.
+    - `explains`: `Explains` values: what its findings account for of another detector's
+      findings of the same table. After the combiners, those metrics of the finding's columns
+      are folded into it (its `metrics`, and a `components` entry naming the finding they came
+      from, with the `metrics` taken), at the higher of the two severities; the other finding
+      keeps the rest, and is dropped when nothing is left. One event, one finding.
     - `lines`: `(DriftFinding) -> list[str]`, the detail lines of its findings in text, HTML
       and the CI formats' messages (or its import path); None: the built-in lines.
     - `quiet_when_clean`, `reconcile`, `clean_text`: how the text output treats its block,
@@ -102,6 +123,7 @@ class Detector:
     settings: Any = None
     order: int = DEFAULT_ORDER
     combines: bool = False
+    explains: tuple[Explains, ...] = ()
     lines: Callable[[DriftFinding], list[str]] | str | None = None
     quiet_when_clean: bool = False
     reconcile: bool = True

@@ -10,13 +10,17 @@ Severities (docs/detectors.md): what breaks a consumer of a declared column is a
 takes a declared column away as surely as `missing` would, a broken contract, a rejected
 batch); what needs a look but breaks nothing declared is a `warning` (an added column, a
 shifted distribution).
+
+One event, one finding: a column gone dark (`removal`) or renamed (`rename`) explains the jump
+of its NULL rate, so that `distribution` metric of the same column is folded into the removal
+or rename finding (`explains`, `engine.detector_runs.explain`), reported and alerted once.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dlt_contract_ops.detection.detector import Detector
+from dlt_contract_ops.detection.detector import Detector, Explains
 
 if TYPE_CHECKING:
     from dlt_contract_ops.core.distribution import DistributionRule
@@ -40,6 +44,10 @@ def rename_settings(source: SourceSettings) -> float:
     return source.rename_min_confidence
 
 
+#: a column that went dark (or was renamed away) is why its NULL rate jumped
+NULL_RATE = Explains("distribution", ("null_rate",))
+
+
 ADDITIVE = Detector(
     "additive",
     "dlt_contract_ops.detectors.additive:run_additive",
@@ -56,6 +64,7 @@ REMOVAL = Detector(
     order=20,
     severity="error",
     profiles="counts",  # its windows summed from the load profiles (`from_profiles`)
+    explains=(NULL_RATE,),
 )
 MISSING = Detector(
     "missing",
@@ -80,6 +89,7 @@ RENAME = Detector(
     settings=rename_settings,
     quiet_when_clean=True,
     combines=True,
+    explains=(NULL_RATE,),
     order=50,
     severity="error",
 )

@@ -2,14 +2,16 @@
 
 The sweep profiles the loads not yet profiled (`profiles.sweep`), then the pure rule
 (`profiles.compare`) compares the newest load with its baseline. One finding per table with
-shifted metrics (`drift_type: "distribution"`), carrying them in `metrics`.
+shifted metrics (`drift_type: "distribution"`), carrying them in `metrics`. A newest load of
+fewer than `min_rows` rows is not judged: a note says so. A NULL-rate shift of a column that
+went dark or was renamed is folded into that removal or rename finding (`Detector.explains`).
 """
 
 from __future__ import annotations
 
 import time
 
-from dlt_contract_ops.core.distribution import compare, window
+from dlt_contract_ops.core.distribution import compare, too_small, window
 from dlt_contract_ops.core.timeaxis import load_id_iso
 from dlt_contract_ops.detection.detector import DetectorRun
 from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
@@ -46,6 +48,13 @@ def run_distribution(run: DetectorRun) -> ReconcileResult:
             )
         history = t.monitored
         w = window(history, rule)
+        if w is not None and too_small(w.current, rule):
+            notes.append(
+                f"table `{t.expected.table}`: the newest load has {w.current.rows} row(s), "
+                f"fewer than `min_rows` ({rule.min_rows}): too few for distribution drift to "
+                "be judged"
+            )
+            continue
         if w is None or len(w.baseline) < rule.min_baseline_loads:
             have = 0 if w is None else len(w.baseline)
             notes.append(

@@ -21,7 +21,7 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from dlt_contract_ops.detection.detector import Detector
+from dlt_contract_ops.detection.detector import Detector, Explains
 from dlt_contract_ops.detection.needs import PROFILE_NEEDS
 from dlt_contract_ops.errors import DetectorPluginError, closest
 from dlt_contract_ops.model.findings import ReconcileResult
@@ -81,6 +81,11 @@ def _member_problem(d: Detector) -> str | None:
     if d.profiles is not None and d.profiles not in PROFILE_NEEDS:
         return (f"`profiles` is {d.profiles!r}: None, or what it reads of the load profiles, "
                 + " or ".join(repr(n) for n in PROFILE_NEEDS))
+    if not isinstance(d.explains, tuple) or not all(
+        isinstance(e, Explains) and isinstance(e.metrics, tuple) for e in d.explains
+    ):
+        return (f"`explains` is {d.explains!r}: a tuple of `Explains(detector, metrics)`, "
+                'e.g. `(Explains("distribution", ("null_rate",)),)`')
     return None
 
 

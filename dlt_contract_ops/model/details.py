@@ -41,6 +41,11 @@ class RemovalDetails(_Details):
     #: per column, the load where it went dark
     column_first_seen: dict[str, str] | None = None
     coverage: dict[str, Coverage] | None = None
+    #: the distribution metrics the dark columns explain (their NULL rate's jump), folded in
+    metrics: list[dict[str, Any]] | None = None
+    #: the findings those metrics were folded out of (`[{"id", "drift_type", "columns",
+    #: "metrics"}]`)
+    components: list[dict[str, Any]] | None = None
 
 
 class MissingDetails(_Details):
@@ -62,7 +67,8 @@ class GateDetails(_Details):
 
 class RenameDetails(_Details):
     """A probable rename: old and new column, the load where one stopped and the other began,
-    how sure, why, and the folded component findings (`[{"id": ...}]`)."""
+    how sure, why, and the folded component findings (`[{"id": ...}]`; one that lists
+    `metrics` gave up only those metrics of its columns)."""
 
     kind: Literal["rename"] = "rename"
     renamed_from: str | None = None
@@ -72,6 +78,8 @@ class RenameDetails(_Details):
     reasons: list[str] | None = None
     components: list[dict[str, Any]] | None = None
     coverage: dict[str, Coverage] | None = None
+    #: the distribution metrics the rename explains (the old column's NULL rate), folded in
+    metrics: list[dict[str, Any]] | None = None
 
 
 class ContractDetails(_Details):

@@ -37,7 +37,8 @@ _PROJECT_SUBTABLES: dict[str, frozenset[str] | None] = {
 }
 #: `models`: resource names, read as bindings (`settings.values.as_bindings`)
 _SOURCE_SUBTABLES: dict[str, frozenset[str] | None] = {
-    "removal": REMOVAL_KEYS, "gate": GATE_KEYS, "models": None,
+    "removal": REMOVAL_KEYS, "gate": GATE_KEYS, "distribution": DISTRIBUTION_KEYS,
+    "models": None,
 }
 
 

@@ -123,7 +123,7 @@ def _load_source_settings(
     from dlt_contract_ops.settings.specs import SourceSpec
 
     base = source_section(name)
-    for section in (base, f"{base}.removal"):
+    for section in (base, f"{base}.removal", f"{base}.distribution"):
         raise_problems([m for m in [not_a_table(section)] if m])
     if check_keys:
         raise_problems(table_problems(base))

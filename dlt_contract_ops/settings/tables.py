@@ -16,6 +16,7 @@ from typing import Any, Optional
 
 from dlt_contract_ops.core.distribution import DistributionRule
 from dlt_contract_ops.settings.declare import BOOL, INT, Key, key, table
+from dlt_contract_ops.settings.distribution import read_min_rows
 from dlt_contract_ops.settings.removal import RemovalSettings, removal_keys
 from dlt_contract_ops.settings.values import (
     FRACTION,
@@ -59,6 +60,7 @@ DISTRIBUTION_TABLE = {
     "max_categories": Key(WHOLE.at, INT),
     "threshold": Key(NON_NEGATIVE.at),
     "min_change": Key(FRACTION.at),
+    "min_rows": Key(read_min_rows),
 }
 
 
@@ -131,11 +133,12 @@ class SourceSettings:
     #: from the project settings: how far back and how many rows the sample query reads
     sample_window: float = field(default=DEFAULT_SAMPLE_WINDOW, metadata=_FROM_PROJECT)
     sample_rows: int = field(default=DEFAULT_SAMPLE_ROWS, metadata=_FROM_PROJECT)
-    #: from the project settings: the load profile store and the distribution rule
+    #: from the project settings: the load profile store
     profile_store: Path | None = field(default=None, metadata=_FROM_PROJECT)
     profile_retention: float = field(default=DEFAULT_PROFILE_RETENTION, metadata=_FROM_PROJECT)
-    distribution: DistributionRule = field(
-        default_factory=DistributionRule, metadata=_FROM_PROJECT
+    #: `[sources.<X>.contract_ops.distribution]`: over the project's, key by key
+    distribution: DistributionRule = table(  # noqa: RUF009 (a field: `declare.table`)
+        DistributionRule, DISTRIBUTION_TABLE
     )
     #: from the project settings: `[contract_ops.rename] min_confidence`
     rename_min_confidence: float = field(

@@ -31,6 +31,7 @@ BAD_LINES = Detector("late_rows", run, "x", lines="not a path")
 BAD_ORDER = Detector("late_rows", run, "x", order=True)
 BAD_SEVERITY = Detector("late_rows", run, "x", severity="warn")
 NO_SEVERITY = Detector("late_rows", run, "x", severity="critical")
+BAD_EXPLAINS = Detector("late_rows", run, "x", explains=("distribution",))  # type: ignore[arg-type]
 NOT_A_DETECTOR = {"name": "late_rows"}
 
 
@@ -54,6 +55,8 @@ def ep(name: str, attr: str) -> EntryPoint:
     ("late_rows", "BAD_SEVERITY",
      "`severity` is 'warn': use one of error, warning, info (did you mean `warning`?)."),
     ("late_rows", "NO_SEVERITY", "`severity` is 'critical': use one of error, warning, info."),
+    ("late_rows", "BAD_EXPLAINS",
+     "`explains` is ('distribution',): a tuple of `Explains(detector, metrics)`"),
 ])
 def test_an_entry_that_cannot_register_names_itself_and_its_member(
     name: str, attr: str, says: str

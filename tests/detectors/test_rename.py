@@ -328,3 +328,35 @@ def test_removal_first_seen_is_the_load_where_the_column_went_dark(
     assert seen[0] is not None
     age = time.time() - datetime.fromisoformat(seen[0]).timestamp()
     assert 2 * 86400 - 600 < age < 2 * 86400 + 600
+
+
+#: distribution judges the rename shop's 20-row loads over a baseline of two loads
+SMALL_LOADS = "[contract_ops.distribution]\nmin_baseline_loads = 2\nmin_rows = 20\n"
+
+
+def test_a_rename_with_distribution_is_one_finding(shop: Project) -> None:
+    """The renamed column's NULL rate jumps to 100% in the handoff load: with
+    `--include-distribution` that shift was a distribution finding of its own beside the
+    rename; it is folded into the rename (its `metrics`, a component), reported once."""
+    shop.config(SMALL_LOADS)
+    _load(shop, 3, start=0)
+    _load(shop, 2, start=100)
+    _load(shop, 0, start=200, field="sale_date")
+    results = run(["shop"], detectors=("additive", "removal", "missing", "type", "distribution",
+                                       "rename"), dry_run=True, project_dir=shop.root)
+    assert [r.error for r in results] == [None] * len(results)
+    findings = [f for r in results for f in r.findings]
+    [rename] = findings
+    assert rename.drift_type == "rename"
+    assert (rename.renamed_from, rename.renamed_to) == ("order_date", "sale_date")
+    [null] = rename.metrics or []
+    assert (null["column"], null["metric"], null["baseline"], null["current"]) == (
+        "order_date", "null_rate", 0.0, 1.0)
+    assert {c["drift_type"] for c in rename.components or []} == {
+        "removal", "additive", "distribution"}
+
+    # distribution alone: the shift stands as its own finding
+    alone = run(["shop"], detectors=("distribution",), dry_run=True, project_dir=shop.root)
+    [shift] = [f for r in alone for f in r.findings]
+    assert shift.columns == ["order_date"]
+    assert [m["metric"] for m in shift.metrics or []] == ["null_rate"]
