@@ -33,7 +33,11 @@ from dlt_contract_ops.errors import ConfigError
 from dlt_contract_ops.model.findings import NOT_LOADED, ReconcileResult
 from dlt_contract_ops.settings.files import project_context
 from dlt_contract_ops.settings.problems import misplaced_sections, no_source_message
-from dlt_contract_ops.settings.project import declared_sources, load_project_settings
+from dlt_contract_ops.settings.project import (
+    check_source_tables,
+    declared_sources,
+    load_project_settings,
+)
 from dlt_contract_ops.settings.removal import REMOVAL_FIELDS, RemovalOverrides, RemovalSettings
 from dlt_contract_ops.settings.severity import check_severity_tables
 from dlt_contract_ops.sinks.base import AlertSink, ResolvedAlert
@@ -248,6 +252,7 @@ def run(
         if not names:
             raise ConfigError(no_source_message(os.path.join(pdir, ".dlt", "config.toml")))
         check_severity_tables(names)  # a bad one is exit 2 before any source is alerted
+        check_source_tables(project, names)  # and so is a bad value in a source's tables
         sink_names = tuple(alert_sinks) if alert_sinks is not None else project.alert_sinks
         # a sink that cannot be built is the project's mistake: refused here, before
         # anything is swept or alerted (a dry run loads no sink)

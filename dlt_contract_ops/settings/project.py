@@ -15,7 +15,7 @@ made from them (`settings.specs`), and this module resolves and reads them.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -114,6 +114,18 @@ def load_source_settings(
         lambda: (project, _load_source_settings(name, project, check_keys)),
     )
     return kept[1]
+
+
+def check_source_tables(project: ProjectSettings, names: Sequence[str]) -> None:
+    """Each of `names`' own tables read before anything is swept (memoized for the run, so
+    the sweep reads them again for free): a bad value (`min_rows = 0` in a source's
+    distribution table, a removal window that is no duration) is exit 2 before any source is
+    alerted. A source that is not declared stays an error of its own block."""
+    for name in names:
+        try:
+            load_source_settings(name, project)
+        except UnknownSourceError:
+            continue
 
 
 def _load_source_settings(
