@@ -119,9 +119,12 @@ def bind_destination(
     opened = open_target(
         target, schema, query_timeout=project.query_timeout, lock_timeout=project.lock_timeout
     )
-    # dlt shortens identifiers to the destination's limit (PostgreSQL: 63 characters): the
-    # capabilities the adapter's client computed, not asked of the destination again
-    return target, built.for_destination(opened.capabilities), opened.adapter
+    # dlt shortens identifiers to the destination's limit (PostgreSQL: 63 characters) with
+    # the capabilities its normalizer asks of the destination, without its configuration
+    # (`Pipeline._get_destination_capabilities`): those of the adapter's client are adjusted
+    # to the connection (sqlalchemy on MariaDB: 64, where the load shortened to 63), so they
+    # are not the ones the data was named with
+    return target, built.for_destination(target.destination.capabilities()), opened.adapter
 
 
 def unknown_destination_message(settings: SourceSettings) -> str:

@@ -16,7 +16,7 @@ from dlt_contract_ops.core.columns import TimeAxis
 from dlt_contract_ops.destinations.postgres import PostgresAdapter
 from dlt_contract_ops.detectors.queries import axis_bound, sample_query
 from dlt_contract_ops.engine.reconcile import run
-from dlt_contract_ops.settings.project import DEFAULT_SAMPLE_ROWS
+from dlt_contract_ops.settings.tables import DEFAULT_SAMPLE_ROWS
 from tests.conftest import require_server
 from tests.projects import Project
 
