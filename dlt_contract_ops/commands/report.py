@@ -63,10 +63,15 @@ def report(
             return gatherer.run(sources, included(options), progress_printer(), started)
 
     results, interrupted = sweep(call)
-    write_document(to_html(results, report=gatherer.report(results)), html_file)
+    report = gatherer.report(results)
+    write_document(to_html(results, report=report), html_file)
     click.echo(
         f"Wrote {html_file}: {len({r.source for r in results})} source(s), "
         f"{sum(len(r.findings) for r in results)} finding(s), "
         f"{sum(1 for r in results if r.error)} error(s)."
     )
+    since = report.since
+    if since is not None and since.previous is not None:
+        click.echo(f"  since the last sweep: {len(since.arrived)} new, back or grown; "
+                   f"{len(since.resolved)} resolved")
     finish(results, interrupted)

@@ -166,5 +166,9 @@ def test_the_report_page_shows_the_since_section_first(drifted: Project, tmp_pat
     html = out.read_text(encoding="utf-8")
     assert html.index('<section class="since"') < html.index('<section class="summary"')
     # a clean sweep before: every finding of the warehouse is new since
-    assert re.search(r"<h2>New since the last sweep \((\d+)\)</h2>", html)
+    shown = re.search(r"<h2>New since the last sweep \((\d+)\)</h2>", html)
+    assert shown
     assert "Nothing resolved." in html
+    # and the command says so beside the file it wrote
+    assert f"  since the last sweep: {shown.group(1)} new, back or grown; 0 resolved" in (
+        proc.stdout.splitlines())
