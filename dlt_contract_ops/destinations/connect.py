@@ -144,16 +144,6 @@ def checked_adapter_class(cls: Any, ep: EntryPoint) -> type[DestinationAdapter]:
     )
 
 
-@dataclass(frozen=True)
-class OpenedTarget:
-    """An adapter on a target, and dlt's capabilities of its destination as the adapter's
-    dlt client computed them (with the destination's configuration and the schema's naming):
-    whoever needs them reads these, so a source asks its destination once."""
-
-    adapter: DestinationAdapter
-    capabilities: Any  # dlt's DestinationCapabilitiesContext
-
-
 def open_adapter(
     target: Target,
     schema: Any,
@@ -167,20 +157,6 @@ def open_adapter(
     past either it raises `QueryTimeoutError`. A KeyboardInterrupt while a query runs
     cancels it on the server; `adapter.cancel()` does the same from any thread.
     """
-    return open_target(
-        target, schema, query_timeout=query_timeout, lock_timeout=lock_timeout
-    ).adapter
-
-
-def open_target(
-    target: Target,
-    schema: Any,
-    *,
-    query_timeout: float = DEFAULT_QUERY_TIMEOUT,
-    lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
-) -> OpenedTarget:
-    """`open_adapter`, with the destination's capabilities its dlt client computed. dlt sets
-    `schema.naming`'s `max_length` to the destination's identifier limit."""
     timeouts = Timeouts(query=query_timeout, lock=lock_timeout)
     from dlt.common.configuration.exceptions import ConfigFieldMissingException
     from dlt.common.configuration.resolve import inject_section
@@ -218,5 +194,4 @@ def open_target(
             f"Cannot set up destination `{target.destination_type}` for pipeline "
             f"`{target.pipeline_name}`: {exc}"
         ) from exc
-    return OpenedTarget(cls.from_job_client(job_client, timeouts=timeouts),
-                        job_client.capabilities)
+    return cls.from_job_client(job_client, timeouts=timeouts)

@@ -109,14 +109,14 @@ def bind_destination(
 
     from dlt.common.schema import Schema
 
-    from dlt_contract_ops.destinations.connect import open_target
+    from dlt_contract_ops.destinations.connect import open_adapter
 
     schema = Schema(built.schema_name)
     # the convention the source writes with; a copy, as dlt's client sets its `max_length`
     schema.naming = copy.copy(built.naming)
     # `built` lets a source without `pipeline_name` be matched to its local pipeline
     target = resolve_target_checked(settings, project_dir, built)
-    opened = open_target(
+    adapter = open_adapter(
         target, schema, query_timeout=project.query_timeout, lock_timeout=project.lock_timeout
     )
     # dlt shortens identifiers to the destination's limit (PostgreSQL: 63 characters) with
@@ -124,7 +124,7 @@ def bind_destination(
     # (`Pipeline._get_destination_capabilities`): those of the adapter's client are adjusted
     # to the connection (sqlalchemy on MariaDB: 64, where the load shortened to 63), so they
     # are not the ones the data was named with
-    return target, built.for_destination(target.destination.capabilities()), opened.adapter
+    return target, built.for_destination(target.destination.capabilities()), adapter
 
 
 def unknown_destination_message(settings: SourceSettings) -> str:
