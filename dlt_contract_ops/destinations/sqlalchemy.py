@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import date, datetime, timezone
 from typing import Any, ClassVar
 
@@ -29,43 +29,11 @@ from dlt_contract_ops.destinations.sql import (
     render_kill_query,
     render_session_settings,
 )
+from dlt_contract_ops.destinations.sqla_listeners import bounded_connect, read_only, unbound_reads
 from dlt_contract_ops.destinations.sqla_types import SqlaTypeNames
 from dlt_contract_ops.destinations.timeouts import DEFAULT_TIMEOUTS, Timeouts
 from dlt_contract_ops.destinations.typesize import NO_SIZE, TypeSize
 from dlt_contract_ops.errors import DestinationError, UnsupportedDestinationError
-
-#: seconds a network backend's driver waits for a connection
-CONNECT_TIMEOUT = 10
-
-
-def _session(statement: str) -> Callable[[Any, Any], None]:
-    def on_connect(dbapi_connection: Any, _record: Any) -> None:
-        cursor = dbapi_connection.cursor()
-        try:
-            cursor.execute(statement)
-        finally:
-            cursor.close()
-
-    on_connect.__name__ = "read_only_" + re.sub(r"\W+", "_", statement).lower()
-    return on_connect
-
-
-_UNBOUNDED_READS = "dlt_contract_ops.unbounded_reads"
-
-
-def _bounded_connect(dialect: Any, record: Any, _cargs: Any, cparams: dict[str, Any]) -> None:
-    cparams.setdefault("connect_timeout", CONNECT_TIMEOUT)
-    if getattr(dialect, "driver", "") == "pymysql" and "read_timeout" not in cparams:
-        # PyMySQL's connect_timeout covers the TCP connect only; the handshake is read with
-        # read_timeout, so a server that accepts and never answers would hang forever
-        cparams["read_timeout"] = CONNECT_TIMEOUT
-        record.info[_UNBOUNDED_READS] = True
-
-
-def _unbound_reads(dbapi_connection: Any, record: Any) -> None:
-    """After the handshake, queries read without a timeout again, as configured."""
-    if record.info.pop(_UNBOUNDED_READS, False):
-        dbapi_connection._read_timeout = None  # PyMySQL has no public setter
 
 
 class SqlalchemyAdapter(SqlClientAdapter):
@@ -114,9 +82,9 @@ class SqlalchemyAdapter(SqlClientAdapter):
         listener = type(self).on_connect
         if listener is not None and not sa.event.contains(engine, "connect", listener):
             sa.event.listen(engine, "connect", listener)
-        if self.network and not sa.event.contains(engine, "do_connect", _bounded_connect):
-            sa.event.listen(engine, "do_connect", _bounded_connect)
-            sa.event.listen(engine, "connect", _unbound_reads)
+        if self.network and not sa.event.contains(engine, "do_connect", bounded_connect):
+            sa.event.listen(engine, "do_connect", bounded_connect)
+            sa.event.listen(engine, "connect", unbound_reads)
         for event, fn in (
             ("do_connect", self._connect_listener),
             ("connect", self._session_listener),
@@ -194,7 +162,7 @@ class SQLiteAdapter(SqlalchemyAdapter):
         dialect="sqlite", read_only="`PRAGMA query_only = ON` on every new connection",
         prepared_queries=True, no_regex="SQLite has no built-in regular-expression function")
     backends: ClassVar[tuple[str, ...]] = ("sqlite",)
-    on_connect = staticmethod(_session("PRAGMA query_only = ON"))
+    on_connect = staticmethod(read_only("PRAGMA query_only = ON"))
     network: ClassVar[bool] = False
 
     def connect_params(self, cparams: dict[str, Any]) -> None:
@@ -307,7 +275,7 @@ class MySQLAdapter(SqlalchemyAdapter):
         query_timeout_by="server", prepared_queries=True,
         no_regex="MariaDB has no REGEXP_LIKE, so MySQL-family destinations are not matched")
     backends: ClassVar[tuple[str, ...]] = ("mysql", "mariadb")
-    on_connect = staticmethod(_session("SET SESSION TRANSACTION READ ONLY"))
+    on_connect = staticmethod(read_only("SET SESSION TRANSACTION READ ONLY"))
 
     def __init__(self, sql_client: Any, **kwargs: Any) -> None:
         super().__init__(sql_client, **kwargs)
@@ -382,7 +350,7 @@ class SqlaPostgresAdapter(SqlalchemyAdapter):
         read_only="`SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY` on every connection")
     backends: ClassVar[tuple[str, ...]] = ("postgresql",)
     on_connect = staticmethod(
-        _session("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        read_only("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
     )
 
     def connect_params(self, cparams: dict[str, Any]) -> None:

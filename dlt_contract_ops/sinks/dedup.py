@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import socket
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
@@ -44,6 +43,7 @@ from dlt_contract_ops.settings.project import (
     default_state_file,
 )
 from dlt_contract_ops.sinks.base import ResolvedAlert
+from dlt_contract_ops.sinks.claims import PENDING_LEASE, owner, owner_alive
 from dlt_contract_ops.sinks.dedup_rule import (
     ANY_SINK,
     STATE_FORMAT_VERSION,
@@ -69,16 +69,13 @@ from dlt_contract_ops.sinks.lifecycle import (
     superseded_by,
     wider_than_open,
 )
-from dlt_contract_ops.statefile import StateFileError, locked, pid_alive, read_json, write_json
+from dlt_contract_ops.statefile import StateFileError, locked, read_json, write_json
 
 __all__ = [
     "ANY_SINK", "PENDING_LEASE", "STATE_FORMAT_VERSION", "AlertMark", "AlertReason",
     "AlertStatus", "DedupStore", "FindingId", "decide", "finding_digest", "finding_key",
     "legacy_key", "overall", "upgraded",
 ]
-
-#: a pending claim of a run on another host stops counting after this many seconds
-PENDING_LEASE = 900.0
 
 log = logging.getLogger("dlt_contract_ops")
 
@@ -96,21 +93,6 @@ def _entry(alerts: dict[str, Any], finding: DriftFinding, *, adopt: bool) -> Any
         return alerts[old]
     alerts[key] = alerts.pop(old)
     return alerts[key]
-
-
-def _owner() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
-
-
-def _owner_alive(owner: Any, now: float, since: Any, lease: float) -> bool:
-    """Whether a pending claim still stands: its process runs (same host) or, on another
-    host, its lease has not run out. A claim left by a killed run never blocks for long."""
-    if not isinstance(since, int | float) or now - float(since) >= lease:
-        return False
-    host, _, pid = str(owner).rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return True
-    return pid_alive(int(pid))
 
 
 class DedupStore:
@@ -140,7 +122,7 @@ class DedupStore:
         self._clock = clock
         self._lock_timeout = lock_timeout
         self._lease = lease
-        self._owner = _owner()
+        self._owner = owner()
         #: the file as the first `check` read it, until this store writes it
         self._snapshot: dict[str, Any] | None = None
 
@@ -267,7 +249,7 @@ class DedupStore:
         return (
             isinstance(pending, dict)
             and pending.get("owner") != self._owner
-            and _owner_alive(pending.get("owner"), now, pending.get("since"), self._lease)
+            and owner_alive(pending.get("owner"), now, pending.get("since"), self._lease)
         )
 
     def resolve_all(
