@@ -133,6 +133,9 @@ def bench_cold(workload: Workload, repeats: int) -> dict[str, Any]:
     traced = trace(workload)
     queries = [(sql, params) for sql, params in traced["queries"]]
     run_floor(workload, queries)  # warm the page cache as the CLI's first run did
+    # the traced run's `sys.path` differs from the console script's, so its source cache
+    # entry does not serve the CLI: one untimed run writes the CLI's, as cron's first run does
+    run_cli(workload)
     runs: dict[str, list[float]] = {"ours": [], "floor": [], "import_dlt": [], "help": []}
     findings: dict[str, int] = {}
     for _ in range(repeats):
