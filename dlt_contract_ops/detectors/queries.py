@@ -259,15 +259,17 @@ def reproduce_coverage_query(
         default=exp.Literal.string("baseline"),
     )
     select: list[exp.Expr] = [
-        exp.alias_(window, "window", quoted=True),
-        exp.alias_(exp.Count(this=exp.Star()), "rows", quoted=True),
+        exp.alias_(window, "window", quoted=True, copy=False),
+        exp.alias_(exp.Count(this=exp.Star()), "rows", quoted=True, copy=False),
     ]
-    select += [exp.alias_(exp.Count(this=col(c)), f"{c} non-null", quoted=True) for c in columns]
+    select += [exp.alias_(exp.Count(this=col(c)), f"{c} non-null", quoted=True, copy=False)
+               for c in columns]
+    # built fresh here (the caller's table copied once): attached in place, not step by step
     return (
-        exp.select(*select)
-        .from_(table)
-        .where(exp.GTE(this=col(axis.column), expression=exp.Placeholder()))
-        .group_by(exp.Literal.number(1))  # by position: the CASE holds a parameter
+        exp.select(*select, copy=False)
+        .from_(table.copy(), copy=False)
+        .where(exp.GTE(this=col(axis.column), expression=exp.Placeholder()), copy=False)
+        .group_by(exp.Literal.number(1), copy=False)  # by position: the CASE holds a parameter
     )
 
 
