@@ -76,7 +76,8 @@ def run_additive(run: DetectorRun) -> ReconcileResult:
     # one sample query per drifted table, independent: the adapter renders each (once, in
     # place: built for this run alone) while the one before it runs (or runs them on its pool)
     outcomes = ctx.adapter.run_all(
-        [(p.query, p.params) for p in plans], "sample", owned=True) if plans else []
+        [(p.query, p.params) for p in plans], "sample", owned=True  # type: ignore[misc]
+    ) if plans else []
     for plan, rows in zip(plans, outcomes, strict=True):
         expected, drift, axis = plan.expected, plan.drift, plan.axis
         samples: dict[str, list[Any]] = {c: [] for c in drift.columns}
@@ -113,7 +114,7 @@ def run_additive(run: DetectorRun) -> ReconcileResult:
 
 
 def _sample(
-    ctx: SourceInput, expected: ExpectedTable, columns: list[str], axis: TimeAxis | None,
+    ctx: SourceInput, expected: ExpectedTable, columns: Sequence[str], axis: TimeAxis | None,
     tiebreak: str | None, since: bool, max_rows: int,
 ) -> exp.Expression | ShapedQuery:
     """The table's sample query (`sample_query`), shaped where the adapter renders shapes:
