@@ -37,12 +37,12 @@ def workload_table(result: dict[str, Any]) -> str:
         f"load average {'/'.join(str(x) for x in result['load_average'])}",
         "   seconds; ratio = median ours / median floor, wall and CPU; +conn = the same with "
         "the floor's connect added; queries metadata/coverage/sample; in SQL and outside = "
-        "ours split by the adapter's clock",
+        "ours split by the adapter's clock; ms/tbl = outside / tables, in ms",
     ]
     header = (
         f"   {'mode':<9}{'ours min':>9}{'ours med':>9}{'floor min':>10}{'floor med':>10}"
         f"{'ratio':>7}{'+conn':>7}{'cpu ratio':>10}{'queries':>11}{'in SQL':>8}{'outside':>8}"
-        f"{'peer med':>9}{'peer/ours':>10}"
+        f"{'ms/tbl':>7}{'peer med':>9}{'peer/ours':>10}"
     )
     lines += [header, "   " + "-" * (len(header) - 3)]
     for mode, row in result["modes"].items():
@@ -56,8 +56,17 @@ def workload_table(result: dict[str, Any]) -> str:
             f"{_x(row['ratio_median']):>7}{_x(row.get('ratio_with_connect_median')):>7}"
             f"{_x(row['cpu_ratio_median']):>10}{counts:>11}"
             f"{_s(row['query_seconds_median']):>8}{_s(row['overhead_median']):>8}"
+            f"{row.get('per_table_outside_ms', 0):>7.2f}"
             f"{_s(peer_med):>9}{_x(peer_med / row['ours']['median'] if peer_med else None):>10}"
         )
+    for mode, row in result["modes"].items():
+        if "per_table_python_ms" in row:
+            conn = row["connection_seconds_median"]
+            lines.append(
+                f"   {mode} per table (issue 40: <= 1 ms at 2,000 tables): outside SQL "
+                f"{row['per_table_outside_ms']:.2f} ms, less connect {_s(conn['connect'])} s "
+                f"and close {_s(conn['close'])} s {row['per_table_python_ms']:.2f} ms, CPU of "
+                f"the calling thread {row['per_table_thread_cpu_ms']:.2f} ms")
     cold = result.get("cold")
     if cold:
         lines.append(
@@ -67,6 +76,15 @@ def workload_table(result: dict[str, Any]) -> str:
             f"{_s(cold['floor']['min'])} med {_s(cold['floor']['median'])} s, ratio "
             f"{_x(cold['ratio_median'])}; first query at {_s(cold['first_query_seconds'])} s"
         )
+        if "import_dlt" in cold:
+            lines.append(
+                f"   cold target ours <= import dlt + 1.15 x floor: `python -c \"import dlt\"` "
+                f"med {_s(cold['import_dlt']['median'])} s, target {_s(cold['target'])} s: "
+                f"{'met' if cold['target_met'] else 'NOT MET'} (ours - import dlt = "
+                f"{_x(cold['above_import_dlt_vs_floor'])} floor); `--help` med "
+                f"{_s(cold['help']['median'])} s (target 0.1 s): "
+                f"{'met' if cold['help_target_met'] else 'NOT MET'}"
+            )
     peer = result.get("peer")
     if peer and peer.get("error"):
         lines.append(f"   peer: {peer['error']}")

@@ -5,7 +5,7 @@ next one behind it), so the session goes from one statement straight to the next
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -22,12 +22,19 @@ Query = exp.Expression | ShapedQuery
 
 @dataclass(frozen=True)
 class PreparedQuery:
-    """A query rendered for the driver: the tree errors name tables from, its text, values."""
+    """A query rendered for the driver: the tree errors name tables from, its text, values.
+    `naming`: the tree, or how to build it (a shaped query's, built only if an error needs
+    it: most queries never fail)."""
 
-    named: exp.Expression
+    naming: exp.Expression | Callable[[], exp.Expression]
     sql: str
     values: list[Any]
     kind: QueryKind
+
+    @property
+    def named(self) -> exp.Expression:
+        """The tree errors name tables from."""
+        return self.naming if isinstance(self.naming, exp.Expression) else self.naming()
 
 
 @dataclass

@@ -268,9 +268,14 @@ class SqlClientAdapter(CatalogNames, ClientSession):
         and the tree an error about it names the tables of (for a `ShapedQuery`, a bare
         `SELECT *` of its table: its full tree is never built)."""
         sql = self.driver_sql(query, len(params), kind, owned=owned)
-        named = (exp.select(exp.Star()).from_(self.table(query.table), copy=False)
-                 if isinstance(query, ShapedQuery) else query)
-        return PreparedQuery(named, sql, [self.adapt_param(p) for p in params], kind)
+        if isinstance(query, ShapedQuery):
+            table = query.table
+
+            def named() -> exp.Expression:
+                return exp.select(exp.Star()).from_(self.table(table), copy=False)
+
+            return PreparedQuery(named, sql, [self.adapt_param(p) for p in params], kind)
+        return PreparedQuery(query, sql, [self.adapt_param(p) for p in params], kind)
 
     def _deadline(self) -> float:
         """Seconds the caller waits for one query before stopping it itself."""

@@ -281,7 +281,7 @@ def any_not_null(columns: Sequence[str]) -> exp.Expression:
     """`c1 IS NOT NULL OR c2 IS NOT NULL ...` over quoted columns."""
     conds: list[exp.Expression] = [exp.Not(this=exp.Is(this=col(c), expression=exp.null()))
                                    for c in columns]
-    return cast(exp.Expression, exp.or_(*conds)) if len(conds) > 1 else conds[0]
+    return cast(exp.Expression, exp.or_(*conds, copy=False)) if len(conds) > 1 else conds[0]
 
 
 _SESSION_VARIABLE = re.compile(r"[a-z_]+")

@@ -76,17 +76,18 @@ def sample_query(
             earliest = exp.Min(this=exp.Case(ifs=[exp.If(
                 this=exp.Not(this=exp.Is(this=col(c), expression=exp.null())),
                 true=col(axis.column))]))
-            inner.append(exp.alias_(exp.Window(this=earliest), first_seen[-1], quoted=True))
+            inner.append(exp.alias_(exp.Window(this=earliest), first_seen[-1], quoted=True,
+                                    copy=False))
     if tiebreak is not None:
         inner.append(col(tiebreak))
     for i, c in enumerate(columns):
         rank_name = free_name(f"{_RANK_PREFIX}{i}", taken)
-        inner.append(exp.alias_(_pick(c, axis, tiebreak), rank_name, quoted=True))
+        inner.append(exp.alias_(_pick(c, axis, tiebreak), rank_name, quoted=True, copy=False))
         in_rank = exp.LTE(this=col(rank_name), expression=exp.Literal.number(per_column))
         outer.append(exp.alias_(exp.Case(ifs=[exp.If(this=in_rank, true=col(c))]), c,
-                                quoted=True))
+                                quoted=True, copy=False))
         keep.append(exp.and_(exp.Not(this=exp.Is(this=col(c), expression=exp.null())),
-                             in_rank.copy()))
+                             in_rank.copy(), copy=False))
     if axis is not None:
         outer += [col(axis.column), *[col(f) for f in first_seen]]
     # every node below is built fresh for this query, so sqlglot's builders attach them in
@@ -95,7 +96,7 @@ def sample_query(
     condition: exp.Expr = any_not_null(columns)
     if since and axis is not None:
         condition = exp.and_(condition, exp.GTE(this=col(axis.column),
-                                                expression=exp.Placeholder()))
+                                                expression=exp.Placeholder()), copy=False)
     if max_rows is not None:
         # the newest rows holding a value, then ranked: the window functions never see more
         picked = [col(c) for c in columns]
@@ -105,11 +106,13 @@ def sample_query(
         newest = _newest(axis, tiebreak)
         if newest:
             bounded = bounded.order_by(*newest, copy=False)
-        source = exp.alias_(exp.Subquery(this=bounded.limit(max_rows, copy=False)), "b")
+        source = exp.alias_(exp.Subquery(this=bounded.limit(max_rows, copy=False)), "b",
+                            copy=False)
         condition = any_not_null(columns)
     sub = exp.select(*inner, copy=False).from_(source, copy=False).where(condition, copy=False)
     q = exp.select(*outer, copy=False).from_(
-        exp.alias_(exp.Subquery(this=sub), "s"), copy=False).where(exp.or_(*keep), copy=False)
+        exp.alias_(exp.Subquery(this=sub), "s", copy=False), copy=False).where(
+        exp.or_(*keep, copy=False), copy=False)
     newest_first = _newest(axis, tiebreak)
     return q.order_by(*newest_first, copy=False) if newest_first else q
 
@@ -147,12 +150,14 @@ def reproduce_samples_query(
     condition: exp.Expr = any_not_null(columns)
     if since and axis is not None:
         condition = exp.and_(condition, exp.GTE(this=col(axis.column),
-                                                expression=exp.Placeholder()))
-    query = exp.select(*[col(c) for c in picked]).from_(table.copy()).where(condition)
+                                                expression=exp.Placeholder()), copy=False)
+    # every node is built fresh here: attached in place, never copied step by step
+    query = exp.select(*[col(c) for c in picked], copy=False).from_(
+        table.copy(), copy=False).where(condition, copy=False)
     newest = _newest(axis, tiebreak)
     if newest:
-        query = query.order_by(*newest)
-    return query.limit(limit)
+        query = query.order_by(*newest, copy=False)
+    return query.limit(limit, copy=False)
 
 
 def _newest(axis: TimeAxis | None, tiebreak: str | None) -> list[exp.Ordered]:
@@ -254,15 +259,17 @@ def reproduce_coverage_query(
         default=exp.Literal.string("baseline"),
     )
     select: list[exp.Expr] = [
-        exp.alias_(window, "window", quoted=True),
-        exp.alias_(exp.Count(this=exp.Star()), "rows", quoted=True),
+        exp.alias_(window, "window", quoted=True, copy=False),
+        exp.alias_(exp.Count(this=exp.Star()), "rows", quoted=True, copy=False),
     ]
-    select += [exp.alias_(exp.Count(this=col(c)), f"{c} non-null", quoted=True) for c in columns]
+    select += [exp.alias_(exp.Count(this=col(c)), f"{c} non-null", quoted=True, copy=False)
+               for c in columns]
+    # built fresh here (the caller's table copied once): attached in place, not step by step
     return (
-        exp.select(*select)
-        .from_(table)
-        .where(exp.GTE(this=col(axis.column), expression=exp.Placeholder()))
-        .group_by(exp.Literal.number(1))  # by position: the CASE holds a parameter
+        exp.select(*select, copy=False)
+        .from_(table.copy(), copy=False)
+        .where(exp.GTE(this=col(axis.column), expression=exp.Placeholder()), copy=False)
+        .group_by(exp.Literal.number(1), copy=False)  # by position: the CASE holds a parameter
     )
 
 

@@ -65,7 +65,14 @@ def test_tiny_preset_runs_and_reports(workdir: Path, tmp_path: Path) -> None:
     assert both["sources_built"] == 1
     assert both["ours"]["median"] > 0
     assert both["floor"]["median"] > 0
-    assert workload["cold"]  # the cold `reconcile` process ran against its floor
+    cold = workload["cold"]  # the cold `reconcile` process ran against its floor
+    assert cold["ours"]["median"] > 0
+    assert cold["floor"]["median"] > 0
+    # ... and against `import dlt` and `--help`, alternated with it (issue 40)
+    assert cold["import_dlt"]["median"] > 0
+    assert cold["help"]["median"] > 0
+    assert isinstance(cold["target_met"], bool)
+    assert both["per_table_outside_ms"] > 0
     assert (tmp_path / "results" / f"profile-{workload['label']}.txt").exists()
     assert Path(workload["profile_cold"]).exists()
     assert document["startup"]["dlt-contract-ops --help"] > 0
