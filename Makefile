@@ -76,6 +76,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench
+	$(PY) -m bench --preset store --repeats 3 --no-cold
 	$(PY) -m bench.gate
 	$(PY) -m bench.lake --tables 5 --columns 12 --rows 200000 --loads 5 --repeats 1
 	$(PY) -m bench.html_report
