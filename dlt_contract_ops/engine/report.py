@@ -24,6 +24,7 @@ from dlt_contract_ops.core.distribution import DistributionRule
 from dlt_contract_ops.core.history import History, Sweep
 from dlt_contract_ops.core.load_profile import LoadProfile
 from dlt_contract_ops.core.timeaxis import Windows
+from dlt_contract_ops.engine.swept import found_ids
 from dlt_contract_ops.model.findings import NOT_LOADED
 
 if TYPE_CHECKING:
@@ -144,8 +145,7 @@ def since_last_sweep(
     last = {r.source: next((s for s in reversed(sweeps) if s.checked(r.source)), None)
             for r in results}
     current = {f.id: f for r in results for f in r.findings}
-    found = set(current) | {str(c.get("id")) for f in current.values()
-                            for c in f.components or ()}
+    found = found_ids(current.values())
     came = [f for i, f in current.items()
             if (p := last[f.source]) is None or i not in p.ids]
     looked = {(r.source, r.detector) for r in results
@@ -163,13 +163,14 @@ def since_last_sweep(
                 i, source, str(entry.get("table")), str(entry.get("detector")),
                 tuple(str(c) for c in entry.get("columns") or ()), seen.last if seen else None))
     used = [p.at for p in last.values() if p is not None]
-    arrived = {f.id for f in came}
+    # a wider drift has an id of its own: the lifecycle's reason says it grew, not arrived
+    escalated = tuple(f for f in current.values() if f.alert_reason == "escalated")
+    came = [f for f in came if f.alert_reason != "escalated"]
     return SinceLastSweep(
         max(used, default=sweeps[-1].at),
         new=tuple(f for f in came if f.id not in history.seen),
-        reopened=tuple(f for f in came if f.id in history.seen or f.alert_reason == "reopened"),
-        escalated=tuple(f for f in current.values()
-                        if f.alert_reason == "escalated" and f.id not in arrived),
+        reopened=tuple(f for f in came if f.id in history.seen),
+        escalated=escalated,
         resolved=tuple(resolved),
     )
 

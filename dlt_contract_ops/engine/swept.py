@@ -61,12 +61,20 @@ def checked_tables(
     return out
 
 
+def found_ids(findings: Iterable[DriftFinding]) -> set[str]:
+    """The ids of `findings` and of the components a combiner folded into them: a folded
+    finding is still found (the drift is still there), never resolved."""
+    found: set[str] = set()
+    for f in findings:
+        found.add(f.id)
+        found.update(str(c.get("id")) for c in f.components or ())
+    return found
+
+
 def swept(tables: Iterable[Where], results: Iterable[ReconcileResult]) -> Swept:
-    """The sweep's `Swept`: the tables checked, and every finding found (the components a
-    combiner folded into a finding count as found: the drift is still there)."""
+    """The sweep's `Swept`: the tables checked, and every finding found (`found_ids`)."""
     findings = [f for r in results for f in r.findings]
-    found = {f.id for f in findings}
-    found.update(str(c.get("id")) for f in findings for c in f.components or ())
+    found = found_ids(findings)
     where: dict[Where, list[DriftFinding]] = {}
     for f in findings:
         where.setdefault((f.source, f.drift_type, f.table), []).append(f)

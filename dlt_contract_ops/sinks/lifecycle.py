@@ -152,16 +152,17 @@ def wider_than_open(
     alerts: Mapping[str, Any], finding: DriftFinding, sink: str
 ) -> bool:
     """Whether a finding open at `sink` on the same source, table and detector has only
-    columns `finding` has too (and fewer): `finding` is that drift grown wider."""
+    columns `finding` has too (and fewer): `finding` is that drift grown wider. `ANY_SINK`
+    (a check naming no sink: a dry run, the report) asks whether it is open at any sink."""
     columns = set(finding.columns)
     for entry in alerts.values():
         if (entry.get("source"), entry.get("drift_type"), entry.get("table")) != (
             finding.source, finding.drift_type, finding.table
         ):
             continue
-        if set(entry.get("columns") or ()) < columns and is_open(
-            entry.get("sinks", {}).get(sink)
-        ):
+        records: Mapping[str, Any] = entry.get("sinks", {})
+        shown = records.values() if sink == ANY_SINK else [records.get(sink)]
+        if set(entry.get("columns") or ()) < columns and any(map(is_open, shown)):
             return True
     return False
 

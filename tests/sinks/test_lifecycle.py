@@ -265,3 +265,28 @@ def test_resolve_and_reopen_on_postgres(project: Project) -> None:
         assert (back.id, back.alert, back.alert_reason) == (first.id, "new", "reopened")
     finally:
         sql(f'DROP SCHEMA IF EXISTS "{dataset}" CASCADE')
+
+
+def test_the_report_lists_an_escalated_finding_as_the_lifecycle_says(
+    app_project: Project,
+) -> None:
+    """The morning report's "escalated" comes from the alert's lifecycle (the dedup state a
+    paging run keeps), not worked out again: a finding alerted, then widened, is escalated on
+    the report's (dry-run) page, and the narrower one is not listed as new."""
+    from dlt_contract_ops.engine.report import Gatherer
+    from dlt_contract_ops.settings.files import project_context
+
+    sink = MemorySink()
+    [first] = _findings(_sweep(app_project, sink))  # paged and recorded: not a dry run
+    add_column(app_project.root, "more")  # it widens after the page
+    gatherer = Gatherer(app_project.root)
+    with project_context(app_project.root):
+        results = gatherer.run(["app"])
+    since = gatherer.report(results).since
+    assert since is not None
+    assert since.previous is not None
+    [wider] = [f for f in _findings(results) if f.drift_type == "additive"]
+    assert sorted(wider.columns) == ["more", COLUMN]
+    assert wider.id != first.id
+    assert [f.id for f in since.escalated] == [wider.id]
+    assert wider.id not in {f.id for f in (*since.new, *since.reopened)}
