@@ -9,14 +9,18 @@ and writes them, `profiles/query.py` builds them from rows, the distribution rul
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from dlt_contract_ops.core.timeaxis import load_id_epoch
 
 
-@dataclass(frozen=True)
-class ColumnProfile:
+class ColumnProfile(NamedTuple):
     """One column in one load: non-NULL count, approximate distinct count, min/max (numbers
     and times, as text), and the value counts of a categorical column.
+
+    Immutable, and a named tuple rather than a frozen dataclass: a first sweep of hourly
+    loads makes one per stored (load, column), 288,000 at 50 tables, and a tuple is made
+    several times faster (`ColumnProfile._replace` gives a changed copy).
 
     `categories` is None when the values were not collected (the column was not categorical
     in that load); when set it holds every value of the load (`complete`), or only the

@@ -186,26 +186,33 @@ def read_profiles(
 ) -> tuple[list[LoadProfile], int | None]:
     """The profiled loads (oldest first) and the whole table's row count (None when the
     query had no count row); `detailed` as the query was built."""
+    # where each column's values sit in a row, worked out once per query, not per row
+    plan: list[tuple[str, int, int | None, int | None]] = []
+    i = 2
+    for c in columns:
+        at, i = i, i + 1
+        distinct = None
+        if detailed and c.counted:
+            distinct, i = i, i + 1
+        low = None
+        if c.ranged and (detailed or c.range_read):
+            low, i = i, i + 2
+        plan.append((c.name, at, distinct, low))
     loads: list[LoadProfile] = []
     before: int | None = None
     for row in rows:
         if row[0] is None:
             before = int(row[1] or 0)
             continue
-        i = 2
-        profiles: dict[str, ColumnProfile] = {}
-        for c in columns:
-            non_null = int(row[i] or 0)
-            i += 1
-            distinct = None
-            if detailed and c.counted:
-                distinct = int(row[i] or 0)
-                i += 1
-            low = high = None
-            if c.ranged and (detailed or c.range_read):
-                low, high = _text(row[i]), _text(row[i + 1])
-                i += 2
-            profiles[c.name] = ColumnProfile(c.name, non_null, distinct, low, high)
+        profiles = {
+            name: ColumnProfile(
+                name, int(row[at] or 0),
+                None if distinct is None else int(row[distinct] or 0),
+                None if low is None else _text(row[low]),
+                None if low is None else _text(row[low + 1]),
+            )
+            for name, at, distinct, low in plan
+        }
         loads.append(LoadProfile(str(row[0]), int(row[1] or 0), profiles, detailed))
     return sorted(loads, key=lambda p: p.load_id), before
 

@@ -1,9 +1,14 @@
-"""The profile store's bulk writes: rows handed to DuckDB through a newline-delimited JSON
-file beside the store (`profiles.store`)."""
+"""The profile store's bulk writes: records handed to DuckDB through a newline-delimited JSON
+file beside the store (`profiles.store`).
+
+A sweep's new loads are staged one record per load, their columns as parallel lists
+(`statements.STAGED_LOADS`), not one record per (load, column): an hourly table's first sweep
+writes 192 loads x 30 columns, and encoding one small object per column cost more than the
+sweep's queries."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,21 +34,20 @@ class Staging:
         for path in self.files:
             path.unlink(missing_ok=True)
 
-    def _file(self, layout: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]) -> Path:
+    def _file(self, records: Iterable[Mapping[str, Any]]) -> Path:
         import json
         import tempfile
 
         from dlt_contract_ops.statefile import owner_tag
 
-        names = [n for n, _ in layout]
         self.folder.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(
             "w", encoding="utf-8", suffix=".ndjson", prefix=f"{self.PREFIX}{owner_tag()}-",
             dir=self.folder, delete=False,
         ) as fh:
             self.files.append(Path(fh.name))
-            for row in rows:
-                fh.write(json.dumps(dict(zip(names, row, strict=True))) + "\n")
+            for record in records:
+                fh.write(json.dumps(record) + "\n")
         return Path(fh.name)
 
     @staticmethod
@@ -53,14 +57,15 @@ class Staging:
 
     def load(self, con: Any, name: str, layout: Sequence[tuple[str, str]],
              rows: Sequence[Sequence[Any]]) -> None:
-        """A temporary table `name` holding `rows`."""
-        path = self._file(layout, rows)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM "  # noqa: S608
-                    f"{self._reader(layout)}", [str(path)])
+        """A temporary table `name` holding `rows` (values in `layout`'s order)."""
+        names = [n for n, _ in layout]
+        self.load_records(con, name, layout,
+                          (dict(zip(names, row, strict=True)) for row in rows))
 
-    def insert(self, con: Any, name: str, layout: Sequence[tuple[str, str]],
-               rows: Sequence[Sequence[Any]]) -> None:
-        path = self._file(layout, rows)
-        names = ", ".join(n for n, _ in layout)
-        con.execute(f"INSERT INTO {name} ({names}) SELECT {names} FROM "  # noqa: S608
+    def load_records(self, con: Any, name: str, layout: Sequence[tuple[str, str]],
+                     records: Iterable[Mapping[str, Any]]) -> None:
+        """A temporary table `name` holding `records` (keyed by `layout`'s names; a key left
+        out is NULL)."""
+        path = self._file(records)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM "  # noqa: S608
                     f"{self._reader(layout)}", [str(path)])

@@ -12,7 +12,7 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS columns (destination VARCHAR, location VARCHAR,"
     " dataset VARCHAR, tbl VARCHAR, load_id VARCHAR, col VARCHAR, non_null BIGINT,"
     " distinct_count BIGINT, min_value VARCHAR, max_value VARCHAR, has_categories BOOLEAN,"
-    " complete BOOLEAN, PRIMARY KEY (destination, location, dataset, tbl, load_id, col))",
+    " complete BOOLEAN)",
     "CREATE TABLE IF NOT EXISTS categories (destination VARCHAR, location VARCHAR,"
     " dataset VARCHAR, tbl VARCHAR, load_id VARCHAR, col VARCHAR, value VARCHAR, n BIGINT)",
     "CREATE TABLE IF NOT EXISTS totals (destination VARCHAR, location VARCHAR,"
@@ -23,21 +23,43 @@ SCHEMA = (
 MIGRATIONS = {
     "1": ("ALTER TABLE loads ADD COLUMN detailed BOOLEAN DEFAULT TRUE",),  # v1 loads: detailed
     "2": (),  # `totals` (created above): a table without one is profiled afresh once
+    # v3 `columns` had a primary key: its index cost the first sweep of an hourly table more
+    # than writing the rows (each write deletes a load's rows before it inserts them)
+    "3": ("CREATE TABLE columns_v4 AS SELECT * FROM columns",
+          "DROP TABLE columns",
+          "ALTER TABLE columns_v4 RENAME TO columns"),
 }
 TABLES = ("categories", "columns", "loads")
 KEY = ("destination", "location", "dataset", "tbl", "load_id")
-#: each table's columns and types, in order: what a bulk insert reads from its NDJSON file
-LAYOUT: dict[str, tuple[tuple[str, str], ...]] = {
-    "loads": (*((k, "VARCHAR") for k in KEY), ("load_time", "DOUBLE"),
-              ("source", "VARCHAR"), ("n_rows", "BIGINT"), ("detailed", "BOOLEAN")),
-    "columns": (*((k, "VARCHAR") for k in KEY), ("col", "VARCHAR"), ("non_null", "BIGINT"),
-                ("distinct_count", "BIGINT"), ("min_value", "VARCHAR"),
-                ("max_value", "VARCHAR"), ("has_categories", "BOOLEAN"),
-                ("complete", "BOOLEAN")),
-    "categories": (*((k, "VARCHAR") for k in KEY), ("col", "VARCHAR"), ("value", "VARCHAR"),
-                   ("n", "BIGINT")),
-    "totals": (*((k, "VARCHAR") for k in KEY[:-1]), ("source", "VARCHAR"),
-               ("n_rows", "BIGINT")),
+#: the staged totals' columns and types, in order (`fresh_totals`)
+TOTALS: tuple[tuple[str, str], ...] = (*((k, "VARCHAR") for k in KEY[:-1]),
+                                       ("source", "VARCHAR"), ("n_rows", "BIGINT"))
+#: `ProfileStore.write`'s new loads, staged one record per load (`profiles.staging`): the
+#: load's own values, then its columns' values as parallel lists (`col`...) and its
+#: categories' (`cat_*`); each store table is filled from it by one INSERT
+STAGED_LOADS: tuple[tuple[str, str], ...] = (
+    ("tbl", "VARCHAR"), ("load_id", "VARCHAR"), ("load_time", "DOUBLE"), ("n_rows", "BIGINT"),
+    ("detailed", "BOOLEAN"), ("col", "VARCHAR[]"), ("non_null", "BIGINT[]"),
+    ("distinct_count", "BIGINT[]"), ("min_value", "VARCHAR[]"), ("max_value", "VARCHAR[]"),
+    ("has_categories", "BOOLEAN[]"), ("complete", "BOOLEAN[]"), ("cat_col", "VARCHAR[]"),
+    ("cat_value", "VARCHAR[]"), ("cat_n", "BIGINT[]"),
+)
+#: per store table: its rows from the staged loads (parameters: destination, location,
+#: dataset, then for `loads` the source). Parallel lists unnest side by side; a list left
+#: out (NULL) unnests as NULLs beside the others.
+FROM_STAGED = {
+    "loads": "INSERT INTO loads (destination, location, dataset, tbl, load_id, load_time,"
+             " source, n_rows, detailed) SELECT ?, ?, ?, tbl, load_id, load_time, ?, n_rows,"
+             " detailed FROM staged_loads",
+    "columns": "INSERT INTO columns (destination, location, dataset, tbl, load_id, col,"
+               " non_null, distinct_count, min_value, max_value, has_categories, complete)"
+               " SELECT ?, ?, ?, tbl, load_id, unnest(col), unnest(non_null),"
+               " unnest(distinct_count), unnest(min_value), unnest(max_value),"
+               " unnest(has_categories), unnest(complete) FROM staged_loads",
+    "categories": "INSERT INTO categories (destination, location, dataset, tbl, load_id, col,"
+                  " value, n) SELECT ?, ?, ?, tbl, load_id, unnest(cat_col),"
+                  " unnest(cat_value), unnest(cat_n) FROM staged_loads"
+                  " WHERE cat_col IS NOT NULL",
 }
 #: replace the totals of the tables staged in `fresh_totals` (one statement)
 DELETE_TOTALS = "DELETE FROM totals USING fresh_totals WHERE " + " AND ".join(  # noqa: S608

@@ -38,19 +38,21 @@ from dlt_contract_ops.profiles.statements import (
     DELETE_LOADS,
     DELETE_TABLE,
     DELETE_TOTALS,
+    FROM_STAGED,
     KEY,
-    LAYOUT,
     MIGRATIONS,
     READ,
     SCHEMA,
+    STAGED_LOADS,
     TABLES,
+    TOTALS,
 )
 from dlt_contract_ops.statefile import locked, state_dir
 
 log = logging.getLogger("dlt_contract_ops")
 T = TypeVar("T")
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 STORE_NAME = "profiles.duckdb"
 
 def default_store(data_dir: str | None = None) -> Path:
@@ -265,7 +267,7 @@ class ProfileStore:
         prune_before: float | None,
     ) -> None:
         with _Staging(self.path) as staging:
-            rows: dict[str, list[list[Any]]] = {name: [] for name in TABLES}
+            staged: list[dict[str, Any]] = []
             doomed: list[list[Any]] = []
             totals: list[list[Any]] = []
             for update in updates:
@@ -274,9 +276,8 @@ class ProfileStore:
                     totals.append([*key, source, update.total])
                 doomed += [[*key, p.load_id] for p in update.loads]
                 doomed += [[*key, load_id] for load_id in update.dropped]
-                for profile in update.loads:
-                    if prune_before is None or profile.load_time >= prune_before:
-                        _rows_of(key, source, profile, rows)
+                staged += [_staged(update.table, p) for p in update.loads
+                           if prune_before is None or p.load_time >= prune_before]
             con.execute("BEGIN TRANSACTION")
             try:
                 for update in updates:
@@ -292,11 +293,13 @@ class ProfileStore:
                     staging.load(con, "doomed", tuple((k, "VARCHAR") for k in KEY), doomed)
                     for name in TABLES:
                         con.execute(DELETE_LOADS[name])
-                for name in ("loads", "columns", "categories"):
-                    if rows[name]:
-                        staging.insert(con, name, LAYOUT[name], rows[name])
+                if staged:
+                    staging.load_records(con, "staged_loads", STAGED_LOADS, staged)
+                    where = [scope.destination, scope.location, scope.dataset]
+                    for name in ("loads", "columns", "categories"):
+                        _insert_staged(con, name, [*where, source] if name == "loads" else where)
                 if totals:
-                    staging.load(con, "fresh_totals", LAYOUT["totals"], totals)
+                    staging.load(con, "fresh_totals", TOTALS, totals)
                     con.execute(DELETE_TOTALS)
                     con.execute("INSERT INTO totals SELECT * FROM fresh_totals")
                 con.execute("COMMIT")
@@ -334,11 +337,29 @@ def _migrate(con: Any, version: str) -> None:
     con.execute("COMMIT")
 
 
-def _rows_of(key: list[str], source: str, profile: LoadProfile,
-             rows: dict[str, list[list[Any]]]) -> None:
-    at = [*key, profile.load_id]
-    rows["loads"].append([*at, profile.load_time, source, profile.rows, profile.detailed])
-    for c in profile.columns.values():
-        rows["columns"].append([*at, c.column, c.non_null, c.distinct, c.min_value,
-                                c.max_value, c.categories is not None, c.complete])
-        rows["categories"] += [[*at, c.column, v, n] for v, n in (c.categories or {}).items()]
+def _insert_staged(con: Any, name: str, params: list[Any]) -> None:
+    """Fill the store table `name` from the staged loads (`FROM_STAGED`)."""
+    con.execute(FROM_STAGED[name], params)
+
+
+def _staged(table: str, profile: LoadProfile) -> dict[str, Any]:
+    """One load's record for `STAGED_LOADS`: its columns and their categories as parallel
+    lists (the categories' left out where it has none). A `ColumnProfile` is a tuple of its
+    fields, so the columns' lists are one transpose."""
+    record: dict[str, Any] = {
+        "tbl": table, "load_id": profile.load_id, "load_time": profile.load_time,
+        "n_rows": profile.rows, "detailed": profile.detailed,
+    }
+    if not profile.columns:
+        return record
+    names, non_null, distinct, low, high, categories, complete = zip(
+        *profile.columns.values(), strict=True)
+    record.update(col=names, non_null=non_null, distinct_count=distinct, min_value=low,
+                  max_value=high, complete=complete,
+                  has_categories=[c is not None for c in categories])
+    if any(c is not None for c in categories):
+        pairs = [(n, c) for n, c in zip(names, categories, strict=True) if c is not None]
+        record["cat_col"] = [name for name, values in pairs for _ in values]
+        record["cat_value"] = [v for _, values in pairs for v in values]
+        record["cat_n"] = [n for _, values in pairs for n in values.values()]
+    return record

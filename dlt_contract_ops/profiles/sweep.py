@@ -13,8 +13,11 @@ adapter's read-only renderer.
 
 from __future__ import annotations
 
+import gc
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -117,9 +120,37 @@ def _with_categories(
             if not complete and c.codes is None:
                 continue  # more values than the approximate count said: not categorical here
             top = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
-            cols[c.name] = replace(cols[c.name], categories=top, complete=complete)
+            cols[c.name] = cols[c.name]._replace(categories=top, complete=complete)
         out.append(replace(p, columns=cols))
     return out
+
+
+#: sweeps holding the cycle collector off now (threads of one process), and whether it ran
+#: before the first of them
+_PAUSED = {"sweeps": 0, "was": False}
+_PAUSE_LOCK = threading.Lock()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector held off while a sweep makes its profiles, then set back as
+    it was before the first such sweep of the process began. A first sweep of hourly loads
+    makes one `ColumnProfile` per (load, column), 288,000 at 50 tables, none of them in a
+    cycle; meanwhile the collector ran about 600 times, three of them over the whole heap
+    (dlt, sqlglot and Pydantic included): about 0.5 s of a 4 s sweep. What the sweep leaves
+    in cycles is collected after it."""
+    with _PAUSE_LOCK:
+        if _PAUSED["sweeps"] == 0:
+            _PAUSED["was"] = gc.isenabled()
+            gc.disable()
+        _PAUSED["sweeps"] += 1
+    try:
+        yield
+    finally:
+        with _PAUSE_LOCK:
+            _PAUSED["sweeps"] -= 1
+            if _PAUSED["sweeps"] == 0 and _PAUSED["was"]:
+                gc.enable()
 
 
 def profile_source(
@@ -143,6 +174,14 @@ def profile_source(
     say (a broken store set aside: `ProfileStore.notes`) goes to `notes`. Not `detailed`, the
     stored loads before the recent window of the tables in `thin` (removal on `_dlt_load_id`)
     come without their columns, which the store sums (`TableProfiles.summed`)."""
+    with _collector_paused():
+        return _profile_source(ctx, settings, store, detailed, skip, notes, thin)
+
+
+def _profile_source(
+    ctx: SourceInput, settings: SourceSettings, store: ProfileStore | None, detailed: bool,
+    skip: frozenset[str], notes: list[str] | None, thin: frozenset[str],
+) -> list[TableProfiles]:
     store = store or store_of(settings)
     scope = scope_of(ctx)
     rule = settings.distribution

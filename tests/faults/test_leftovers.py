@@ -27,7 +27,7 @@ _MAKE = textwrap.dedent("""
     if kind == "staging":
         from dlt_contract_ops.profiles.store import _Staging
         staging = _Staging(Path(where) / "profiles.duckdb").__enter__()
-        path = staging._file((("id", "BIGINT"),), [[1], [2]])
+        path = staging._file([{"id": 1}, {"id": 2}])
     else:
         from fsspec.implementations.local import LocalFileSystem
         from dlt_contract_ops.destinations.lake_reads import sweep_reads

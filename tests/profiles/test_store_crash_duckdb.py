@@ -74,7 +74,7 @@ def test_a_store_write_failing_between_a_load_and_its_columns_is_rolled_back(
     assert len(before) == 3
 
     good = ColumnProfile("amount", 100, 17, "0.0", "19.3")
-    # a non-NULL count DuckDB cannot read as BIGINT: the load row goes in, its columns fail
+    # a non-NULL count DuckDB cannot read as BIGINT: the write fails, nothing of it stays
     bad = ColumnProfile("id", "not a count", 100)  # type: ignore[arg-type]
     update = TableUpdate("orders", [LoadProfile(new, 100, {"amount": good, "id": bad})])
     with pytest.raises(duckdb.Error):
@@ -100,15 +100,15 @@ def test_a_sweep_killed_between_a_load_and_its_columns_leaves_no_half_load(
         from dlt_contract_ops.profiles import store
         from dlt_contract_ops.engine.reconcile import run
 
-        insert = store._Staging.insert
+        insert = store._insert_staged
 
-        def die(self, con, name, layout, rows):
-            insert(self, con, name, layout, rows)
+        def die(con, name, params):
+            insert(con, name, params)
             if name == "loads":  # the load rows are in, their columns not yet
                 assert con.execute("SELECT count(*) FROM loads").fetchone()[0] == 4
                 os._exit(17)
 
-        store._Staging.insert = die
+        store._insert_staged = die
         run(["shop"], detectors=("distribution",), dry_run=True, project_dir=".")
     """), check=False)
     assert killed.returncode == 17, killed.stderr

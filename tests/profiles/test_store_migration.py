@@ -1,4 +1,4 @@
-"""A profile store written by schema version 1 or 2 is migrated in place, losing nothing."""
+"""A profile store written by schema version 1, 2 or 3 is migrated in place, losing nothing."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ def test_a_version_1_store_is_migrated_and_keeps_its_profiles(tmp_path: Path) ->
     with duckdb.connect(str(path), read_only=True) as con:
         assert con.execute("SELECT value FROM meta").fetchall() == [(SCHEMA_VERSION,)]
         assert con.execute("SELECT count(*) FROM totals").fetchall() == [(0,)]
-    assert SCHEMA_VERSION == "3"
+    assert SCHEMA_VERSION == "4"
 
 
 def test_a_version_2_store_gains_row_totals_and_keeps_its_profiles(tmp_path: Path) -> None:
@@ -63,4 +63,33 @@ def test_a_version_2_store_gains_row_totals_and_keeps_its_profiles(tmp_path: Pat
     assert (profile.load_id, profile.rows, profile.detailed) == ("1796000000.1", 100, False)
     assert stored.totals == {}  # never counted: the next sweep profiles the table afresh
     with duckdb.connect(str(path), read_only=True) as con:
-        assert con.execute("SELECT value FROM meta").fetchall() == [("3",)]
+        assert con.execute("SELECT value FROM meta").fetchall() == [("4",)]
+
+
+def test_a_version_3_store_loses_the_columns_key_and_keeps_its_profiles(tmp_path: Path) -> None:
+    path = tmp_path / "v3.duckdb"
+    scope = Scope("duckdb", "w.duckdb", "shop")
+    with duckdb.connect(str(path)) as con:
+        for statement in V1:
+            con.execute(statement)
+        con.execute("ALTER TABLE loads ADD COLUMN detailed BOOLEAN DEFAULT TRUE")
+        con.execute("CREATE TABLE totals (destination VARCHAR, location VARCHAR,"
+                    " dataset VARCHAR, tbl VARCHAR, source VARCHAR, n_rows BIGINT,"
+                    " PRIMARY KEY (destination, location, dataset, tbl))")
+        con.execute("INSERT INTO totals VALUES ('duckdb', 'w.duckdb', 'shop', 'orders',"
+                    " 'shop', 100)")
+        con.execute("UPDATE meta SET value = '3'")
+
+    stored = ProfileStore(path).read(scope, ["orders"])
+
+    [profile] = stored.histories["orders"]
+    status = profile.columns["status"]
+    assert (profile.rows, status.non_null, status.categories) == (100, 98, {"paid": 60})
+    assert stored.totals == {"orders": 100}
+    with duckdb.connect(str(path), read_only=True) as con:
+        assert con.execute("SELECT value FROM meta").fetchall() == [("4",)]
+        keys = con.execute("SELECT table_name FROM duckdb_constraints()"
+                           " WHERE constraint_type = 'PRIMARY KEY'").fetchall()
+        assert ("columns",) not in keys
+        assert ("loads",) in keys
+        assert con.execute("SELECT count(*) FROM columns").fetchall() == [(1,)]
