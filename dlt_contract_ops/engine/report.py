@@ -87,7 +87,8 @@ class SinceLastSweep:
     looked at any table this run checked; None when no sweep was recorded yet (this is the
     first look: nothing is new) or the index could not be read (`error`).
 
-    - `new`: found now, not by the last sweep that looked for it, by no recorded sweep;
+    - `new`: found now, not by the last sweep that looked for it (or on a table no sweep
+      looked at for its detector, a source declared since), by no recorded sweep;
     - `reopened`: found now, not by the last sweep that looked for it, by an earlier one (it
       had gone, and came back);
     - `escalated`: found now with a wider scope than when it was alerted. Escalation is
@@ -97,7 +98,7 @@ class SinceLastSweep:
     - `resolved`: seen by the last sweep that looked for it, and resolved by this run by the
       alert lifecycle's own rule (`sinks.lifecycle.Swept.resolves`: its table checked
       completely for its detector, and not found);
-    - `unswept`: found now where no recorded sweep looked (a detector only the report runs,
+    - `unswept`: found now by a detector no recorded sweep ran (one only the report runs,
       such as distribution before a scheduled `reconcile` runs it): neither new nor back.
     """
 
@@ -158,6 +159,8 @@ def since_last_sweep(
             last[where] = last_looked(sweeps, where)
         return last[where]
 
+    ran = {d for s in sweeps for d in s.detectors or ()}
+    every = any(s.detectors is None for s in sweeps)  # an older line: every detector
     current = {f.id: f for r in results for f in r.findings}
     # a wider drift has an id of its own: the lifecycle's reason says it grew, not arrived
     escalated = tuple(f for f in current.values() if f.alert_reason == "escalated")
@@ -167,7 +170,7 @@ def since_last_sweep(
         previous = compared((f.source, f.drift_type, f.table))
         if f.alert_reason == "escalated" or (previous is not None and i in previous.ids):
             continue
-        (unswept if previous is None else came).append(f)
+        (came if previous is not None or every or f.drift_type in ran else unswept).append(f)
     resolved = []
     for i in dict.fromkeys(i for s in reversed(sweeps) for i in s.ids):
         entry = known.get(i) or {}

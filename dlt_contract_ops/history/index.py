@@ -8,10 +8,11 @@ is skipped; the other lines still count):
 - `<project>-<hash>.sweeps.jsonl`: one line per sweep, `{"at": ISO time, "ids": [finding
   ids], "sources": [the sources it checked without an error], "detectors": [the detectors it
   ran]}` (a line without `sources`, as older versions wrote, counts for every source; one
-  without `detectors` as running every detector: `core.history.Sweep`). Every `reconcile` that is not a dry run
-  appends its line (a sweep with no finding too: it counts as a sweep that saw none); a dry
-  run and `report` only read it, so trying things out never changes the history a team
-  relies on. The report's history and what changed since the last sweep read it.
+  without `detectors` as running every detector: `core.history.Sweep`). Every `reconcile`
+  that is not a dry run appends its line (a sweep with no finding too: it counts as a sweep
+  that saw none); a dry run and `report` only read it, so trying things out never changes
+  the history a team relies on. The report's history and what changed since the sweeps
+  (each finding against the last one that ran its detector over its table) read it.
   A shard of a sharded sweep (`reconcile --shard 2/3`) adds `"shard": "2/3"` and `"covered":
   {source: [tables]}`, the tables it looked at (`core.history.Sweep.covers`): N shards
   append N lines, each under the lock, none of them saying anything of another's tables.
