@@ -11,12 +11,18 @@ shard, each naming its shard and the (source, table) pairs it covered: a finding
 from a line only where that line looked (`Sweep.covers`), and a shard's line counts as 1/N
 of a sweep.
 
+Each line also names the detectors its sweep ran (`Sweep.detectors`: a cron's hourly
+`reconcile --all` runs no removal, its nightly `--include-removal` does), so a finding is only
+ever compared with a sweep that looked for it (`Sweep.looked`, `last_looked`): an hourly sweep
+that did not run removal says nothing of a removal finding, neither that it went nor that it
+came.
+
 Pure: the index (`history/index.py`) reads its lines and hands them over as `Sweep` values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from fractions import Fraction
@@ -32,6 +38,9 @@ FOLD_SLACK_DAYS = 7
 #: a finding not seen for this long is dropped from the folded summary
 FORGET_DAYS = 400
 
+#: where a finding is looked for: (source, detector, table)
+Where = tuple[str, str, str]
+
 
 @dataclass(frozen=True)
 class Sweep:
@@ -39,13 +48,18 @@ class Sweep:
     sources it checked without an error (`sources`; None for a line that does not say: a
     sweep recorded before the sources were, counted as checking every source), and for a
     shard of a sharded sweep its `shard` and the tables it `covered` (source -> tables, roots
-    and children; None for a whole sweep: it covered everything)."""
+    and children; None for a whole sweep: it covered everything), and the `detectors` it ran
+    (None for a line that does not say, as versions before it wrote: counted as running every
+    detector. That reading can only keep a finding from being resolved, never make one: the
+    line that saw a finding surely ran its detector, and a later line that did not see it,
+    counted as having looked, is the one it is compared with)."""
 
     at: datetime
     ids: tuple[str, ...] = ()
     shard: Shard | None = None
     covered: tuple[tuple[str, tuple[str, ...]], ...] | None = None
     sources: tuple[str, ...] | None = None
+    detectors: tuple[str, ...] | None = None
 
     def checked(self, source: str) -> bool:
         """Whether this sweep checked `source` (a sweep that does not say checked all)."""
@@ -65,10 +79,40 @@ class Sweep:
             return True
         return any(name == source and table in tables for name, tables in self.covered)
 
+    def looked(self, where: Where) -> bool:
+        """Whether this sweep looked for a finding at `where` (source, detector, table): it ran
+        the detector (`detectors`) and covered the table (`covers`). A finding there that it
+        did not see was gone then; anywhere else it says nothing of it.
+
+        >>> s = Sweep(datetime(2026, 1, 1), detectors=("additive", "missing"))
+        >>> s.looked(("shop", "additive", "orders")), s.looked(("shop", "removal", "orders"))
+        (True, False)
+        >>> Sweep(s.at).looked(("shop", "removal", "orders"))  # a line that does not say
+        True
+        """
+        source, detector, table = where
+        return (self.detectors is None or detector in self.detectors) and self.covers(
+            source, table)
+
     @property
     def weight(self) -> Fraction:
         """What this line counts for in the number of sweeps: 1, or 1/N for a shard of N."""
         return Fraction(1, self.shard.count) if self.shard is not None else Fraction(1)
+
+
+def last_looked(sweeps: Sequence[Sweep], where: Where) -> Sweep | None:
+    """The latest of `sweeps` (oldest first) that looked for a finding at `where`
+    (`Sweep.looked`): what a finding there is compared with. None when none did.
+
+    >>> t = datetime(2026, 1, 1)
+    >>> nightly = Sweep(t, ("gone",), detectors=("additive", "removal"))
+    >>> hourly = Sweep(t + timedelta(hours=1), detectors=("additive",))
+    >>> last_looked([nightly, hourly], ("s", "removal", "t")) is nightly
+    True
+    >>> last_looked([nightly, hourly], ("s", "distribution", "t")) is None
+    True
+    """
+    return next((s for s in reversed(sweeps) if s.looked(where)), None)
 
 
 @dataclass(frozen=True)

@@ -47,8 +47,6 @@ from dlt_contract_ops.sources.onboarding import attach_scope, selected_sources
 
 log = logging.getLogger("dlt_contract_ops")
 
-
-
 #: told of each source as it is built, before its detectors query: (index from 1, total,
 #: source name, modelled table count; None when the source could not be built)
 Progress = Callable[[int, int, str, "int | None"], None]
@@ -217,6 +215,7 @@ def run(
     progress: Progress | None = None,
     inspect: Inspect | None = None,
     shard: Shard | str | None = None,
+    checked: set[Where] | None = None,
 ) -> list[ReconcileResult]:
     """Run `detectors` over `sources` (every declared source when None) in one sweep.
 
@@ -233,6 +232,9 @@ def run(
     reads the load profiles they shared). A run that is not a dry run records its findings
     in the finding index (`history.index`). `shard` (a `core.shard.Shard`, or `"2/3"`) runs
     only that shard's tables of each source: N runs, one per shard, find what one run does.
+    `checked` gets (source, detector, table) of every table a detector checked completely
+    (`engine.swept`), also when interrupted: what the report resolves against, as the
+    alert lifecycle does.
     """
     detectors = selected() if detectors is None else tuple(detectors)
     unknown = [d for d in detectors if d not in detector_names()]
@@ -266,7 +268,7 @@ def run(
                 project, pdir, emitter, now=now, shard=part, names=names, progress=progress
             )
         results: list[ReconcileResult] = []
-        checked: set[Where] = set()
+        checked = set() if checked is None else checked
         try:
             for name in names:
                 results.extend(
@@ -278,7 +280,8 @@ def run(
             raise SweepInterrupted(_with_delivery(results, emitter.report, book), exc) from exc
         sweep.close()
         emitter.flush()
-        _remember(pdir, results, sweep=not dry_run, shard=sweep.shard, covered=sweep.covered)
+        _remember(pdir, results, detectors, sweep=not dry_run, shard=sweep.shard,
+                  covered=sweep.covered)
         return _with_resolved(_with_delivery(results, emitter.report, book), resolved)
 
 
@@ -297,19 +300,19 @@ def _with_resolved(
 
 
 def _remember(
-    project_dir: str, results: list[ReconcileResult], *, sweep: bool,
-    shard: Shard | None = None, covered: Mapping[str, Sequence[str]] | None = None,
+    project_dir: str, results: list[ReconcileResult], detectors: Sequence[str], *,
+    sweep: bool, shard: Shard | None = None, covered: Mapping[str, Sequence[str]] | None = None,
 ) -> None:
     """Record this run's findings in the finding index (`history.index`): what each id
     stands for, for `ack` and `validate`; a `sweep` (not a dry run) also its line with the
-    sources it checked without an error, for the report's history and what changed since (a
-    shard's line also names its shard and the tables it covered)."""
+    sources it checked without an error and the `detectors` it ran, for the report's history
+    and what changed since (a shard's line also names its shard and the tables it covered)."""
     from dlt_contract_ops.history.index import record_run
 
     failed = {r.source for r in results if r.error is not None or r.error_kind == NOT_LOADED}
     try:  # the index is a convenience: never fail a sweep over it
         record_run(project_dir, [f for r in results for f in r.findings], sweep=sweep,
-                   shard=shard, covered=covered,
+                   shard=shard, covered=covered, detectors=detectors,
                    sources=[r.source for r in results if r.source not in failed])
     except Exception as exc:
         log.debug("finding index not updated: %s", exc)

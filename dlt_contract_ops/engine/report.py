@@ -6,9 +6,9 @@ store exists), never alerting, and keeps, per source, what the pictures need: ea
 table's stored load profiles (already read by the sweep: removal and distribution share
 them), the removal windows and thresholds, the distribution rule, and, per rename, both
 columns' per-load counts (one read-only handoff query per renamed table). Then it reads the
-finding index for the history across sweeps, and compares the run's findings with the last
-sweep the index recorded (`since_last_sweep`: what is new, back again and resolved since).
-Nothing is written anywhere.
+finding index for the history across sweeps, and compares each of the run's findings with
+the last recorded sweep that looked for it (`since_last_sweep`: what is new, back again and
+resolved since). Nothing is written anywhere.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from dlt_contract_ops.core.distribution import DistributionRule
-from dlt_contract_ops.core.history import History, Sweep
+from dlt_contract_ops.core.history import History, Sweep, Where, last_looked
 from dlt_contract_ops.core.load_profile import LoadProfile
 from dlt_contract_ops.core.timeaxis import Windows
-from dlt_contract_ops.engine.swept import found_ids
-from dlt_contract_ops.model.findings import NOT_LOADED
+from dlt_contract_ops.engine.swept import swept
+from dlt_contract_ops.sinks.lifecycle import Swept
 
 if TYPE_CHECKING:
     from dlt_contract_ops.detection.source_input import SourceInput
@@ -66,7 +66,7 @@ class Handoff:
 
 @dataclass(frozen=True)
 class Resolved:
-    """A finding the last sweep saw and this run did not find where it looked: what the
+    """A finding the last sweep that looked for it saw and this run resolves: what the
     finding index recorded of it (`history.index.known_findings`), and when a sweep last
     saw it."""
 
@@ -80,20 +80,26 @@ class Resolved:
 
 @dataclass(frozen=True)
 class SinceLastSweep:
-    """What changed between the last sweep the finding index recorded and this run's
-    findings; for each source, its last recorded sweep that checked it (`Sweep.checked`),
-    the latest of which is `previous`. `previous` is None when no sweep was recorded yet
-    (this is the first look: nothing is new) or the index could not be read (`error`).
+    """What changed since the sweeps the finding index recorded, finding by finding: each is
+    compared with the last recorded sweep that looked for it, one that ran its detector over
+    its table (`core.history.last_looked`), so an hourly sweep without removal says nothing
+    of a removal finding the nightly sweep saw. `previous` is the latest recorded sweep that
+    looked at any table this run checked; None when no sweep was recorded yet (this is the
+    first look: nothing is new) or the index could not be read (`error`).
 
-    - `new`: found now, seen by no recorded sweep;
-    - `reopened`: found now, not by its source's last sweep, by an earlier one (it had
-      gone, and came back);
+    - `new`: found now, not by the last sweep that looked for it (or on a table no sweep
+      looked at for its detector, a source declared since), by no recorded sweep;
+    - `reopened`: found now, not by the last sweep that looked for it, by an earlier one (it
+      had gone, and came back);
     - `escalated`: found now with a wider scope than when it was alerted. Escalation is
       the alert lifecycle's to decide (the dedup state `reconcile`'s sinks keep), and comes
       here through the reason its alert carries (`DriftFinding.alert_reason`), never
       worked out a second time;
-    - `resolved`: seen by its source's last sweep, not found now, where this run looked
-      (its source's detector ran without an error).
+    - `resolved`: seen by the last sweep that looked for it, and resolved by this run by the
+      alert lifecycle's own rule (`sinks.lifecycle.Swept.resolves`: its table checked
+      completely for its detector, and not found);
+    - `unswept`: found now by a detector no recorded sweep ran (one only the report runs,
+      such as distribution before a scheduled `reconcile` runs it): neither new nor back.
     """
 
     previous: datetime | None = None
@@ -102,6 +108,7 @@ class SinceLastSweep:
     escalated: tuple[DriftFinding, ...] = ()
     resolved: tuple[Resolved, ...] = ()
     error: str | None = None
+    unswept: tuple[DriftFinding, ...] = ()
 
     @property
     def arrived(self) -> tuple[DriftFinding, ...]:
@@ -127,51 +134,64 @@ class Report:
 
 def since_last_sweep(
     results: Sequence[ReconcileResult], history: History, sweeps: Sequence[Sweep],
-    known: Mapping[str, Mapping[str, Any]],
+    known: Mapping[str, Mapping[str, Any]], run: Swept,
 ) -> SinceLastSweep:
-    """This run's findings (`results`) against the recorded `sweeps` (oldest first; see
-    `SinceLastSweep`): `history` tells which ids any sweep saw, `known` what each id stands
-    for. A finding a combiner folded into another (a rename's additive and removal parts)
-    is still found; a source this run could not check resolves nothing.
+    """This run's findings (`results`; what it checked and found: `run`, as
+    `engine.swept.swept` makes it for the alert lifecycle) against the recorded `sweeps`
+    (oldest first; see `SinceLastSweep`): `history` tells which ids any sweep saw, `known`
+    what each id stands for. A finding a combiner folded into another (a rename's additive
+    and removal parts) is still found; a table this run did not check resolves nothing.
 
     >>> from dlt_contract_ops.model.findings import DriftFinding, ReconcileResult
     >>> f = DriftFinding(drift_type="additive", source="s", resource="t", table="t",
     ...                  columns=["c"])
-    >>> since_last_sweep([ReconcileResult(source="s", findings=[f])], History(), [], {})
-    SinceLastSweep(previous=None, new=(), reopened=(), escalated=(), resolved=(), error=None)
+    >>> since_last_sweep([ReconcileResult(source="s", findings=[f])], History(), [], {},
+    ...                  Swept()).previous is None
+    True
     """
     if not sweeps:
         return SinceLastSweep()
-    last = {r.source: next((s for s in reversed(sweeps) if s.checked(r.source)), None)
-            for r in results}
+    last: dict[Where, Sweep | None] = {}
+
+    def compared(where: Where) -> Sweep | None:
+        """The last recorded sweep that looked for a finding at `where` (once per place)."""
+        if where not in last:
+            last[where] = last_looked(sweeps, where)
+        return last[where]
+
+    ran = {d for s in sweeps for d in s.detectors or ()}
+    every = any(s.detectors is None for s in sweeps)  # an older line: every detector
     current = {f.id: f for r in results for f in r.findings}
-    found = found_ids(current.values())
-    came = [f for i, f in current.items()
-            if (p := last[f.source]) is None or i not in p.ids]
-    looked = {(r.source, r.detector) for r in results
-              if r.error is None and r.error_kind != NOT_LOADED}
-    resolved = []
-    for source, previous in last.items():
-        for i in dict.fromkeys(previous.ids if previous is not None else ()):
-            entry = known.get(i) or {}
-            if i in found or entry.get("source") != source or (
-                    source, entry.get("detector")) not in looked or (
-                    previous is not None and not previous.covers(source, str(entry.get("table")))):
-                continue
-            seen = history.seen.get(i)
-            resolved.append(Resolved(
-                i, source, str(entry.get("table")), str(entry.get("detector")),
-                tuple(str(c) for c in entry.get("columns") or ()), seen.last if seen else None))
-    used = [p.at for p in last.values() if p is not None]
     # a wider drift has an id of its own: the lifecycle's reason says it grew, not arrived
     escalated = tuple(f for f in current.values() if f.alert_reason == "escalated")
-    came = [f for f in came if f.alert_reason != "escalated"]
+    came: list[DriftFinding] = []
+    unswept: list[DriftFinding] = []
+    for i, f in current.items():
+        previous = compared((f.source, f.drift_type, f.table))
+        if f.alert_reason == "escalated" or (previous is not None and i in previous.ids):
+            continue
+        (came if previous is not None or every or f.drift_type in ran else unswept).append(f)
+    resolved = []
+    for i in dict.fromkeys(i for s in reversed(sweeps) for i in s.ids):
+        entry = known.get(i) or {}
+        source, detector, table = (str(entry.get(k)) for k in ("source", "detector", "table"))
+        if not run.resolves(i, (source, detector, table)):
+            continue
+        previous = compared((source, detector, table))
+        if previous is None or i not in previous.ids:
+            continue  # the last sweep that looked for it had not seen it: resolved before
+        seen = history.seen.get(i)
+        resolved.append(Resolved(
+            i, source, table, detector, tuple(str(c) for c in entry.get("columns") or ()),
+            seen.last if seen else None))
+    looked = next((s.at for s in reversed(sweeps) if any(map(s.looked, run.tables))), None)
     return SinceLastSweep(
-        max(used, default=sweeps[-1].at),
+        looked or sweeps[-1].at,
         new=tuple(f for f in came if f.id not in history.seen),
         reopened=tuple(f for f in came if f.id in history.seen),
         escalated=escalated,
         resolved=tuple(resolved),
+        unswept=tuple(unswept),
     )
 
 
@@ -198,6 +218,8 @@ class Gatherer:
         self.frames: dict[str, Frame] = {}
         self.tables: dict[tuple[str, str], TableLoads] = {}
         self.handoffs: dict[tuple[str, str], list[Handoff]] = {}
+        #: (source, detector, table) of every table the run checked completely
+        self.checked: set[Where] = set()
 
     def run(
         self, sources: Sequence[str], include: Iterable[str] = (),
@@ -213,7 +235,7 @@ class Gatherer:
             started()
         return run(list(sources) or None, detectors=self.detectors, dry_run=True,
                    alert_sinks=(), project_dir=self.project_dir, progress=progress,
-                   inspect=self._inspect)
+                   inspect=self._inspect, checked=self.checked)
 
     def report(self, results: list[ReconcileResult], now: datetime | None = None) -> Report:
         """The page's data; `now` is the run's moment the page reads its times against (the
@@ -226,7 +248,7 @@ class Gatherer:
     def _history(
         self, results: list[ReconcileResult], now: datetime
     ) -> tuple[History, SinceLastSweep]:
-        """The finding index's history and what changed since its last sweep."""
+        """The finding index's history and what changed since its sweeps."""
         from dlt_contract_ops.history.index import known_findings, read_sweeps
         from dlt_contract_ops.settings.files import project_context
 
@@ -237,7 +259,8 @@ class Gatherer:
         except Exception as exc:  # the history is a convenience: the page shows without it
             log.warning("finding index not read: %s", exc)
             return History(), SinceLastSweep(error=str(exc))
-        return history, since_last_sweep(results, history, sweeps, known)
+        return history, since_last_sweep(results, history, sweeps, known,
+                                         swept(self.checked, results))
 
     def _store_exists(self) -> bool:
         from dlt_contract_ops.profiles.store import default_store

@@ -1,12 +1,14 @@
 """What a sweep checked completely: the tables each detector read without an error, which a
-finding absent from them is resolved in (`sinks.lifecycle`).
+finding absent from them is resolved in (`sinks.lifecycle.Swept.resolves`: the alert
+lifecycle of a sweep, and the report's "resolved since the last sweep" of its run).
 
 A table counts for a detector of a source when the detector ran there (a result of it,
 neither a failure of the whole detector or source nor "not loaded yet"), the table is one of
 the source's modelled tables that exists (or was dropped: it was looked at), its files were
 read in full, and no error the detector reported names its resource. An error that names no
 resource, or a failed result whose errors name none, counts for every table of the source.
-A dry run resolves nothing (the emitter does not resolve in one).
+A dry run resolves no alert (the emitter does not resolve in one); the report, a dry run,
+still says on its page what its run resolves.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from dlt_contract_ops.core.history import Where
 from dlt_contract_ops.model.findings import NOT_LOADED, DriftFinding, ReconcileResult
 from dlt_contract_ops.sinks.base import Emits, ErrorEvent
 from dlt_contract_ops.sinks.lifecycle import Swept
@@ -21,7 +24,7 @@ from dlt_contract_ops.sinks.lifecycle import Swept
 if TYPE_CHECKING:
     from dlt_contract_ops.detection.source_input import SourceInput
 
-Where = tuple[str, str, str]
+__all__ = ["Recording", "Where", "checked_tables", "found_ids", "swept"]
 
 
 class Recording:

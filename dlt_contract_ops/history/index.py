@@ -6,11 +6,13 @@ line that is not UTF-8 is skipped with a warning, a line a crash cut short does 
 is skipped; the other lines still count):
 
 - `<project>-<hash>.sweeps.jsonl`: one line per sweep, `{"at": ISO time, "ids": [finding
-  ids], "sources": [the sources it checked without an error]}` (a line without `sources`, as
-  older versions wrote, counts for every source). Every `reconcile` that is not a dry run
-  appends its line (a sweep with no finding too: it counts as a sweep that saw none); a dry
-  run and `report` only read it, so trying things out never changes the history a team
-  relies on. The report's history and what changed since the last sweep read it.
+  ids], "sources": [the sources it checked without an error], "detectors": [the detectors it
+  ran]}` (a line without `sources`, as older versions wrote, counts for every source; one
+  without `detectors` as running every detector: `core.history.Sweep`). Every `reconcile`
+  that is not a dry run appends its line (a sweep with no finding too: it counts as a sweep
+  that saw none); a dry run and `report` only read it, so trying things out never changes
+  the history a team relies on. The report's history and what changed since the sweeps
+  (each finding against the last one that ran its detector over its table) read it.
   A shard of a sharded sweep (`reconcile --shard 2/3`) adds `"shard": "2/3"` and `"covered":
   {source: [tables]}`, the tables it looked at (`core.history.Sweep.covers`): N shards
   append N lines, each under the lock, none of them saying anything of another's tables.
@@ -103,11 +105,12 @@ def record_run(
     project_dir: str | os.PathLike[str], findings: Iterable[DriftFinding], *, sweep: bool,
     at: datetime | None = None, shard: Shard | None = None,
     covered: Mapping[str, Sequence[str]] | None = None, sources: Sequence[str] | None = None,
+    detectors: Sequence[str] | None = None,
 ) -> None:
     """Record a run's findings: what each id stands for (every run), and, for a `sweep` (not
-    a dry run), the sweep's line with the `sources` it checked (a shard's also names its
-    `shard` and the tables it `covered`). A run that adds nothing to the found file and is
-    not a sweep takes no lock and writes nothing."""
+    a dry run), the sweep's line with the `sources` it checked and the `detectors` it ran (a
+    shard's also names its `shard` and the tables it `covered`). A run that adds nothing to
+    the found file and is not a sweep takes no lock and writes nothing."""
     found = {f.id: describe(f) for f in findings}
     path = index_file(project_dir)
     if not sweep and not _learns(project_dir, found):
@@ -115,23 +118,24 @@ def record_run(
     with locked(path):
         _record_found(project_dir, found)
         if sweep:
-            _record_sweep(path, list(found), at, shard, covered, sources)
+            _record_sweep(path, list(found), at, shard, covered, sources, detectors)
 
 
 def record_sweep(
     project_dir: str | os.PathLike[str], ids: Sequence[str], at: datetime | None = None,
-    sources: Sequence[str] | None = None,
+    sources: Sequence[str] | None = None, detectors: Sequence[str] | None = None,
 ) -> None:
-    """Append one sweep's finding ids (in order, once each) and the sources it checked (None:
-    every source) to the index."""
+    """Append one sweep's finding ids (in order, once each), the sources it checked and the
+    detectors it ran (None: every source, every detector) to the index."""
     path = index_file(project_dir)
     with locked(path):
-        _record_sweep(path, ids, at, sources=sources)
+        _record_sweep(path, ids, at, sources=sources, detectors=detectors)
 
 
 def _record_sweep(
     path: Path, ids: Sequence[str], at: datetime | None, shard: Shard | None = None,
     covered: Mapping[str, Sequence[str]] | None = None, sources: Sequence[str] | None = None,
+    detectors: Sequence[str] | None = None,
 ) -> None:
     """Append the sweep's line, and fold when the oldest sweep is due (the caller holds the
     lock)."""
@@ -139,7 +143,8 @@ def _record_sweep(
     tables = None if shard is None else tuple(
         (source, tuple(sorted(set(names)))) for source, names in sorted((covered or {}).items()))
     names = None if sources is None else tuple(sorted(set(sources)))
-    _append(path, [_sweep_line(Sweep(moment, tuple(ids), shard, tables, names))])
+    ran = None if detectors is None else tuple(dict.fromkeys(detectors))
+    _append(path, [_sweep_line(Sweep(moment, tuple(ids), shard, tables, names, ran))])
     oldest = _oldest_sweep(path)
     if oldest is not None and oldest < moment - timedelta(days=RAW_DAYS + FOLD_SLACK_DAYS):
         _fold_file(path, moment)
@@ -248,6 +253,8 @@ def _sweep_line(sweep: Sweep) -> str:
     doc: dict[str, Any] = {"at": _iso(sweep.at), "ids": list(dict.fromkeys(sweep.ids))}
     if sweep.sources is not None:
         doc["sources"] = list(sweep.sources)
+    if sweep.detectors is not None:
+        doc["detectors"] = list(sweep.detectors)
     if sweep.shard is not None:
         doc["shard"] = str(sweep.shard)
         doc["covered"] = {source: list(tables) for source, tables in sweep.covered or ()}
@@ -270,10 +277,13 @@ def _parse(text: str) -> Sweep | Folded:
     ids = tuple(str(i) for i in doc["ids"])
     listed = doc.get("sources")
     sources = None if listed is None else tuple(str(s) for s in listed)
+    ran = doc.get("detectors")
+    detectors = None if ran is None else tuple(str(d) for d in ran)
     if "shard" not in doc:
-        return Sweep(_at(doc["at"]), ids, sources=sources)
+        return Sweep(_at(doc["at"]), ids, sources=sources, detectors=detectors)
     covered = tuple((str(s), tuple(str(t) for t in ts)) for s, ts in doc["covered"].items())
-    return Sweep(_at(doc["at"]), ids, Shard.parse(str(doc["shard"])), covered, sources)
+    return Sweep(_at(doc["at"]), ids, Shard.parse(str(doc["shard"])), covered, sources,
+                 detectors)
 
 
 def _read(path: Path) -> tuple[Folded | None, list[Sweep]]:

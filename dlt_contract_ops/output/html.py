@@ -117,6 +117,8 @@ def _changes(since: SinceLastSweep | None) -> dict[str, Any] | None:
         "error": since.error,
         "arrived": [(word[f.id], f) for f in ranked(since.arrived)],
         "resolved": sorted(since.resolved, key=lambda g: (g.source, g.table, g.detector)),
+        "unswept": sorted({f.drift_type for f in since.unswept}),
+        "unswept_count": len(since.unswept),
     }
 
 

@@ -2,7 +2,8 @@
 
 - **open**: a sink delivered the finding (its record has a `digest`).
 - **resolved**: a later sweep checked the finding's table completely for its detector
-  (`Swept`) and did not find it. Each open record gets `resolved` (and `resolved_at`); a sink
+  and did not find it (`Swept.resolves`, the one rule: the report's "resolved since the last
+  sweep" asks it too). Each open record gets `resolved` (and `resolved_at`); a sink
   that resolves alerts (`ResolvesAlerts`) also `resolve_due`, until its `emit_resolved`
   returned. An undelivered resolve stays due and is sent again by the next run (whatever
   that run sweeps), while the finding stays away.
@@ -28,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from dlt_contract_ops.core.history import Where
 from dlt_contract_ops.model.findings import DriftFinding
 from dlt_contract_ops.sinks.base import ResolvedAlert
 from dlt_contract_ops.sinks.dedup_rule import ANY_SINK
@@ -50,12 +52,23 @@ class Swept:
     combiner folded into its finding included.
     """
 
-    tables: frozenset[tuple[str, str, str]] = frozenset()
+    tables: frozenset[Where] = frozenset()
     found: frozenset[str] = frozenset()
     #: (source, detector, table) -> the findings found there (for `superseded_by`)
-    findings: Mapping[tuple[str, str, str], tuple[DriftFinding, ...]] = field(
-        default_factory=dict
-    )
+    findings: Mapping[Where, tuple[DriftFinding, ...]] = field(default_factory=dict)
+
+    def resolves(self, finding_id: str, where: Where) -> bool:
+        """Whether this sweep resolves the finding `finding_id` at `where` (source, detector,
+        table): it checked that table completely for that detector and did not find it. A
+        detector it did not run (removal without `--include-removal`) resolves nothing.
+
+        >>> swept = Swept(frozenset({("shop", "additive", "orders")}), frozenset({"b"}))
+        >>> swept.resolves("a", ("shop", "additive", "orders")), swept.resolves(
+        ...     "b", ("shop", "additive", "orders")), swept.resolves("a", ("shop", "removal",
+        ...     "orders"))
+        (True, False, False)
+        """
+        return where in self.tables and finding_id not in self.found
 
 
 def iso(ts: float) -> str:
@@ -68,7 +81,7 @@ def is_open(record: Any) -> bool:
     return isinstance(record, dict) and "digest" in record and record.get("resolved") is None
 
 
-def where(entry: Mapping[str, Any]) -> tuple[str, str, str]:
+def where(entry: Mapping[str, Any]) -> Where:
     return (str(entry.get("source")), str(entry.get("drift_type")), str(entry.get("table")))
 
 
@@ -116,7 +129,7 @@ def mark_resolved(
     out = []
     for key, entry in alerts.items():
         records = entry.get("sinks", {})
-        if key in swept.found or where(entry) not in swept.tables:
+        if not swept.resolves(key, where(entry)):
             continue
         if not any(is_open(r) for r in records.values()):
             continue

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from dlt_contract_ops.core.history import FOLD_SLACK_DAYS, RAW_DAYS, Seen
-from dlt_contract_ops.history.index import index_file, read_history, record_sweep
+from dlt_contract_ops.history.index import index_file, read_history, read_sweeps, record_sweep
 from tests.projects import Project
 
 
@@ -139,3 +139,21 @@ def test_a_crash_while_folding_loses_no_sweep(tmp_path: Path) -> None:
     lines = index_file(project).read_text().splitlines()
     assert json.loads(lines[0]).keys() == {"folded"}
     assert read_history(project, due).sweeps == RAW_DAYS + FOLD_SLACK_DAYS + 2
+
+
+def test_a_fold_keeps_the_detectors_each_kept_line_ran(tmp_path: Path) -> None:
+    """Each line names the detectors its sweep ran (`core.history.Sweep.detectors`); a line
+    of an older version names none, and stays so: what the report compares a finding with
+    is read the same after a fold."""
+    project = str(tmp_path)
+    start = datetime(2025, 1, 1, tzinfo=timezone.utc)
+    days = RAW_DAYS + FOLD_SLACK_DAYS + 2
+    for d in range(days):  # an older version's line every other day
+        record_sweep(project, ["x"], start + timedelta(days=d), ["shop"],
+                     ("additive", "removal") if d % 2 else None)
+    lines = index_file(project).read_text().splitlines()
+    assert json.loads(lines[0]).keys() == {"folded"}  # it did fold
+    _, kept = read_sweeps(project, start + timedelta(days=days))
+    assert len(kept) == len(lines) - 1
+    assert {(s.at - start).days % 2: s.detectors for s in kept} == {
+        0: None, 1: ("additive", "removal")}

@@ -82,10 +82,11 @@ def test_new_back_again_and_resolved_since_each_sources_last_sweep(drifted: Proj
     removal = ids[("events_src", "events", "removal")]
     events = ids[("events_src", "events", "additive")]
     items = ids[("shop", "order_items", "additive")]
-    gone = _gone("shop", "orders", "additive", "coupon")
+    # on a table the run checked (one it did not see, it cannot say is resolved)
+    gone = _gone("shop", "clean", "additive", "coupon")
     # a finding of a detector the report does not run, and one of a source it did not
     # check: neither can be said to be resolved
-    unchecked = [_gone("shop", "orders", "contract", "total"),
+    unchecked = [_gone("shop", "clean", "contract", "total"),
                  _gone("elsewhere", "t", "additive", "x")]
     record_run(drifted.root, [gone, *unchecked], sweep=False)  # what each id stands for
     sources = [*SOURCES, "elsewhere"]
@@ -113,7 +114,7 @@ def test_new_back_again_and_resolved_since_each_sources_last_sweep(drifted: Proj
     assert ("shop_extra", "refunds", "additive") in listed  # its own last sweep was clean
     assert len(arrived) == len(listed) == 3
     [resolved] = _items(html, "Resolved since the last sweep")
-    assert resolved == (f"resolved additive shop · orders: coupon · last seen 7 Dec 2026 04:52 "
+    assert resolved == (f"resolved additive shop · clean: coupon · last seen 7 Dec 2026 04:52 "
                         f"UTC (3 h ago) · id {gone.id}")
     # each listed finding links to its block further down
     for f in report.since.arrived:

@@ -81,3 +81,8 @@ def add_events(project: Project) -> None:
     with duckdb.connect(str(project.root / "events_pipe.duckdb")) as con:
         con.execute(f"ALTER TABLE events_data.events ADD COLUMN {shop.quote(NASTY)} VARCHAR")
         con.execute(f"UPDATE events_data.events SET {shop.quote(NASTY)} = '<b>v</b>' WHERE id = 3")
+
+
+def load_healthy_events(project: Project) -> None:
+    """A recent load with `actor_login` filled again: the removal drift is gone."""
+    _load_events(project, start=40, n=20)

@@ -187,6 +187,9 @@ def test_the_sweep_sees_the_package() -> None:
         ("the run's clock", _run_clock, ["detection/source_input.py"]),
         ("the folder under dlt's data dir", _state_path, ["statefile.py"]),
         ("a project's file name there", _project_slug, ["statefile.py"]),
+        # the alert lifecycle and the report's "resolved since the last sweep" ask one rule
+        ("what a sweep resolves", _defines("resolves"), ["sinks/lifecycle.py"]),
+        ("the sweep a finding is compared with", _defines("last_looked"), ["core/history.py"]),
     ],
 )
 def test_one_home(what: str, predicate: object, home: list[str]) -> None:
