@@ -6,7 +6,7 @@ import contextlib
 import gc
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 import click
@@ -50,6 +50,25 @@ def source_error(exc: BaseException) -> NoReturn:
     or a local file could not answer (unreachable, timed out, locked)."""
     click.echo(f"Error: {error_line(str(exc))}", err=True)
     sys.exit(EXIT_SOURCE_ERROR)
+
+
+def selected_by(
+    names: Sequence[str], project_dir: str | None, *, one: bool = False
+) -> list[str]:
+    """The declared tables `-s NAME ...` selects, as `reconcile -s` selects them
+    (`sources.onboarding.selected_sources`: a source loaded by several pipelines selects the
+    table of each), for a command whose work takes table names; `one` for a command that acts
+    on one table. A name nothing declares is kept (the work names it unknown); a name that
+    selects several tables for `one` is one line, exit 2."""
+    from dlt_contract_ops.errors import ConfigError
+    from dlt_contract_ops.settings.files import project_context
+    from dlt_contract_ops.sources.onboarding import selected_sources
+
+    try:
+        with project_context(project_dir):
+            return selected_sources(names, one=one)
+    except ConfigError as exc:
+        usage_error(exc)
 
 
 def started() -> None:

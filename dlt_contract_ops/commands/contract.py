@@ -41,6 +41,14 @@ _project_option = click.option(
 )
 
 
+def _one(source: str, project_dir: str | None) -> str:
+    """The one declared table `-s SOURCE` names (`commands.common.selected_by`)."""
+    from dlt_contract_ops.commands.common import selected_by
+
+    [table] = selected_by([source], project_dir, one=True)
+    return table
+
+
 def _fail(exc: Exception) -> None:
     from dlt_contract_ops.commands.common import usage_error
 
@@ -72,7 +80,8 @@ def contract() -> None:
 
 @contract.command()
 @click.option("-s", "--source", required=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops].")
+              help="A source declared in [sources.NAME.contract_ops], or the one table "
+                   "whose source_name is NAME.")
 @click.option("--version", "version", required=True, metavar="X.Y.Z",
               help="The release version to file the snapshot under.")
 @click.option("--out", type=click.Path(file_okay=False), default="contracts", show_default=True,
@@ -84,6 +93,7 @@ def snapshot(source: str, version: str, out: str, force: bool, project_dir: str 
     from dlt_contract_ops.contracts.service import snapshot as run_snapshot
     from dlt_contract_ops.errors import ContractOpsError
 
+    source = _one(source, project_dir)
     try:
         result = run_snapshot(source, version, out, project_dir=project_dir, force=force)
     except ContractOpsError as exc:
@@ -101,7 +111,8 @@ def snapshot(source: str, version: str, out: str, force: bool, project_dir: str 
 @click.option("--format", "fmt", type=click.Choice(["odcs"]), default="odcs", show_default=True,
               help="odcs: an Open Data Contract Standard v3.1 document (YAML) per source.")
 @click.option("-s", "--source", "sources", multiple=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops]; repeatable.")
+              help="A source declared in [sources.NAME.contract_ops] (and the tables of its "
+                   "other pipelines: source_name = NAME); repeatable.")
 @click.option("--all", "all_sources", is_flag=True, help="Every declared source.")
 @click.option("--out", type=click.Path(), default=None,
               help="A folder (files OUT/SOURCE.odcs.yaml) or, for one source, a .yaml file. "
@@ -138,6 +149,10 @@ def export(
                     '`[sources.<name>.contract_ops]` table with `ref = "module:attribute"` to '
                     "`.dlt/config.toml`."
                 )
+        else:
+            from dlt_contract_ops.commands.common import selected_by
+
+            sources = tuple(selected_by(sources, project_dir))
         exports = export_odcs(sources, out, version=version, destination=destination,
                               project_dir=project_dir, force=force,
                               skip_unmodelled=all_sources)
@@ -181,7 +196,8 @@ def diff(
 
 @contract.command()
 @click.option("-s", "--source", required=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops].")
+              help="A source declared in [sources.NAME.contract_ops], or the one table "
+                   "whose source_name is NAME.")
 @click.option("--against", type=click.Path(file_okay=False), default="contracts",
               show_default=True, help="Root folder of released snapshots.")
 @click.option("--version", "version", default=None, metavar="X.Y.Z",
@@ -212,6 +228,7 @@ def check(
     from dlt_contract_ops.contracts.service import check as run_check
     from dlt_contract_ops.errors import ContractOpsError
 
+    source = _one(source, project_dir)
     try:
         report, locations = run_check(
             source, against, version=version, transitive=transitive,
@@ -226,7 +243,8 @@ def check(
 
 @contract.command()
 @click.option("-s", "--source", required=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops].")
+              help="A source declared in [sources.NAME.contract_ops], or the one table "
+                   "whose source_name is NAME.")
 @_format_option
 @click.option("--severity", "severities", multiple=True, metavar="RULE=LEVEL",
               help="Set a lint rule to error, warning or off, e.g. "
@@ -241,6 +259,7 @@ def lint(source: str, fmt: str, severities: tuple[str, ...], project_dir: str | 
     from dlt_contract_ops.errors import ContractOpsError
     from dlt_contract_ops.output.contract_lint import render_lint
 
+    source = _one(source, project_dir)
     try:
         report, locations = run_lint(source, severities=severities, project_dir=project_dir)
     except ContractOpsError as exc:
@@ -252,7 +271,8 @@ def lint(source: str, fmt: str, severities: tuple[str, ...], project_dir: str | 
 
 @contract.command()
 @click.option("-s", "--source", "sources", required=True, multiple=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops]; repeatable.")
+              help="A source declared in [sources.NAME.contract_ops] (and the tables of its "
+                   "other pipelines: source_name = NAME); repeatable.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="text for people; json as `reconcile --format json`.")
 @click.option("--dry-run", is_flag=True, help="Print and return findings; emit no alerts.")

@@ -10,6 +10,7 @@ from dlt_contract_ops.commands.common import (
     EXIT_DRIFT,
     EXIT_OK,
     project_dir_option,
+    selected_by,
     source_error,
     usage_error,
 )
@@ -22,7 +23,8 @@ def gate() -> None:
 
 @gate.command()
 @click.option("-s", "--source", required=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops].")
+              help="A source declared in [sources.NAME.contract_ops], or the one table "
+                   "whose source_name is NAME.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @click.option("--fail-on-drift", is_flag=True, help="Exit 3 when the batch would be rejected.")
@@ -35,6 +37,7 @@ def check(source: str, fmt: str, fail_on_drift: bool, project_dir: str | None) -
     from dlt_contract_ops.errors import ConfigError, ContractOpsError
     from dlt_contract_ops.ingest.check import check_source
 
+    [source] = selected_by([source], project_dir, one=True)
     try:
         report = check_source(source, project_dir)
     except ConfigError as exc:
@@ -62,7 +65,8 @@ def check(source: str, fmt: str, fail_on_drift: bool, project_dir: str | None) -
 
 @gate.command()
 @click.option("-s", "--source", required=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops].")
+              help="A source declared in [sources.NAME.contract_ops], or the one table "
+                   "whose source_name is NAME.")
 @project_dir_option
 def finish(source: str, project_dir: str | None) -> None:
     """Finish a hand-over a stopped gated run left: install the state that goes with the
@@ -73,6 +77,7 @@ def finish(source: str, project_dir: str | None) -> None:
     from dlt_contract_ops.engine.handover import finish_handover_of
     from dlt_contract_ops.errors import ConfigError, ContractOpsError
 
+    [source] = selected_by([source], project_dir, one=True)
     try:
         pipeline, loaded = finish_handover_of(source, project_dir)
     except ConfigError as exc:

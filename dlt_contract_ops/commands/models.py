@@ -6,7 +6,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from dlt_contract_ops.commands.common import project_dir_option, source_error, usage_error
+from dlt_contract_ops.commands.common import (
+    project_dir_option,
+    selected_by,
+    source_error,
+    usage_error,
+)
 
 if TYPE_CHECKING:
     from dlt_contract_ops.infer.service import InferReport
@@ -33,7 +38,8 @@ def models() -> None:
 
 @models.command()
 @click.option("-s", "--source", "sources", multiple=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops] (repeatable).")
+              help="A source declared in [sources.NAME.contract_ops] (and the tables of its "
+                   "other pipelines: source_name = NAME); repeatable.")
 @click.option("--all", "all_sources", is_flag=True, help="Every declared source.")
 @click.option("--pipeline", default=None, metavar="NAME",
               help="A local dlt pipeline, declared as a source or not.")
@@ -68,6 +74,8 @@ def infer(
     if sum((bool(sources), all_sources, pipeline is not None, from_odcs is not None)) != 1:
         usage_error(ValueError(
             "Pass one of `-s SOURCE`, `--all`, `--pipeline NAME` or `--from-odcs FILE`."))
+    if sources:
+        sources = tuple(selected_by(sources, project_dir))
     try:
         if from_odcs is not None:
             from dlt_contract_ops.infer.odcs_import import import_odcs

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import click
 
-from dlt_contract_ops.commands.common import project_dir_option, source_error, usage_error
+from dlt_contract_ops.commands.common import (
+    project_dir_option,
+    selected_by,
+    source_error,
+    usage_error,
+)
 
 
 @click.command()
 @click.option("-s", "--source", required=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops].")
+              help="A source declared in [sources.NAME.contract_ops], or the one table "
+                   "whose source_name is NAME.")
 @click.option("--table", default=None, metavar="T", help="Only this table.")
 @click.option("--column", default=None, metavar="C", help="Only this column.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
@@ -23,6 +29,7 @@ def profile(
     from dlt_contract_ops.engine.profile_history import profile_history
     from dlt_contract_ops.errors import ConfigError, ContractOpsError, UnknownSourceError
 
+    [source] = selected_by([source], project_dir, one=True)
     try:
         history = profile_history(source, project_dir=project_dir, table=table, column=column)
     except (ConfigError, UnknownSourceError) as exc:  # a wrong name: the request is at fault
@@ -57,7 +64,8 @@ def profiles() -> None:
 
 @profiles.command()
 @click.option("-s", "--source", required=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops].")
+              help="A source declared in [sources.NAME.contract_ops], or the one table "
+                   "whose source_name is NAME.")
 @project_dir_option
 def rebuild(source: str, project_dir: str | None) -> None:
     """Drop the source's stored profiles; the next sweep profiles its tables afresh. A
@@ -66,6 +74,7 @@ def rebuild(source: str, project_dir: str | None) -> None:
     from dlt_contract_ops.errors import ConfigError, ContractOpsError, UnknownSourceError
     from dlt_contract_ops.profiles.service import rebuild_profiles
 
+    [source] = selected_by([source], project_dir, one=True)
     try:
         dropped = rebuild_profiles(source, project_dir=project_dir)
     except (ConfigError, UnknownSourceError) as exc:

@@ -29,7 +29,8 @@ class ReportFlags(DetectorFlags):
 @click.option("--html", "html_file", required=True, metavar="FILE",
               type=click.Path(dir_okay=False), help="Write the HTML page to FILE.")
 @click.option("-s", "--source", "sources", multiple=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops]; repeatable.")
+              help="A source declared in [sources.NAME.contract_ops] (and the tables of its "
+                   "other pipelines: source_name = NAME); repeatable.")
 @click.option("--all", "all_sources", is_flag=True,
               help="Every declared source (the default).")
 @project_dir_option

@@ -19,13 +19,15 @@ DEFAULT_SEVERITY: Severity = "warning"
 
 #: each severity on the scales it is shown on (docs/sinks.md): SARIF `level`, GitHub Actions
 #: workflow command, Sentry event `level`, PagerDuty Events v2 `severity`, Dagster
-#: `AssetCheckSeverity` (which has no info: a check reports, it never fails, at info)
+#: `AssetCheckSeverity` (which has no info: a check reports, it never fails, at info), and the
+#: stdlib `logging` level name the logging sink writes a finding at
 LEVELS: dict[str, dict[Severity, str]] = {
     "sarif": {"error": "error", "warning": "warning", "info": "note"},
     "github": {"error": "error", "warning": "warning", "info": "notice"},
     "sentry": {"error": "error", "warning": "warning", "info": "info"},
     "pagerduty": {"error": "error", "warning": "warning", "info": "info"},
     "dagster": {"error": "ERROR", "warning": "WARN", "info": "WARN"},
+    "logging": {"error": "ERROR", "warning": "WARNING", "info": "INFO"},
 }
 
 

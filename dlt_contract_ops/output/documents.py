@@ -36,8 +36,22 @@ def json_text(document: Any) -> str:
 
 
 def acks_json(entries: Sequence[Ack]) -> str:
-    """`acks --format json`: every acknowledgement, as the file holds it."""
-    return json_text([a.document() for a in entries])
+    """`acks --format json`: every acknowledgement, as the file holds it: where the drift is
+    (`source`, `table`, `detector`, `columns`), what it said when acknowledged (`summary`,
+    `content`, `digest`: `model.content`), then `{id, until, reason, by, created}`. An entry
+    written before content was recorded has `null` there (it covers its id whatever the
+    content); one written before where was recorded, `null` and `[]`."""
+    return json_text([{
+        "id": a.id,
+        "source": a.source,
+        "table": a.table,
+        "detector": a.detector,
+        "columns": list(a.columns),
+        "summary": a.summary,
+        "content": None if a.content is None else list(a.content),
+        "digest": a.digest,
+        **a.document(),
+    } for a in entries])
 
 
 def gate_json(report: GateReport) -> str:

@@ -6,11 +6,14 @@ unknown-key check of `reconcile` (fails on the table it reads), and of `validate
 
 from __future__ import annotations
 
+import json
+import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from dlt_contract_ops.errors import ConfigError, closest, did_you_mean
-from dlt_contract_ops.settings.files import dig, toml_files
+from dlt_contract_ops.settings.files import dig, env_name, toml_files
 from dlt_contract_ops.settings.keys import unknown_key_messages
 from dlt_contract_ops.settings.specs import (
     DEDUP_KEYS,
@@ -173,6 +176,12 @@ def not_a_table(section: str) -> Any:
     >>> _meant("contract_ops.alert_sink")
     ' Did you mean `alert_sinks`?'
     """
+    var = env_name(section)
+    raw = os.environ.get(var)
+    if raw is not None and not isinstance(_json_or_text(raw), Mapping):
+        # the environment comes first: dlt would fail on it ("cannot be coerced into dict")
+        return (f"`[{section}]` must be a table: environment variable `{var}` sets it to "
+                f"{raw!r}." + _meant(section, env=raw))
     for f in toml_files():
         found, value = dig(f.doc, section)
         if found and not isinstance(value, Mapping):
@@ -181,10 +190,43 @@ def not_a_table(section: str) -> Any:
     return None
 
 
-def _meant(section: str) -> str:
+def _json_or_text(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
+def _meant(section: str, *, env: str | None = None) -> str:
     """The closest setting of `[contract_ops]` that is not a table, for a sub-table set to
-    a value (its name set where a near key was meant)."""
+    a value (its name set where a near key was meant); for `env` (the value the environment
+    gave the table), as its environment variable holding those names as a JSON list (the one
+    way a list is written there).
+
+    >>> print(_meant("contract_ops.alert_sink", env="logging, webhook"))
+     Did you mean `CONTRACT_OPS__ALERT_SINKS='["logging", "webhook"]'`?
+    """
     parent, _, name = section.rpartition(".")
     if parent != PROJECT_SECTION:
         return ""
-    return did_you_mean(name, PROJECT_KEYS - set(_PROJECT_SUBTABLES) - {name})
+    choices = PROJECT_KEYS - set(_PROJECT_SUBTABLES) - {name}
+    if env is None:
+        return did_you_mean(name, choices)
+    meant = closest(name, choices)
+    if meant is None:
+        return ""
+    given = _json_or_text(env)
+    if isinstance(given, str):
+        given = [p for p in re.split(r"[,\s]+", given) if p]
+    example = _ENV_EXAMPLES.get(meant, "...")
+    listed = isinstance(given, list) and given and all(isinstance(g, str) for g in given)
+    if meant in _ENV_EXAMPLES and listed:
+        example = f"'{json.dumps(given)}'"
+    return f" Did you mean `{env_name(f'{parent}.{meant}')}={example}`?"
+
+
+#: a value of each list setting as its environment variable holds it (JSON)
+_ENV_EXAMPLES = {
+    "alert_sinks": """'["logging", "webhook"]'""",
+    "injected_columns": """'["ingested_by"]'""",
+}

@@ -25,6 +25,7 @@ from dlt_contract_ops.settings.values import (
     _duration,
     as_bindings,
     as_names,
+    as_sink_names,
     as_text,
     flag,
     seconds,
@@ -80,7 +81,7 @@ class DedupSettings:
 class ProjectSettings:
     """The `[contract_ops]` table."""
 
-    alert_sinks: tuple[str, ...] = key(("logging",), as_names)
+    alert_sinks: tuple[str, ...] = key(("logging",), as_sink_names)
     injected_columns: tuple[str, ...] = key((), as_names)
     #: unset: `[dlt_ops] load_timestamp_column` (`PEER_LOAD_TIMESTAMP_KEY`)
     load_timestamp_column: str | None = key(None, as_text)

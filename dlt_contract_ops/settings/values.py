@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
@@ -25,6 +26,8 @@ def where(key: str) -> str:
     environment variable."""
     section, _, name = key.rpartition(".")
     found = locate(key)
+    if found and found.startswith("environment variable"):
+        return f"`{name}` in `[{section}]` (environment variable `{env_name(key)}`)"
     at = f" ({found})" if found else ""
     return f"`{name}` in `[{section}]`{at} (environment variable `{env_name(key)}`)"
 
@@ -45,6 +48,26 @@ def as_names(value: Any, key: str) -> tuple[str, ...]:
             f'["ingested_by"]`; got {value!r}.'
         )
     return tuple(value)
+
+
+def as_sink_names(value: Any, key: str) -> tuple[str, ...]:
+    """`as_names` for sink names, which hold no comma and no space: `"logging,webhook"` (the
+    environment's usual list) is refused naming the JSON list to write instead.
+
+    >>> as_sink_names('["logging", "webhook"]', "contract_ops.alert_sinks")
+    ('logging', 'webhook')
+    """
+    names = as_names(value, key)
+    for name in names:
+        parts = [p for p in re.split(r"[,\s]+", name) if p]
+        if parts != [name]:
+            listed = json.dumps(parts)
+            raise ConfigError(
+                f"{where(key)} names one sink {name!r}: list each sink on its own, "
+                f"`{key.rpartition('.')[2]} = {listed}`, in the environment as JSON: "
+                f"`{env_name(key)}='{listed}'`."
+            )
+    return names
 
 
 def as_text(value: Any, key: str) -> str | None:

@@ -1,6 +1,7 @@
 """The default sink: one structured log line per event.
 
-Drift, at WARNING on the `dlt_contract_ops.alerts` logger::
+Drift, at the finding's severity on the `dlt_contract_ops.alerts` logger (ERROR, WARNING or
+INFO: `model.severity.LEVELS["logging"]`)::
 
     schema drift kind=additive at=gh.gh_api.events table=events columns=["size"] id=… | …
 
@@ -25,6 +26,7 @@ import re
 
 from dlt_contract_ops.core.escaping import visible
 from dlt_contract_ops.model.findings import DriftFinding
+from dlt_contract_ops.model.severity import level
 from dlt_contract_ops.sinks.base import ErrorEvent, ResolvedAlert
 
 LOGGER_NAME = "dlt_contract_ops.alerts"
@@ -96,8 +98,22 @@ def resolved_line(alert: ResolvedAlert) -> str:
     return visible(line)
 
 
+def log_level(finding: DriftFinding) -> int:
+    """The stdlib logging level of `finding`'s severity (`model.severity.LEVELS["logging"]`).
+
+    >>> log_level(DriftFinding(drift_type="missing", source="s", resource="r", table="r",
+    ...     columns=["c"], severity="error")) == logging.ERROR
+    True
+    """
+    # getLevelName maps a registered name back to its number (getLevelNamesMapping is 3.11+)
+    return int(logging.getLevelName(level("logging", finding.severity)))
+
+
 class LoggingSink:
-    """WARNING per drift finding, ERROR with traceback per reconciler error.
+    """One line per drift finding at its severity's level, ERROR with traceback per reconciler
+    error. With `detail` (the emitter's fallback for a finding no sink delivered) a finding is
+    written at WARNING at least: it stands in for a lost alert, and a log set to WARNING must
+    not drop it.
 
     >>> LoggingSink().emit_drift(DriftFinding(drift_type="additive", source="s",
     ...     resource="r", table="r", columns=["c"]))  # logs one WARNING line
@@ -112,9 +128,9 @@ class LoggingSink:
 
     def emit_drift(self, finding: DriftFinding) -> None:
         if self._detail:
-            self._log.warning("%s", drift_detail(finding))
+            self._log.log(max(log_level(finding), logging.WARNING), "%s", drift_detail(finding))
         else:
-            self._log.warning("%s", drift_line(finding))
+            self._log.log(log_level(finding), "%s", drift_line(finding))
 
     def emit_resolved(self, alert: ResolvedAlert) -> None:
         self._log.info("%s", resolved_line(alert))

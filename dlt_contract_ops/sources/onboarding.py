@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from dlt_contract_ops.errors import ConfigError, ContractOpsError, NotLoadedError
 
@@ -249,11 +249,17 @@ def sources_of_pipeline(pipeline_name: str, project_dir: str | None = None) -> l
     )
 
 
-def selected_sources(names: Iterable[str]) -> list[str]:
-    """The declared sources `-s NAME` selects: the table `NAME` and every table whose
-    `source_name` is `NAME` (the same dlt source loaded by another pipeline), each once, in
-    the order given. A name that selects nothing is kept, for its unknown-source error; a
-    `source_name` is read from the TOML files and the environment as the tables are found."""
+def selected_sources(names: Iterable[str], *, one: bool = False) -> list[str]:
+    """The declared sources `-s NAME` selects, for every command that takes `-s` (the sweep's
+    `run`, and the others through `commands.common.selected_by`): the table `NAME` and every
+    table whose `source_name` is `NAME` (the same dlt source loaded by another pipeline),
+    each once, in the order given. A name that selects nothing is kept, for its
+    unknown-source error; a `source_name` is read from the TOML files and the environment as
+    the tables are found.
+
+    `one`: for a command that acts on one table (`gate check`, `profile`, `contract
+    snapshot`, ...): the table `NAME` when it is declared, else the one table whose
+    `source_name` is `NAME`; a ConfigError naming the tables when it has several."""
     from dlt_contract_ops.settings.files import toml_files
     from dlt_contract_ops.settings.project import PROJECT_SECTION, declared_sources
 
@@ -278,5 +284,16 @@ def selected_sources(names: Iterable[str]) -> list[str]:
     out: list[str] = []
     for name in names:
         own = [name] if name in declared or name not in group else []
-        out.extend(own + group.get(name, []))
+        tables = own + group.get(name, [])
+        if one and len(tables) > 1:
+            tables = own or _one_of(name, tables)
+        out.extend(tables)
     return list(dict.fromkeys(out))
+
+
+def _one_of(name: str, tables: Sequence[str]) -> NoReturn:
+    raise ConfigError(
+        f"`-s {name}` selects the {len(tables)} declared tables of source `{name}` (one per "
+        f"pipeline: {', '.join(tables)}), and this command takes one: name one "
+        f"(`-s {tables[0]}`), or run the command once for each."
+    )

@@ -122,3 +122,29 @@ def test_narrower_content_stays_covered_and_an_old_entry_covers_its_id(shop: Pro
     [still] = _sweep(shop, sink).findings
     assert still.acknowledged
     assert sink.drift == []
+
+
+def test_acks_json_lists_what_each_entry_acknowledged(shop: Project) -> None:
+    """`acks --format json` holds what the file holds: where, the content with its summary
+    and digest, and `null` content for an entry written before content was recorded."""
+    load(shop, *STEADY, {"batch": 6, "drift": ["other"]})
+    [shift] = _sweep(shop, MemorySink()).findings
+    entry, path = record_ack(shift.id, "14d", "expected", "ana", project_dir=shop.root, now=NOW)
+    add_ack(path, Ack(id="0123456789ab", until=NOW + dt.timedelta(days=1), reason="old",
+                      by="bob", created=NOW - dt.timedelta(days=1)))
+    proc = shop.cli("acks", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    old, new = json.loads(proc.stdout)
+    assert new == {
+        "id": shift.id, "source": "shop", "table": "orders", "detector": "distribution",
+        "columns": ["status"],
+        "summary": "distribution drift of `orders`: `status` category_share `other`; "
+                   "column `status` VARCHAR",
+        "content": ["`status` category_share `other`", "column `status` VARCHAR"],
+        "digest": entry.digest, "until": entry.until.isoformat(), "reason": "expected",
+        "by": "ana", "created": entry.created.isoformat(),
+    }
+    assert entry.digest is not None
+    assert (old["id"], old["content"], old["digest"], old["summary"]) == (
+        "0123456789ab", None, None, None)
+    assert (old["source"], old["columns"]) == (None, [])

@@ -145,3 +145,29 @@ def test_a_source_name_selects_its_tables(project: Project) -> None:
         assert selected_sources(["crm", "shop_b", "shop"]) == ["crm_x", "crm_y", "shop_b",
                                                                "shop"]
         assert selected_sources(["nope"]) == ["nope"]
+
+
+def test_a_command_on_one_table_takes_the_name_or_its_only_table(project: Project) -> None:
+    """`selected_sources(one=True)` (`gate check`, `profile`, `contract snapshot`, ...): the
+    table NAME when declared, else the one table whose `source_name` is NAME; a name of
+    several tables is a ConfigError naming them."""
+    from dlt_contract_ops.errors import ConfigError
+    from dlt_contract_ops.settings.files import project_context
+    from dlt_contract_ops.sources.onboarding import selected_sources
+
+    project.source("shop", "m:shop", pipeline_name="a")
+    project.source("shop_b", "m:shop", pipeline_name="b", source_name="shop")
+    project.source("crm_x", "m:crm", pipeline_name="x", source_name="crm")
+    project.source("crm_y", "m:crm", pipeline_name="y", source_name="crm")
+    project.source("erp_x", "m:erp", pipeline_name="e", source_name="erp")
+    with project_context(str(project.root)):
+        assert selected_sources(["shop"], one=True) == ["shop"]
+        assert selected_sources(["shop_b"], one=True) == ["shop_b"]
+        assert selected_sources(["erp"], one=True) == ["erp_x"]
+        assert selected_sources(["nope"], one=True) == ["nope"]
+        with pytest.raises(ConfigError) as err:
+            selected_sources(["crm"], one=True)
+    assert str(err.value) == (
+        "`-s crm` selects the 2 declared tables of source `crm` (one per pipeline: crm_x, "
+        "crm_y), and this command takes one: name one (`-s crm_x`), or run the command once "
+        "for each.")

@@ -113,3 +113,75 @@ def test_an_unwritable_output_is_refused_before_the_sweep(app_project: Project) 
                             "`/nonexistent/dir` does not exist; choose another file.")
             assert hook.requests == []
             _swept_nothing()
+
+
+#: the list of sinks in the environment, as a user may write it: (variable, value, the line)
+_JSON_LIST = """CONTRACT_OPS__ALERT_SINKS='["sentry", "webhook"]'"""
+ENV_CASES = {
+    "singular variable, JSON list": (
+        "CONTRACT_OPS__ALERT_SINK", '["sentry","webhook"]',
+        "Error: `[contract_ops.alert_sink]` must be a table: environment variable "
+        """`CONTRACT_OPS__ALERT_SINK` sets it to '["sentry","webhook"]'. Did you mean """
+        f"`{_JSON_LIST}`?"),
+    "singular variable, commas": (
+        "CONTRACT_OPS__ALERT_SINK", "sentry,webhook",
+        "Error: `[contract_ops.alert_sink]` must be a table: environment variable "
+        "`CONTRACT_OPS__ALERT_SINK` sets it to 'sentry,webhook'. Did you mean "
+        f"`{_JSON_LIST}`?"),
+    "commas": (
+        "CONTRACT_OPS__ALERT_SINKS", "sentry,webhook",
+        "Error: `alert_sinks` in `[contract_ops]` (environment variable "
+        "`CONTRACT_OPS__ALERT_SINKS`) names one sink 'sentry,webhook': list each sink on its "
+        'own, `alert_sinks = ["sentry", "webhook"]`, in the environment as JSON: '
+        f"`{_JSON_LIST}`."),
+    "spaces": (
+        "CONTRACT_OPS__ALERT_SINKS", "sentry webhook",
+        "Error: `alert_sinks` in `[contract_ops]` (environment variable "
+        "`CONTRACT_OPS__ALERT_SINKS`) names one sink 'sentry webhook': list each sink on its "
+        'own, `alert_sinks = ["sentry", "webhook"]`, in the environment as JSON: '
+        f"`{_JSON_LIST}`."),
+}
+
+
+def _sinks_on(project: Project, sentry: Receiver, hook: Receiver) -> None:
+    project.config(CONFIG)
+    project.secrets(
+        f'[contract_ops.alert_sink.sentry]\ndsn = "{dsn(sentry)}"\n'
+        f'[contract_ops.alert_sink.webhook]\nurl = "{GOOD_URL.format(port=hook.port)}"\n'
+    )
+
+
+@pytest.mark.parametrize("case", list(ENV_CASES))
+def test_a_list_of_sinks_the_environment_cannot_mean_is_one_line_exit_2(
+    app_project: Project, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """Before, `CONTRACT_OPS__ALERT_SINK` was dlt's "cannot be coerced into dict" naming the
+    variable twice, and `CONTRACT_OPS__ALERT_SINKS=sentry,webhook` an unknown sink
+    'sentry,webhook' (did you mean 'webhook'?)."""
+    var, value, expected = ENV_CASES[case]
+    monkeypatch.setenv(var, value)
+    with Receiver() as sentry, Receiver() as hook:
+        _sinks_on(app_project, sentry, hook)
+        result = _cli(app_project, "reconcile", "--all")
+        assert (result.exit_code, result.stdout) == (EXIT_USAGE, ""), result.output
+        assert result.stderr.splitlines() == [expected]
+        checked = _cli(app_project, "validate")
+        assert checked.exit_code == EXIT_USAGE, checked.output
+        [problem] = [p for p in checked.stdout.splitlines() if p.startswith("✗ ")]
+        assert expected.removeprefix("Error: ") in problem, problem
+        assert (sentry.requests, hook.requests) == ([], [])
+        _swept_nothing()
+
+
+def test_the_json_list_in_the_environment_pages_both(
+    app_project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The control: the documented way (docs/configuration.md) runs and pages both sinks."""
+    monkeypatch.setenv("CONTRACT_OPS__ALERT_SINKS", '["sentry", "webhook"]')
+    with Receiver() as sentry, Receiver() as hook:
+        _sinks_on(app_project, sentry, hook)
+        assert _cli(app_project, "validate").exit_code == 0
+        result = _cli(app_project, "reconcile", "--all")
+        assert result.exit_code == 0, result.output
+        assert [r.json()["type"] for r in hook.requests] == ["schema_drift"]
+        assert sentry.requests

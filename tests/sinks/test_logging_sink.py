@@ -86,13 +86,31 @@ def test_error_line(overrides: dict[str, object], expected: str) -> None:
     assert error_line(make_error(**overrides)) == expected
 
 
-def test_drift_is_one_warning(caplog: pytest.LogCaptureFixture) -> None:
+@pytest.mark.parametrize(("severity", "levelno"), [
+    ("error", logging.ERROR), ("warning", logging.WARNING), ("info", logging.INFO),
+])
+def test_drift_is_one_line_at_its_severity(
+    caplog: pytest.LogCaptureFixture, severity: str, levelno: int
+) -> None:
+    finding = make_finding(severity=severity)
     with caplog.at_level(logging.DEBUG, logger="dlt_contract_ops"):
-        LoggingSink().emit_drift(make_finding())
+        LoggingSink().emit_drift(finding)
     [record] = caplog.records
-    assert (record.name, record.levelno) == ("dlt_contract_ops.alerts", logging.WARNING)
-    assert record.getMessage() == drift_line(make_finding())
+    assert (record.name, record.levelno) == ("dlt_contract_ops.alerts", levelno)
+    assert record.getMessage() == drift_line(finding)
     assert record.exc_info is None
+
+
+@pytest.mark.parametrize(("severity", "levelno"), [
+    ("error", logging.ERROR), ("warning", logging.WARNING), ("info", logging.WARNING),
+])
+def test_the_fallback_detail_is_at_least_a_warning(
+    caplog: pytest.LogCaptureFixture, severity: str, levelno: int
+) -> None:
+    """It stands in for a lost alert: a log kept at WARNING must not drop an info finding."""
+    with caplog.at_level(logging.DEBUG, logger="dlt_contract_ops"):
+        LoggingSink(detail=True).emit_drift(make_finding(severity=severity))
+    assert [r.levelno for r in caplog.records] == [levelno]
 
 
 def test_detail_is_the_line_then_the_whole_finding(caplog: pytest.LogCaptureFixture) -> None:

@@ -1,5 +1,6 @@
 """A finding's severity reaches the sinks: Sentry's event `level` (the real sentry-sdk against
-the loopback envelope endpoint) and the webhook document's `severity`, after a real load into
+the loopback envelope endpoint), the webhook document's `severity` and the logging sink's
+level on the CLI's stderr, after a real load into
 DuckDB, from the detector's default or the project's and the source's severity tables."""
 
 from __future__ import annotations
@@ -46,3 +47,15 @@ def test_webhook_document_carries_the_severity(
     finding = request.json()["finding"]
     assert (finding["drift_type"], finding["severity"]) == ("additive", level)
     assert list(finding)[:2] == ["drift_type", "severity"]
+
+
+@pytest.mark.parametrize(("tables", "severity"), SEVERITY_TABLES)
+def test_logging_sink_writes_at_the_findings_severity(
+    app_project: Project, tables: str, severity: str
+) -> None:
+    level = {"error": "ERROR", "warning": "WARNING", "info": "INFO"}[severity]
+    app_project.config(CONFIG + '\n[contract_ops]\nalert_sinks = ["logging"]\n' + tables)
+    proc = app_project.cli("reconcile", "--all")
+    assert proc.returncode == 0, proc.stderr
+    [line] = [ln for ln in proc.stderr.splitlines() if "|dlt_contract_ops.alerts|" in ln]
+    assert f"|[{level}]|dlt_contract_ops.alerts|schema drift kind=additive " in line
