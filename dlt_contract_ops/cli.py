@@ -35,7 +35,7 @@ def console() -> NoReturn:
         finally:
             gc.enable()
 
-    exit_process(run)
+    exit_process(run, skip_teardown=True)
 
 
 if __name__ == "__main__":  # pragma: no cover
