@@ -177,15 +177,17 @@ def _traced_main(out: str, argv: list[str]) -> int:
         return start(self, job)
 
     SqlClientAdapter._start = start_recorded  # type: ignore[method-assign]
+    import atexit
+
     from dlt_contract_ops.cli import console
 
+    # written on the way out: the console script ends its process itself (`exit_process`),
+    # after the `atexit` handlers
+    atexit.register(lambda: Path(out).write_text(
+        json.dumps({"first": first[0] if first else None, "queries": seen})))
     sys.argv = ["dlt-contract-ops", *argv]
-    try:
-        code = console()  # what the console script runs
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    Path(out).write_text(json.dumps({"first": first[0] if first else None, "queries": seen}))
-    return int(code or 0)
+    console()  # what the console script runs; it does not return
+    return 1
 
 
 #: the CLI of the package at sys.argv[1] (a checkout of any commit), not the installed one:
@@ -205,16 +207,16 @@ if out != "-":
             first.append((time.perf_counter(), time.process_time()))
         return start(self, job)
     SqlClientAdapter._start = start_recorded
+import atexit
 import dlt_contract_ops.cli as cli
 assert cli.__file__.startswith(root), cli.__file__
+if out != "-":  # a console script that ends its process itself runs `atexit` handlers first
+    atexit.register(lambda: json.dump(first[0] if first else None, open(out, "w")))
 sys.argv = ["dlt-contract-ops", *sys.argv[3:]]
 try:
     getattr(cli, "console", cli.main)()
 except SystemExit:
     pass
-finally:
-    if out != "-":
-        json.dump(first[0] if first else None, open(out, "w"))
 """
 
 

@@ -53,6 +53,10 @@ class Capabilities:
     #: its `run`/`run_all` take the `SqlClientAdapter` renderer's prepared values (a
     #: `ShapedQuery`) besides a tree
     prepared_queries: bool = False
+    #: the class has `open_soon()`: a sweep starts its connection opening on the adapter's
+    #: own thread and goes on meanwhile (`ClientSession.open_soon`); a failure to connect is
+    #: the first query's
+    opens_early: bool = False
 
     @property
     def regex_note(self) -> str:

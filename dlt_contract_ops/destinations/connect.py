@@ -3,11 +3,17 @@ configuration chain; find and check the adapter class registered for a destinati
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint
-from typing import Any
+from typing import Any, cast
 
-from dlt_contract_ops.destinations.protocol import DestinationAdapter, protocol_problems
+from dlt_contract_ops.destinations.capabilities import Capabilities
+from dlt_contract_ops.destinations.protocol import (
+    DestinationAdapter,
+    OpensEarly,
+    protocol_problems,
+)
 from dlt_contract_ops.destinations.timeouts import (
     DEFAULT_LOCK_TIMEOUT,
     DEFAULT_QUERY_TIMEOUT,
@@ -102,6 +108,11 @@ def adapter_class(destination_type: str) -> type[DestinationAdapter]:
     >>> adapter_class("duckdb").__name__
     'DuckDBAdapter'
     """
+    return checked_adapter_class(*_registered_class(destination_type))
+
+
+def _registered_class(destination_type: str) -> tuple[Any, EntryPoint]:
+    """The class registered for `destination_type`, not yet checked, and its entry point."""
     names = sorted(registered(DESTINATION_GROUP))
     try:
         ep = entry_point(DESTINATION_GROUP, destination_type)
@@ -123,7 +134,7 @@ def adapter_class(destination_type: str) -> type[DestinationAdapter]:
             f"The adapter for destination `{destination_type}` failed to load: {exc}. "
             f"Fix: `{fix}`."
         ) from exc
-    return checked_adapter_class(cls, ep)
+    return cls, ep
 
 
 def checked_adapter_class(cls: Any, ep: EntryPoint) -> type[DestinationAdapter]:
@@ -150,8 +161,12 @@ def open_adapter(
     *,
     query_timeout: float = DEFAULT_QUERY_TIMEOUT,
     lock_timeout: float = DEFAULT_LOCK_TIMEOUT,
+    connect: bool = False,
 ) -> DestinationAdapter:
     """A read-only adapter bound to the target dataset, credentials from dlt's config chain.
+    `connect`: its connection starts opening on its own thread before this returns (where
+    the adapter can: `open_soon`), while the adapter's class is checked against the
+    protocol (which loads its SQL dialect); a failure to connect is the first query's.
 
     Each query may run `query_timeout` seconds and wait `lock_timeout` seconds for a lock;
     past either it raises `QueryTimeoutError`. A KeyboardInterrupt while a query runs
@@ -164,7 +179,11 @@ def open_adapter(
     from dlt.common.exceptions import MissingDependencyException
     from dlt.dataset.utils import get_destination_clients
 
-    cls = adapter_class(target.destination_type)
+    cls, ep = _registered_class(target.destination_type)
+    caps = getattr(cls, "capabilities", None)  # not checked yet: see below
+    early = connect and isinstance(caps, Capabilities) and caps.opens_early
+    if not early:
+        cls = checked_adapter_class(cls, ep)
     try:
         with inject_section(ConfigSectionContext(pipeline_name=target.pipeline_name, sections=())):
             job_client, _ = get_destination_clients(
@@ -194,4 +213,21 @@ def open_adapter(
             f"Cannot set up destination `{target.destination_type}` for pipeline "
             f"`{target.pipeline_name}`: {exc}"
         ) from exc
-    return cls.from_job_client(job_client, timeouts=timeouts)
+    if not early:
+        return cast("DestinationAdapter", cls.from_job_client(job_client, timeouts=timeouts))
+    # the connection opens on the adapter's thread while the class is checked (which loads
+    # its SQL dialect): a cold run's start overlaps the two
+    try:
+        adapter = cls.from_job_client(job_client, timeouts=timeouts)
+    except Exception:
+        checked_adapter_class(cls, ep)  # one that does not implement the protocol says so
+        raise
+    try:
+        if hasattr(cls, "open_soon"):  # else the check says the promise is not kept
+            cast("OpensEarly", adapter).open_soon()
+        checked_adapter_class(cls, ep)
+    except BaseException:
+        with contextlib.suppress(Exception):  # the check's word is the one to raise
+            adapter.close()
+        raise
+    return cast("DestinationAdapter", adapter)

@@ -1,10 +1,11 @@
 """The session half of an adapter: open, cancel and close one dlt SQL client's connection,
 every driver call on the session's own thread (`session.SessionThread`).
 
-Opening happens on first use, and an unreachable destination becomes one `DestinationError`
-that says where and what to check. `cancel()` stops the running statement on the server
-(`_interrupt_query`, per destination) and retires the session; a KeyboardInterrupt while the
-caller waits does the same before it propagates.
+Opening happens on first use (or starts early, `open_soon`, on the session's thread while the
+caller goes on), and an unreachable destination becomes one `DestinationError` that says
+where and what to check, raised by the first use. `cancel()` stops the running statement on
+the server (`_interrupt_query`, per destination) and retires the session; a KeyboardInterrupt
+while the caller waits does the same before it propagates.
 """
 
 from __future__ import annotations
@@ -69,6 +70,8 @@ class ClientSession:
         self._client = sql_client
         self.location = location
         self._opened = False
+        #: an open started by `open_soon` whose outcome the first use has not collected
+        self._opening: Future[None] | None = None
         self._cancelled = threading.Event()
         self._stuck = False  # a call that could not be stopped still holds the session
         self._session = SessionThread(f"co-{self.name}")
@@ -114,6 +117,17 @@ class ClientSession:
                 raise CredentialsRejectedError(self._connect_message(exc)) from exc
             raise DestinationError(self._connect_message(exc)) from exc
 
+    def open_soon(self) -> None:
+        """Start opening the session on its thread and return at once: the connection is
+        made (a DuckDB file opened, a server's login) while the caller goes on (a cold
+        `reconcile` checks the adapter's class and names the source's tables meanwhile).
+        Its outcome, an error included, is the first use's (`_open`). Nothing for an adapter
+        built offline, open, opening or cancelled."""
+        if self._client is None or self._opened or self._opening is not None or \
+                self._cancelled.is_set():
+            return
+        self._opening = self._session.submit(self._open_on_session)
+
     def _open(self) -> None:
         """Open the session (on its thread) unless it is; DestinationError if impossible."""
         self._check_usable()
@@ -122,6 +136,9 @@ class ClientSession:
                 f"The `{self.name}` adapter for dataset `{self.dataset}` was built offline: "
                 "it renders queries but cannot run them. Open it with `open_adapter`."
             )
+        opening, self._opening = self._opening, None
+        if opening is not None:  # `open_soon`: its outcome is this use's
+            wait_for(opening, timeout=None, on_interrupt=lambda: self._abort([opening]))
         if not self._opened:
             self._call(self._open_on_session)
 
@@ -187,7 +204,12 @@ class ClientSession:
 
     def close(self) -> None:
         """Close the connection (idempotent). A session stuck in a query that could not be
-        stopped is abandoned rather than waited for."""
+        stopped is abandoned rather than waited for; an open `open_soon` started is waited
+        for (as long as a cancelled call may take), so the connection it made is closed
+        too."""
+        opening, self._opening = self._opening, None
+        if opening is not None and not settle([opening], CANCEL_GRACE):
+            self._stuck = True
         if self._opened and not self._stuck:
             future = self._session.submit(self._close_on_session)
             if settle([future], CANCEL_GRACE):

@@ -34,7 +34,7 @@ class DuckDBAdapter(SqlClientAdapter):
     name: ClassVar[str] = "duckdb"
     capabilities: ClassVar[Capabilities] = Capabilities(
         dialect="duckdb", read_only="the database file is opened read-only",
-        approximate_distinct=True, regex_search=True, prepared_queries=True,
+        approximate_distinct=True, regex_search=True, prepared_queries=True, opens_early=True,
         # a row group: DuckDB's zone maps (min/max per column) skip whole row groups
         load_prune_rows=122_880,
     )

@@ -45,7 +45,7 @@ class PostgresAdapter(SqlClientAdapter):
     name: ClassVar[str] = "postgres"
     capabilities: ClassVar[Capabilities] = Capabilities(
         dialect="postgres", read_only="`default_transaction_read_only=on` at connection start",
-        query_timeout_by="server", regex_search=True, prepared_queries=True,
+        query_timeout_by="server", regex_search=True, prepared_queries=True, opens_early=True,
         # coverage queries run at once, each on its own read-only session: PostgreSQL runs
         # one query per backend process, so separate tables scan in parallel
         pool_size=4,

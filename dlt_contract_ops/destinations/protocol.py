@@ -19,7 +19,7 @@ from dlt_contract_ops.destinations.capabilities import Capabilities
 from dlt_contract_ops.destinations.timeouts import Timeouts
 
 __all__ = [
-    "MEMBERS", "Capabilities", "DestinationAdapter", "FileAdapter", "QueryKind",
+    "MEMBERS", "Capabilities", "DestinationAdapter", "FileAdapter", "OpensEarly", "QueryKind",
     "protocol_problems",
 ]
 
@@ -131,6 +131,17 @@ class FileAdapter(DestinationAdapter, Protocol):
         ...
 
 
+@runtime_checkable
+class OpensEarly(DestinationAdapter, Protocol):
+    """An adapter whose connection can start opening before its first query: what
+    `Capabilities.opens_early` promises."""
+
+    def open_soon(self) -> None:
+        """Start opening the connection on the adapter's own thread and return at once; its
+        outcome, an error included, is the first query's."""
+        ...
+
+
 def _members(protocol: type) -> tuple[str, ...]:
     """A protocol's own members in the order it declares them (attributes, then methods)."""
     names = [n for n in inspect.get_annotations(protocol) if not n.startswith("_")]
@@ -143,6 +154,7 @@ MEMBERS: tuple[str, ...] = _members(DestinationAdapter)
 #: what a declared capability adds to the members a class must have
 _PROMISED: dict[str, tuple[str, ...]] = {
     "over_files": _members(FileAdapter),
+    "opens_early": ("open_soon",),
 }
 
 

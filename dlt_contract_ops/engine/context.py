@@ -85,7 +85,7 @@ class Sweep:
         self.sources_built += 1
         settings = resolved.settings
         target, built, adapter = bind_destination(
-            settings, resolved.built, self.project, self.project_dir
+            settings, resolved.built, self.project, self.project_dir, connect=True
         )
         self.adapters.append(adapter)
         whole, built = built, self._in_shard(name, built)

@@ -99,12 +99,14 @@ def resolve_target_checked(
 
 
 def bind_destination(
-    settings: SourceSettings, built: BuiltSource, project: ProjectSettings, project_dir: str
+    settings: SourceSettings, built: BuiltSource, project: ProjectSettings, project_dir: str,
+    *, connect: bool = False,
 ) -> tuple[Target, BuiltSource, DestinationAdapter]:
     """Where the source's data lives, the source named for that destination, and an adapter
-    on it that has not connected yet: the one way `reconcile` and `validate` resolve a
-    destination, its configuration and credentials from dlt's chain included, so `validate`
-    refuses what a sweep would (CredentialsMissingError, an unknown destination)."""
+    on it that has not connected yet (`connect`, a sweep: whose connection is opening): the
+    one way `reconcile` and `validate` resolve a destination, its configuration and
+    credentials from dlt's chain included, so `validate` refuses what a sweep would
+    (CredentialsMissingError, an unknown destination)."""
     import copy
 
     from dlt.common.schema import Schema
@@ -117,14 +119,20 @@ def bind_destination(
     # `built` lets a source without `pipeline_name` be matched to its local pipeline
     target = resolve_target_checked(settings, project_dir, built)
     adapter = open_adapter(
-        target, schema, query_timeout=project.query_timeout, lock_timeout=project.lock_timeout
+        target, schema, query_timeout=project.query_timeout, lock_timeout=project.lock_timeout,
+        connect=connect,
     )
     # dlt shortens identifiers to the destination's limit (PostgreSQL: 63 characters) with
     # the capabilities its normalizer asks of the destination, without its configuration
     # (`Pipeline._get_destination_capabilities`): those of the adapter's client are adjusted
     # to the connection (sqlalchemy on MariaDB: 64, where the load shortened to 63), so they
     # are not the ones the data was named with
-    return target, built.for_destination(target.destination.capabilities()), adapter
+    try:
+        named = built.for_destination(target.destination.capabilities())
+    except BaseException:
+        adapter.close()  # not the caller's yet
+        raise
+    return target, named, adapter
 
 
 def unknown_destination_message(settings: SourceSettings) -> str:
