@@ -36,7 +36,7 @@ from dlt_contract_ops.profiles.broken import is_broken, set_aside
 from dlt_contract_ops.profiles.staging import Staging as _Staging
 from dlt_contract_ops.profiles.statements import (
     DELETE_LOADS,
-    DELETE_TABLE,
+    DELETE_TABLES,
     DELETE_TOTALS,
     FROM_STAGED,
     KEY,
@@ -46,6 +46,7 @@ from dlt_contract_ops.profiles.statements import (
     STAGED_LOADS,
     TABLES,
     TOTALS,
+    names,
 )
 from dlt_contract_ops.statefile import locked, state_dir
 
@@ -184,14 +185,14 @@ class ProfileStore:
             return Stored(out, totals, sums)
         key = [scope.destination, scope.location, scope.dataset]
         before = thin.before if thin is not None else ""
-        cut: list[Any] = [list(tables), thinned, before]
+        cut: list[Any] = [names(tables), names(thinned), before]
 
         def fetch(con: Any) -> tuple[list[Any], ...]:
             found = tuple(con.execute(sql, [*key, *params]).fetchall() for sql, params in (
                 (READ["totals"], cut[:1]), (READ["loads"], cut[:1]),
                 (READ["columns"], cut), (READ["categories"], cut),
             ))
-            summed = con.execute(READ["sums"], [*key, thinned, thin.since, thin.before]
+            summed = con.execute(READ["sums"], [*key, names(thinned), thin.since, thin.before]
                                  ).fetchall() if thin is not None and thinned else []
             return (*found, summed)
 
@@ -229,7 +230,7 @@ class ProfileStore:
             return {}
         # one range of load ids for all (the loads asked are a window's), the rest in Python
         columns = sorted({c for cs, _ in wanted.values() for c in cs})
-        params = [scope.destination, scope.location, scope.dataset, list(wanted), columns,
+        params = [scope.destination, scope.location, scope.dataset, names(wanted), names(columns),
                   min(i for _, i in ids), max(i for _, i in ids)]
         out: dict[str, dict[str, dict[str, int]]] = {}
         for tbl, load_id, column, non_null in self._session(
@@ -280,11 +281,13 @@ class ProfileStore:
                            if prune_before is None or p.load_time >= prune_before]
             con.execute("BEGIN TRANSACTION")
             try:
-                for update in updates:
-                    if update.full:
-                        key = [scope.destination, scope.location, scope.dataset, update.table]
-                        for name in TABLES:
-                            con.execute(DELETE_TABLE[name], key)
+                afresh = [[scope.destination, scope.location, scope.dataset, u.table]
+                          for u in updates if u.full]
+                if afresh:
+                    staging.load(con, "afresh", tuple((k, "VARCHAR") for k in KEY[:-1]),
+                                 afresh)
+                    for name in TABLES:
+                        con.execute(DELETE_TABLES[name])
                 if prune_before is not None:
                     doomed += [list(k) for k in con.execute(
                         "SELECT destination, location, dataset, tbl, load_id FROM loads"
