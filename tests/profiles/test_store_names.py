@@ -29,7 +29,7 @@ class _Counting(importlib.abc.MetaPathFinder):
     def find_spec(self, name: str, path: object = None, target: object = None) -> None:
         if "." not in name and name not in sys.modules:
             self.missing += 1
-        return None
+        return
 
 
 @contextmanager
