@@ -10,6 +10,10 @@ module or conftest that imported one again would get a second definition and loa
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -83,3 +87,22 @@ def loaded_plugin_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Pat
 
     base = load_once(tmp_path_factory, "plugin", build)
     return base / "project", base / "_dlt_data"
+
+
+@contextmanager
+def held_by_a_writer(db: Path) -> Iterator[subprocess.Popen[str]]:
+    """Another process holds the DuckDB file `db` open for writing (DuckDB's lock) until the
+    block ends; yields that process."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         f"import duckdb, time; c = duckdb.connect({str(db)!r}); "
+         "print('held', flush=True); time.sleep(120)"],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait(30)

@@ -19,6 +19,7 @@ from dlt_contract_ops.destinations.protocol import capability_problems
 from dlt_contract_ops.errors import DestinationError
 from tests.integration import shop
 from tests.projects import Project
+from tests.warehouses import held_by_a_writer
 
 #: closes right after the open started: each one races the open at another point
 ROUNDS = 8
@@ -55,24 +56,13 @@ def test_the_first_query_says_what_the_early_open_met(
     shop_project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = shop_project.root / shop.DB_FILE
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         f"import duckdb, time; c = duckdb.connect({str(db)!r}); "
-         "print('held', flush=True); time.sleep(120)"],
-        stdout=subprocess.PIPE, text=True,
-    )
-    try:
-        assert holder.stdout is not None
-        assert holder.stdout.readline().strip() == "held"
+    with held_by_a_writer(db):
         adapter = _adapter(shop_project, monkeypatch)  # the open fails on its thread
         try:
             with pytest.raises(DestinationError, match="is locked by a writer"):
                 adapter.list_columns()
         finally:
             adapter.close()
-    finally:
-        holder.kill()
-        holder.wait(30)
     adapter = _adapter(shop_project, monkeypatch)
     try:
         assert adapter.list_columns()  # the holder is gone: the same adapter kind works
