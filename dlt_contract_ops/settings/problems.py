@@ -190,6 +190,62 @@ def not_a_table(section: str) -> Any:
     return None
 
 
+#: the sinks' options: read one environment variable each (`sinks.options`), never as a table
+_SINK_TABLE = f"{PROJECT_SECTION}.alert_sink"
+
+
+def unread_sink_variables() -> list[str]:
+    """Environment variables under the sinks' options that nothing reads, each with what to
+    write instead: the table of the sinks, or of one sink, as one value (JSON), and a key
+    under an option (an option is set whole). dlt reads a sink's option from
+    `CONTRACT_OPS__ALERT_SINK__<NAME>__<KEY>` alone: anything else would be a page that goes
+    quiet. The values (a url, a dsn) are secrets and never shown.
+
+    >>> os.environ["CONTRACT_OPS__ALERT_SINK__WEBHOOK"] = '{"url": "https://x"}'
+    >>> unread_sink_variables()[0].rpartition(": ")[2]
+    '`CONTRACT_OPS__ALERT_SINK__WEBHOOK__URL=...`.'
+    >>> del os.environ["CONTRACT_OPS__ALERT_SINK__WEBHOOK"]
+    """
+    head = env_name(_SINK_TABLE)
+    out = []
+    for var in sorted(os.environ):
+        if var != head and not var.startswith(head + "__"):
+            continue
+        path = [p for p in var[len(head):].split("__") if p]
+        if len(path) == 2:
+            continue  # `<NAME>__<KEY>`: the one form read
+        given = _json_or_text(os.environ[var])
+        if len(path) > 2:
+            name, option, *_ = path
+            out.append(
+                f"Environment variable `{var}` is not read: option `{option.lower()}` of alert "
+                f"sink '{name.lower()}' is set whole, as JSON: `{head}__{name}__{option}="
+                f"""'{{"{'__'.join(path[2:])}": "..."}}'`."""
+            )
+            continue
+        if isinstance(given, Mapping) and not path:
+            # `{"webhook": {"url": ...}}`: each sink's options, by name
+            named = [(str(n), v) for n, v in given.items()]
+        elif isinstance(given, Mapping):
+            named = [(path[0], given)]
+        else:
+            if not path:
+                continue  # a list or a name: `not_a_table` says what was meant
+            named = [(path[0], {})]
+        examples = [
+            f"`{head}__{name.upper()}__{str(key).upper()}=...`"
+            for name, options in named
+            for key in (options if isinstance(options, Mapping) else {"<KEY>": 0})
+        ] or [f"`{head}__<NAME>__<KEY>=...`"]
+        table = ".".join([_SINK_TABLE, *(p.lower() for p in path)])
+        out.append(
+            f"Environment variable `{var}` sets `[{table}]` as one value, which is not read: "
+            f"set each option in a variable of its own, `{head}__<NAME>__<KEY>`: "
+            + ", ".join(examples) + "."
+        )
+    return out
+
+
 def _json_or_text(raw: str) -> Any:
     try:
         return json.loads(raw)

@@ -185,3 +185,48 @@ def test_the_json_list_in_the_environment_pages_both(
         assert result.exit_code == 0, result.output
         assert [r.json()["type"] for r in hook.requests] == ["schema_drift"]
         assert sentry.requests
+
+
+#: the sinks' options set as a table in one variable, which dlt does not read (its options are
+#: read one variable each): (variable, value, the line)
+_EACH = "set each option in a variable of its own, `CONTRACT_OPS__ALERT_SINK__<NAME>__<KEY>`"
+TABLE_ENV_CASES = {
+    "the sinks' table as JSON": (
+        "CONTRACT_OPS__ALERT_SINK", '{{"webhook": {{"url": "{url}", "timeout": 3}}}}',
+        "Error: Environment variable `CONTRACT_OPS__ALERT_SINK` sets "
+        "`[contract_ops.alert_sink]` as one value, which is not read: " + _EACH + ": "
+        "`CONTRACT_OPS__ALERT_SINK__WEBHOOK__URL=...`, "
+        "`CONTRACT_OPS__ALERT_SINK__WEBHOOK__TIMEOUT=...`."),
+    "one sink's table as JSON": (
+        "CONTRACT_OPS__ALERT_SINK__WEBHOOK", '{{"url": "{url}"}}',
+        "Error: Environment variable `CONTRACT_OPS__ALERT_SINK__WEBHOOK` sets "
+        "`[contract_ops.alert_sink.webhook]` as one value, which is not read: " + _EACH + ": "
+        "`CONTRACT_OPS__ALERT_SINK__WEBHOOK__URL=...`."),
+    "an option's key": (
+        "CONTRACT_OPS__ALERT_SINK__WEBHOOK__HEADERS__X_TOKEN", "abc",
+        "Error: Environment variable `CONTRACT_OPS__ALERT_SINK__WEBHOOK__HEADERS__X_TOKEN` is "
+        "not read: option `headers` of alert sink 'webhook' is set whole, as JSON: "
+        """`CONTRACT_OPS__ALERT_SINK__WEBHOOK__HEADERS='{"X_TOKEN": "..."}'`."""),
+}
+
+
+@pytest.mark.parametrize("case", list(TABLE_ENV_CASES))
+def test_sink_options_the_environment_does_not_read_are_one_line_exit_2(
+    app_project: Project, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """Before, the variable was ignored: the sweep paged the url of secrets.toml (exit 0),
+    not the one the environment gave. Its values (a url, a dsn) are secrets: never shown."""
+    var, value, expected = TABLE_ENV_CASES[case]
+    monkeypatch.setenv("CONTRACT_OPS__ALERT_SINKS", '["sentry", "webhook"]')
+    with Receiver() as sentry, Receiver() as hook, Receiver() as meant:
+        monkeypatch.setenv(var, value.format(url=GOOD_URL.format(port=meant.port)))
+        _sinks_on(app_project, sentry, hook)
+        result = _cli(app_project, "reconcile", "--all")
+        assert (result.exit_code, result.stdout) == (EXIT_USAGE, ""), result.output
+        assert result.stderr.splitlines() == [expected]
+        checked = _cli(app_project, "validate")
+        assert checked.exit_code == EXIT_USAGE, checked.output
+        [problem] = [p for p in checked.stdout.splitlines() if p.startswith("✗ ")]
+        assert expected.removeprefix("Error: ") in problem, problem
+        assert (sentry.requests, hook.requests, meant.requests) == ([], [], [])
+        _swept_nothing()
