@@ -62,7 +62,7 @@ def acks(fmt: str, project_dir: str | None) -> None:
     if fmt == "json":
         from dlt_contract_ops.output.documents import acks_json
 
-        click.echo(acks_json(entries))
+        click.echo(acks_json(entries, now))
     else:
         for a in entries:
             state = "expired" if a.expired(now) else "active "

@@ -13,6 +13,8 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import datetime as dt
+
     from dlt_contract_ops.acks.store import Ack
     from dlt_contract_ops.engine.validation import Report
     from dlt_contract_ops.infer.service import InferReport
@@ -35,12 +37,13 @@ def json_text(document: Any) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
-def acks_json(entries: Sequence[Ack]) -> str:
+def acks_json(entries: Sequence[Ack], now: dt.datetime) -> str:
     """`acks --format json`: every acknowledgement, as the file holds it: where the drift is
     (`source`, `table`, `detector`, `columns`), what it said when acknowledged (`summary`,
-    `content`, `digest`: `model.content`), then `{id, until, reason, by, created}`. An entry
-    written before content was recorded has `null` there (it covers its id whatever the
-    content); one written before where was recorded, `null` and `[]`."""
+    `content`, `digest`: `model.content`), then `{id, until, reason, by, created}`, and
+    whether it has `expired` at `now` (as the text listing says it). An entry written before
+    content was recorded has `null` there (it covers its id whatever the content); one
+    written before where was recorded, `null` and `[]`."""
     return json_text([{
         "id": a.id,
         "source": a.source,
@@ -51,6 +54,7 @@ def acks_json(entries: Sequence[Ack]) -> str:
         "content": None if a.content is None else list(a.content),
         "digest": a.digest,
         **a.document(),
+        "expired": a.expired(now),
     } for a in entries])
 
 

@@ -142,7 +142,7 @@ def test_acks_json_lists_what_each_entry_acknowledged(shop: Project) -> None:
                    "column `status` VARCHAR",
         "content": ["`status` category_share `other`", "column `status` VARCHAR"],
         "digest": entry.digest, "until": entry.until.isoformat(), "reason": "expected",
-        "by": "ana", "created": entry.created.isoformat(),
+        "by": "ana", "created": entry.created.isoformat(), "expired": False,
     }
     assert entry.digest is not None
     assert (old["id"], old["content"], old["digest"], old["summary"]) == (

@@ -3,12 +3,14 @@ listing cannot be forged by a reason or a name holding a line break or a termina
 
 from __future__ import annotations
 
+import datetime as dt
+import json
 from pathlib import Path
 
 from click.testing import CliRunner
 from filelock import FileLock
 
-from dlt_contract_ops.acks.store import ACKS_FILE, _lock_path, read_acks
+from dlt_contract_ops.acks.store import ACKS_FILE, Ack, _lock_path, add_ack, read_acks
 from dlt_contract_ops.commands import main
 from dlt_contract_ops.commands.common import EXIT_USAGE
 from tests.projects import Project
@@ -84,3 +86,21 @@ def test_a_bad_lock_timeout_is_one_line_exit_2(project: Project) -> None:
     assert code == EXIT_USAGE
     _one_line_error(err, "`lock_timeout` in `[contract_ops]`", "soon")
     assert not (project.root / ACKS_FILE).exists()
+
+
+def test_the_json_listing_says_which_entries_expired_as_the_text_does(project: Project) -> None:
+    """`acks --format json` has `expired` for each entry, the same as the text listing's
+    `expired`/`active` (before, the JSON had no expiry of its own to read)."""
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    path = project.root / ACKS_FILE
+    for fid, until in ((FID, now - dt.timedelta(days=1)),
+                       ("ba9876543210", now + dt.timedelta(days=1))):
+        add_ack(path, Ack(id=fid, until=until, reason="r", by="ana",
+                          created=now - dt.timedelta(days=2)))
+    code, out, err = _cli(project.root, "acks")
+    assert code == 0, err
+    text = {line.split()[0]: line.split()[1] == "expired" for line in out.splitlines()}
+    code, out, err = _cli(project.root, "acks", "--format", "json")
+    assert code == 0, err
+    listed = {a["id"]: a["expired"] for a in json.loads(out)}
+    assert listed == text == {FID: True, "ba9876543210": False}
