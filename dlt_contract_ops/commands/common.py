@@ -20,6 +20,14 @@ EXIT_DRIFT = 3
 EXIT_SIGINT = 130
 EXIT_SIGTERM = 143
 
+#: `-s NAME` of a command that reads one source's tables (`profile`, `gate check`, `contract
+#: check`): a declared source, or the tables grouped under one `source_name`
+ONE_SOURCE_HELP = ("A source declared in [sources.NAME.contract_ops], or the one table whose "
+                   "source_name is NAME.")
+#: `-s NAME` of a command that sweeps sources (`reconcile`, `report`), repeatable
+SOURCES_HELP = ("A source declared in [sources.NAME.contract_ops] (and the tables of its other "
+                "pipelines: source_name = NAME); repeatable.")
+
 project_dir_option = click.option(
     "--project-dir", type=click.Path(file_okay=False), default=None,
     help="The dlt project (holds .dlt/). Default: the current directory.",

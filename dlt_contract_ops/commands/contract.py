@@ -11,6 +11,8 @@ from typing import Any
 
 import click
 
+from dlt_contract_ops.commands.common import ONE_SOURCE_HELP, SOURCES_HELP
+
 # light: the package's FORMATS module imports no pydantic
 from dlt_contract_ops.output import CONTRACT_FORMATS
 
@@ -79,9 +81,7 @@ def contract() -> None:
 
 
 @contract.command()
-@click.option("-s", "--source", required=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops], or the one table "
-                   "whose source_name is NAME.")
+@click.option("-s", "--source", required=True, metavar="NAME", help=ONE_SOURCE_HELP)
 @click.option("--version", "version", required=True, metavar="X.Y.Z",
               help="The release version to file the snapshot under.")
 @click.option("--out", type=click.Path(file_okay=False), default="contracts", show_default=True,
@@ -110,9 +110,7 @@ def snapshot(source: str, version: str, out: str, force: bool, project_dir: str 
 @contract.command()
 @click.option("--format", "fmt", type=click.Choice(["odcs"]), default="odcs", show_default=True,
               help="odcs: an Open Data Contract Standard v3.1 document (YAML) per source.")
-@click.option("-s", "--source", "sources", multiple=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops] (and the tables of its "
-                   "other pipelines: source_name = NAME); repeatable.")
+@click.option("-s", "--source", "sources", multiple=True, metavar="NAME", help=SOURCES_HELP)
 @click.option("--all", "all_sources", is_flag=True, help="Every declared source.")
 @click.option("--out", type=click.Path(), default=None,
               help="A folder (files OUT/SOURCE.odcs.yaml) or, for one source, a .yaml file. "
@@ -195,9 +193,7 @@ def diff(
 
 
 @contract.command()
-@click.option("-s", "--source", required=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops], or the one table "
-                   "whose source_name is NAME.")
+@click.option("-s", "--source", required=True, metavar="NAME", help=ONE_SOURCE_HELP)
 @click.option("--against", type=click.Path(file_okay=False), default="contracts",
               show_default=True, help="Root folder of released snapshots.")
 @click.option("--version", "version", default=None, metavar="X.Y.Z",
@@ -242,9 +238,7 @@ def check(
 
 
 @contract.command()
-@click.option("-s", "--source", required=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops], or the one table "
-                   "whose source_name is NAME.")
+@click.option("-s", "--source", required=True, metavar="NAME", help=ONE_SOURCE_HELP)
 @_format_option
 @click.option("--severity", "severities", multiple=True, metavar="RULE=LEVEL",
               help="Set a lint rule to error, warning or off, e.g. "
@@ -271,8 +265,7 @@ def lint(source: str, fmt: str, severities: tuple[str, ...], project_dir: str | 
 
 @contract.command()
 @click.option("-s", "--source", "sources", required=True, multiple=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops] (and the tables of its "
-                   "other pipelines: source_name = NAME); repeatable.")
+              help=SOURCES_HELP)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="text for people; json as `reconcile --format json`.")
 @click.option("--dry-run", is_flag=True, help="Print and return findings; emit no alerts.")

@@ -9,6 +9,7 @@ import click
 from dlt_contract_ops.commands.common import (
     EXIT_DRIFT,
     EXIT_OK,
+    ONE_SOURCE_HELP,
     project_dir_option,
     selected_by,
     source_error,
@@ -22,9 +23,7 @@ def gate() -> None:
 
 
 @gate.command()
-@click.option("-s", "--source", required=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops], or the one table "
-                   "whose source_name is NAME.")
+@click.option("-s", "--source", required=True, metavar="NAME", help=ONE_SOURCE_HELP)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True)
 @click.option("--fail-on-drift", is_flag=True, help="Exit 3 when the batch would be rejected.")
@@ -64,9 +63,7 @@ def check(source: str, fmt: str, fail_on_drift: bool, project_dir: str | None) -
 
 
 @gate.command()
-@click.option("-s", "--source", required=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops], or the one table "
-                   "whose source_name is NAME.")
+@click.option("-s", "--source", required=True, metavar="NAME", help=ONE_SOURCE_HELP)
 @project_dir_option
 def finish(source: str, project_dir: str | None) -> None:
     """Finish a hand-over a stopped gated run left: install the state that goes with the

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from dlt_contract_ops.commands.common import (
+    SOURCES_HELP,
     project_dir_option,
     selected_by,
     source_error,
@@ -37,9 +38,7 @@ def models() -> None:
 
 
 @models.command()
-@click.option("-s", "--source", "sources", multiple=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops] (and the tables of its "
-                   "other pipelines: source_name = NAME); repeatable.")
+@click.option("-s", "--source", "sources", multiple=True, metavar="NAME", help=SOURCES_HELP)
 @click.option("--all", "all_sources", is_flag=True, help="Every declared source.")
 @click.option("--pipeline", default=None, metavar="NAME",
               help="A local dlt pipeline, declared as a source or not.")

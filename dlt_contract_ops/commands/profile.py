@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from dlt_contract_ops.commands.common import (
+    ONE_SOURCE_HELP,
     project_dir_option,
     selected_by,
     source_error,
@@ -13,9 +14,7 @@ from dlt_contract_ops.commands.common import (
 
 
 @click.command()
-@click.option("-s", "--source", required=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops], or the one table "
-                   "whose source_name is NAME.")
+@click.option("-s", "--source", required=True, metavar="NAME", help=ONE_SOURCE_HELP)
 @click.option("--table", default=None, metavar="T", help="Only this table.")
 @click.option("--column", default=None, metavar="C", help="Only this column.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
@@ -63,9 +62,7 @@ def profiles() -> None:
 
 
 @profiles.command()
-@click.option("-s", "--source", required=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops], or the one table "
-                   "whose source_name is NAME.")
+@click.option("-s", "--source", required=True, metavar="NAME", help=ONE_SOURCE_HELP)
 @project_dir_option
 def rebuild(source: str, project_dir: str | None) -> None:
     """Drop the source's stored profiles; the next sweep profiles its tables afresh. A

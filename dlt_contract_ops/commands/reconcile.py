@@ -22,6 +22,7 @@ from dlt_contract_ops.commands.common import (
     EXIT_SIGTERM,
     EXIT_SOURCE_ERROR,
     EXIT_USAGE,
+    SOURCES_HELP,
     error_line,
     project_dir_option,
     started,
@@ -201,9 +202,7 @@ def included(options: dict[str, Any]) -> set[str]:
 
 
 @click.command(cls=DetectorFlags)
-@click.option("-s", "--source", "sources", multiple=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops] (and the tables of its "
-                   "other pipelines: source_name = NAME); repeatable.")
+@click.option("-s", "--source", "sources", multiple=True, metavar="NAME", help=SOURCES_HELP)
 @click.option("--all", "all_sources", is_flag=True, help="Every declared source.")
 @click.option("--shard", "shard", metavar="I/N", default=None,
               help="Only shard I of N (e.g. 2/3) of the sources' tables: N tasks, one per "

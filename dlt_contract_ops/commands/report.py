@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from dlt_contract_ops.commands.common import project_dir_option, started
+from dlt_contract_ops.commands.common import SOURCES_HELP, project_dir_option, started
 from dlt_contract_ops.commands.reconcile import (
     DetectorFlags,
     check_output,
@@ -28,9 +28,7 @@ class ReportFlags(DetectorFlags):
 @click.command(cls=ReportFlags)
 @click.option("--html", "html_file", required=True, metavar="FILE",
               type=click.Path(dir_okay=False), help="Write the HTML page to FILE.")
-@click.option("-s", "--source", "sources", multiple=True, metavar="NAME",
-              help="A source declared in [sources.NAME.contract_ops] (and the tables of its "
-                   "other pipelines: source_name = NAME); repeatable.")
+@click.option("-s", "--source", "sources", multiple=True, metavar="NAME", help=SOURCES_HELP)
 @click.option("--all", "all_sources", is_flag=True,
               help="Every declared source (the default).")
 @project_dir_option

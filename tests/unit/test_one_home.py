@@ -8,6 +8,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
+import click
 import pytest
 
 import dlt_contract_ops
@@ -284,3 +285,34 @@ def test_the_html_templates_ship_as_package_data() -> None:
     declared = " ".join(pyproject["project"]["dependencies"])
     assert "jinja2" in declared
     assert "tomlkit" in declared
+
+
+def _source_options() -> dict[str, click.Option]:
+    """Every command's `-s/--source` option, by the command's path (`gate check`)."""
+    from dlt_contract_ops.commands import main
+
+    found: dict[str, click.Option] = {}
+
+    def walk(command: click.Command, path: str) -> None:
+        for p in command.params:
+            if isinstance(p, click.Option) and "-s" in p.opts:
+                found[path] = p
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                walk(sub, f"{path} {name}".strip())
+
+    walk(main, "")
+    return found
+
+
+def test_the_source_option_says_what_it_takes_in_one_wording() -> None:
+    """`-s NAME` of a one-table command (`profile`, `gate check`) and of a sweep (repeatable)
+    reads one shared text each (`commands.common`), so the commands cannot drift apart."""
+    from dlt_contract_ops.commands.common import ONE_SOURCE_HELP, SOURCES_HELP
+
+    options = _source_options()
+    one = sorted(path for path, o in options.items() if not o.multiple)
+    assert one == ["contract check", "contract lint", "contract snapshot", "gate check",
+                   "gate finish", "profile", "profiles rebuild"]
+    for path, option in options.items():
+        assert option.help == (SOURCES_HELP if option.multiple else ONE_SOURCE_HELP), path
