@@ -6,7 +6,7 @@ Messages say what went wrong, where (file, key, table, column in backticks) and 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 
@@ -119,11 +119,21 @@ class GateBusyError(ContractOpsError):
 
 
 class UnknownSourceError(ConfigError):
-    """A source name has no `[sources.<name>.contract_ops]` table."""
+    """A source name has no `[sources.<name>.contract_ops]` table; `groups`: each
+    `source_name` that `-s` selects by, with its tables, suggested as the declared names are.
 
-    def __init__(self, name: str, known: list[str]) -> None:
+    >>> str(UnknownSourceError("appp", ["app_one"], {"app": ["app_one"]})).split(". ")[-1]
+    'Did you mean `app` (the `source_name` of app_one)?'
+    """
+
+    def __init__(
+        self, name: str, known: list[str], groups: Mapping[str, Sequence[str]] | None = None
+    ) -> None:
+        groups = {g: t for g, t in (groups or {}).items() if g not in known}
         hint = f" Declared sources: {', '.join(sorted(known))}." if known else ""
-        hint += did_you_mean(name, known)
+        hint += did_you_mean(name, [*known, *groups], show=lambda n: (
+            f"`{n}` (the `source_name` of {', '.join(groups[n])})" if n in groups else f"`{n}`"
+        ))
         super().__init__(
             f"Unknown source `{name}`: add a `[sources.{name}.contract_ops]` table with `ref = "
             f'"module:attribute"` to .dlt/config.toml.{hint}'

@@ -154,7 +154,7 @@ def _load_source_settings(
                 f"`[{base}]` has no `ref`: set it to the source as `module:attribute`, "
                 'e.g. `ref = "pipelines.github:github_source"`.'
             )
-        raise UnknownSourceError(name, declared_sources())
+        raise UnknownSourceError(name, declared_sources(), source_groups())
     module, _, attr = ref.partition(":")
     if not module.strip() or not attr.strip():
         raise ConfigError(
@@ -193,6 +193,37 @@ def declared_sources() -> list[str]:
                 if isinstance(table, Mapping) and isinstance(table.get(PROJECT_SECTION), Mapping):
                     names.add(name)
     return sorted(names)
+
+
+def source_groups() -> dict[str, list[str]]:
+    """Each `source_name` that `-s` selects by, with the declared tables it groups (the same
+    dlt source loaded by other pipelines), in declared order: a table's own name is no group.
+    Read as `declared_sources` reads the tables (the files and the environment, which wins as
+    in dlt's own resolution), not by resolving each table's settings: a sweep resolves them
+    once.
+
+    >>> source_groups()  # doctest: +SKIP
+    {'app': ['app_one', 'app_two']}
+    """
+    from dlt_contract_ops.settings.files import toml_files
+
+    declared = declared_sources()
+    owner: dict[str, str] = {}
+    for f in toml_files():
+        sources = f.doc.get("sources")
+        for table, section in (sources.items() if isinstance(sources, Mapping) else ()):
+            ops = section.get(PROJECT_SECTION) if isinstance(section, Mapping) else None
+            if isinstance(ops, Mapping) and isinstance(ops.get("source_name"), str):
+                owner.setdefault(table, ops["source_name"])
+    for table in declared:
+        env = os.environ.get(f"SOURCES__{table.upper()}__{PROJECT_SECTION.upper()}__SOURCE_NAME")
+        if env:
+            owner[table] = env
+    group: dict[str, list[str]] = {}
+    for table in declared:
+        if owner.get(table) and owner[table] != table:
+            group.setdefault(owner[table], []).append(table)
+    return group
 
 
 def default_state_file(project_dir: str | os.PathLike[str], data_dir: str | None = None) -> Path:

@@ -10,8 +10,7 @@ pipeline is one with a working folder in dlt's pipelines dir.
 from __future__ import annotations
 
 import contextlib
-import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -260,27 +259,10 @@ def selected_sources(names: Iterable[str], *, one: bool = False) -> list[str]:
     `one`: for a command that acts on one table (`gate check`, `profile`, `contract
     snapshot`, ...): the table `NAME` when it is declared, else the one table whose
     `source_name` is `NAME`; a ConfigError naming the tables when it has several."""
-    from dlt_contract_ops.settings.files import toml_files
-    from dlt_contract_ops.settings.project import PROJECT_SECTION, declared_sources
+    from dlt_contract_ops.settings.project import declared_sources, source_groups
 
     declared = declared_sources()
-    # `source_name` read as `declared_sources` reads the tables (the files and the
-    # environment), not by resolving each table's settings: the sweep resolves them once
-    owner: dict[str, str] = {}
-    for f in toml_files():
-        sources = f.doc.get("sources")
-        for table, section in (sources.items() if isinstance(sources, Mapping) else ()):
-            ops = section.get(PROJECT_SECTION) if isinstance(section, Mapping) else None
-            if isinstance(ops, Mapping) and isinstance(ops.get("source_name"), str):
-                owner.setdefault(table, ops["source_name"])
-    for table in declared:
-        env = os.environ.get(f"SOURCES__{table.upper()}__{PROJECT_SECTION.upper()}__SOURCE_NAME")
-        if env:
-            owner[table] = env  # the environment wins, as in dlt's own resolution
-    group: dict[str, list[str]] = {}
-    for table in declared:
-        if owner.get(table) and owner[table] != table:
-            group.setdefault(owner[table], []).append(table)
+    group = source_groups()
     out: list[str] = []
     for name in names:
         own = [name] if name in declared or name not in group else []

@@ -123,3 +123,25 @@ def test_a_command_on_one_table_takes_the_only_table_of_the_source(one: Project)
     assert (one.root / "contracts" / "app_one" / "1.0.0").is_dir()
     assert one.cli("contract", "check", "-s", "app").returncode == 0
     assert one.cli("contract", "lint", "-s", "app").returncode in (0, 1)  # judged, not refused
+
+
+@pytest.mark.parametrize("args", [
+    ("reconcile",), ("report", "--html", "r.html"), ("contract", "export", "--out", "odcs"),
+    ("models", "infer", "--dry-run"), ("gate", "check"), ("profile",), ("contract", "lint"),
+])
+def test_a_name_close_to_a_source_name_is_suggested(two: Project, args: tuple[str, ...]) -> None:
+    """`-s appp` is a typo of `app`, the `source_name` of both tables, which `-s` takes too.
+    Before, the did-you-mean looked at the declared tables alone (`app_one`, `app_two`: not
+    close enough), and suggested nothing."""
+    proc = two.cli(*args, "-s", "appp")
+    assert (proc.returncode, proc.stdout) == (2, ""), proc.stderr
+    assert proc.stderr.splitlines() == [
+        "Error: Unknown source `appp`: add a `[sources.appp.contract_ops]` table with "
+        '`ref = "module:attribute"` to .dlt/config.toml. Declared sources: app_one, app_two. '
+        "Did you mean `app` (the `source_name` of app_one, app_two)?"]
+
+
+def test_a_declared_name_is_still_suggested_before_a_source_name(two: Project) -> None:
+    proc = two.cli("gate", "check", "-s", "app_on")
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.rstrip().endswith("Did you mean `app_one`?"), proc.stderr
