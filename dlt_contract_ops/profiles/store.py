@@ -355,13 +355,16 @@ def _staged(table: str, profile: LoadProfile) -> dict[str, Any]:
     }
     if not profile.columns:
         return record
-    names, non_null, distinct, low, high, categories, complete = zip(
+    columns, non_null, distinct, low, high, categories, complete = zip(
         *profile.columns.values(), strict=True)
-    record.update(col=names, non_null=non_null, distinct_count=distinct, min_value=low,
-                  max_value=high, complete=complete,
+    record.update(col=columns, non_null=non_null, complete=complete,
                   has_categories=[c is not None for c in categories])
+    # a counts-only load has none of these: a list left out unnests as NULLs beside the others
+    for key, values in (("distinct_count", distinct), ("min_value", low), ("max_value", high)):
+        if any(v is not None for v in values):
+            record[key] = values
     if any(c is not None for c in categories):
-        pairs = [(n, c) for n, c in zip(names, categories, strict=True) if c is not None]
+        pairs = [(n, c) for n, c in zip(columns, categories, strict=True) if c is not None]
         record["cat_col"] = [name for name, values in pairs for _ in values]
         record["cat_value"] = [v for _, values in pairs for v in values]
         record["cat_n"] = [n for _, values in pairs for n in values.values()]
