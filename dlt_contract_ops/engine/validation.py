@@ -120,7 +120,7 @@ def check_config_keys(report: Report, sources: list[str]) -> None:
         misplaced_sections,
         not_a_table,
         table_problems,
-        unread_sink_variables,
+        unread_table_variables,
     )
 
     sections = ["contract_ops", *(f"sources.{n}.contract_ops" for n in sources)]
@@ -135,9 +135,10 @@ def check_config_keys(report: Report, sources: list[str]) -> None:
         wrong = not_a_table(section)
         if wrong:
             report.add("config_section", section, wrong, _file_of(wrong))
-    for message in unread_sink_variables():
+    for message in unread_table_variables():
         var = message.split("`")[1]
-        report.add("config_section", SINK_SECTION, message, f"environment variable {var}")
+        report.add("config_section", _key_of(message, SINK_SECTION), message,
+                   f"environment variable {var}")
     for message in misplaced_sections():
         report.add("config_section", _key_of(message, "contract_ops"), message, _file_of(message))
 

@@ -42,11 +42,16 @@ def _approvals(value: Any, key: str) -> frozenset[str]:
 
 def gate_settings(source: str | None) -> GateSettings:
     """The gate settings in the current dlt project context (the cwd's `.dlt/`)."""
-    from dlt_contract_ops.settings.problems import raise_problems, table_problems
+    from dlt_contract_ops.settings.problems import (
+        raise_problems,
+        table_problems,
+        unread_table_variables,
+    )
 
     sections: list[tuple[str, ...]] = [("contract_ops", "gate")]
     if source:
         sections.append(("sources", source, "contract_ops", "gate"))
+    raise_problems(unread_table_variables())  # `CONTRACT_OPS__GATE='{...}'` is not read
     settings = GateSettings()
     for path in sections:
         dotted = ".".join(path)

@@ -192,56 +192,96 @@ def not_a_table(section: str) -> Any:
 
 #: the sinks' options: read one environment variable each (`sinks.options`), never as a table
 _SINK_TABLE = f"{PROJECT_SECTION}.alert_sink"
+#: the tables read key by key, by name under the one above (`*`: any name, a sink's); a key
+#: of a table read whole (`models`, a dict) or of no table is a leaf: `{}`
+_Tree = Mapping[str, "_Tree"]
 
 
-def unread_sink_variables() -> list[str]:
-    """Environment variables under the sinks' options that nothing reads, each with what to
-    write instead: the table of the sinks, or of one sink, as one value (JSON), and a key
-    under an option (an option is set whole). dlt reads a sink's option from
-    `CONTRACT_OPS__ALERT_SINK__<NAME>__<KEY>` alone: anything else would be a page that goes
-    quiet. The values (a url, a dsn) are secrets and never shown.
+def _tree(section: str) -> dict[str, _Tree]:
+    """The tables under `section` (`contract_ops` or `sources.<X>.contract_ops`) that dlt
+    reads one variable a key: its sub-tables (a plugin detector's too) and the severity
+    table; the sinks' table holds one table of options per sink."""
+    _, subtables = _schema(section)
+    tree: dict[str, _Tree] = {name: {} for name, keys in subtables.items() if keys is not None}
+    tree["severity"] = {}
+    if section == PROJECT_SECTION:
+        tree["alert_sink"] = {"*": {}}
+    return tree
+
+
+def _table_of(var: str) -> tuple[str, _Tree, list[str]] | None:
+    """(dotted table, its tree, the names below it in `var`) when `var` is under one of our
+    tables: `CONTRACT_OPS...` or `SOURCES__<X>__CONTRACT_OPS...`; else None."""
+    parts = var.split("__")
+    if parts[0] == PROJECT_SECTION.upper():
+        return PROJECT_SECTION, {"": _tree(PROJECT_SECTION)}, ["", *parts[1:]]
+    if len(parts) >= 3 and parts[0] == "SOURCES" and parts[1] and parts[2] == "CONTRACT_OPS":
+        section = f"sources.{parts[1].lower()}.{PROJECT_SECTION}"
+        return section, {"": _tree(section)}, ["", *parts[3:]]
+    return None
+
+
+def _examples(var: str, given: Any, tree: _Tree) -> list[str]:
+    """The variables `given` (a table's value, as JSON) is set in, one a key, as
+    `VAR__KEY=...` (a sub-table's keys one level down); `<KEY>` where it names none."""
+    if not isinstance(given, Mapping) or not given:
+        return [f"`{var}__{'<NAME>__' if '*' in tree else ''}<KEY>=...`"]
+    out = []
+    for key, value in given.items():
+        name = f"{var}__{str(key).upper()}"
+        sub = tree.get(str(key).lower(), tree.get("*"))
+        out += [f"`{name}=...`"] if sub is None else _examples(name, value, sub)
+    return out
+
+
+def unread_table_variables() -> list[str]:
+    """Environment variables under our tables that dlt does not read, each with what to write
+    instead. dlt reads a table one variable a key (`CONTRACT_OPS__REMOVAL__RECENT_WINDOW`):
+    a table set as one value (JSON: `CONTRACT_OPS__REMOVAL='{"recent_window": "1h"}'`, a
+    source's `SOURCES__<X>__CONTRACT_OPS__DISTRIBUTION`, the sinks' options, one sink's) is
+    ignored, and so is a key under a sink's option (an option is set whole): each would be a
+    setting that silently does not hold. The values (a url, a dsn) may be secrets and are
+    never shown. A table set to a value that is no table is `not_a_table`'s.
 
     >>> os.environ["CONTRACT_OPS__ALERT_SINK__WEBHOOK"] = '{"url": "https://x"}'
-    >>> unread_sink_variables()[0].rpartition(": ")[2]
+    >>> unread_table_variables()[0].rpartition(": ")[2]
     '`CONTRACT_OPS__ALERT_SINK__WEBHOOK__URL=...`.'
     >>> del os.environ["CONTRACT_OPS__ALERT_SINK__WEBHOOK"]
     """
-    head = env_name(_SINK_TABLE)
     out = []
+    sink_head = env_name(_SINK_TABLE)
     for var in sorted(os.environ):
-        if var != head and not var.startswith(head + "__"):
+        found = _table_of(var)
+        if found is None:
             continue
-        path = [p for p in var[len(head):].split("__") if p]
-        if len(path) == 2:
-            continue  # `<NAME>__<KEY>`: the one form read
+        table, tree, names = found
+        depth = 0  # how many of `names` are tables
+        for name in names:
+            sub = tree.get(name.lower(), tree.get("*"))
+            if sub is None:
+                break
+            tree, depth = sub, depth + 1
+            table = f"{table}.{name.lower()}" if name else table
         given = _json_or_text(os.environ[var])
-        if len(path) > 2:
-            name, option, *_ = path
+        sink = table.startswith(_SINK_TABLE)
+        if depth < len(names) - 1 and sink:  # a key under a sink's option
+            name, option, *under = var[len(sink_head) + 2:].split("__")
             out.append(
                 f"Environment variable `{var}` is not read: option `{option.lower()}` of alert "
-                f"sink '{name.lower()}' is set whole, as JSON: `{head}__{name}__{option}="
-                f"""'{{"{'__'.join(path[2:])}": "..."}}'`."""
+                f"sink '{name.lower()}' is set whole, as JSON: `{sink_head}__{name}__{option}="
+                f"""'{{"{'__'.join(under)}": "..."}}'`."""
             )
             continue
-        if isinstance(given, Mapping) and not path:
-            # `{"webhook": {"url": ...}}`: each sink's options, by name
-            named = [(str(n), v) for n, v in given.items()]
-        elif isinstance(given, Mapping):
-            named = [(path[0], given)]
-        else:
-            if not path:
-                continue  # a list or a name: `not_a_table` says what was meant
-            named = [(path[0], {})]
-        examples = [
-            f"`{head}__{name.upper()}__{str(key).upper()}=...`"
-            for name, options in named
-            for key in (options if isinstance(options, Mapping) else {"<KEY>": 0})
-        ] or [f"`{head}__<NAME>__<KEY>=...`"]
-        table = ".".join([_SINK_TABLE, *(p.lower() for p in path)])
+        named_sink = sink and table != _SINK_TABLE
+        if depth < len(names) or not (isinstance(given, Mapping) or named_sink):
+            continue  # a key; or a table set to no table: `not_a_table` says what was meant
+        word, each = (
+            ("option", f"{sink_head}__<NAME>__<KEY>") if sink else ("key", f"{var}__<KEY>")
+        )
         out.append(
             f"Environment variable `{var}` sets `[{table}]` as one value, which is not read: "
-            f"set each option in a variable of its own, `{head}__<NAME>__<KEY>`: "
-            + ", ".join(examples) + "."
+            f"set each {word} in a variable of its own, `{each}`: "
+            + ", ".join(_examples(var, given, tree)) + "."
         )
     return out
 

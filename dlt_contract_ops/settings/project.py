@@ -83,13 +83,13 @@ def _load_project_settings(check_keys: bool) -> ProjectSettings:
         not_a_table,
         raise_problems,
         table_problems,
-        unread_sink_variables,
+        unread_table_variables,
     )
     from dlt_contract_ops.settings.specs import ProjectSpec
 
     for section in PROJECT_TABLES:
         raise_problems([m for m in [not_a_table(section)] if m])
-    raise_problems(unread_sink_variables())
+    raise_problems(unread_table_variables())
     if check_keys:
         raise_problems(table_problems(PROJECT_SECTION))
     spec = _resolve(ProjectSpec(), (PROJECT_SECTION,))
