@@ -43,6 +43,7 @@ def _approvals(value: Any, key: str) -> frozenset[str]:
 def gate_settings(source: str | None) -> GateSettings:
     """The gate settings in the current dlt project context (the cwd's `.dlt/`)."""
     from dlt_contract_ops.settings.problems import (
+        not_a_table,
         raise_problems,
         table_problems,
         unread_table_variables,
@@ -52,6 +53,8 @@ def gate_settings(source: str | None) -> GateSettings:
     if source:
         sections.append(("sources", source, "contract_ops", "gate"))
     raise_problems(unread_table_variables())  # `CONTRACT_OPS__GATE='{...}'` is not read
+    # `CONTRACT_OPS__GATE=true` or `gate = "strict"` reads as no gate settings at all
+    raise_problems([m for m in map(not_a_table, (".".join(p) for p in sections)) if m])
     settings = GateSettings()
     for path in sections:
         dotted = ".".join(path)

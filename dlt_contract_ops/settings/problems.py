@@ -209,6 +209,16 @@ def _tree(section: str) -> dict[str, _Tree]:
     return tree
 
 
+def tables_of(section: str) -> list[str]:
+    """`section` (`contract_ops` or `sources.<X>.contract_ops`) and every table under it that
+    dlt reads key by key: what `not_a_table` checks, the project's and each source's alike.
+
+    >>> "contract_ops.gate" in tables_of("contract_ops")
+    True
+    """
+    return [section, *(f"{section}.{name}" for name in _tree(section))]
+
+
 def _table_of(var: str) -> tuple[str, _Tree, list[str]] | None:
     """(dotted table, its tree, the names below it in `var`) when `var` is under one of our
     tables: `CONTRACT_OPS...` or `SOURCES__<X>__CONTRACT_OPS...`; else None."""

@@ -38,12 +38,6 @@ from dlt_contract_ops.settings.values import _seconds, as_text, where
 from dlt_contract_ops.statefile import project_key, state_dir
 
 PROJECT_SECTION = "contract_ops"
-#: the tables of the project settings that must be tables (`alert_sink = ["webhook"]`, a
-#: near miss of `alert_sinks`, is refused, not read as no sink options)
-PROJECT_TABLES = tuple(
-    f"{PROJECT_SECTION}{sub}" for sub in
-    ("", ".removal", ".dedup", ".distribution", ".alert_sink")
-)
 #: dlt-ops names its load-time column here; a project that set it has that column in every
 #: table, so it is read when ours (`[contract_ops] load_timestamp_column`) is not set
 PEER_LOAD_TIMESTAMP_KEY = "dlt_ops.load_timestamp_column"
@@ -83,11 +77,12 @@ def _load_project_settings(check_keys: bool) -> ProjectSettings:
         not_a_table,
         raise_problems,
         table_problems,
+        tables_of,
         unread_table_variables,
     )
     from dlt_contract_ops.settings.specs import ProjectSpec
 
-    for section in PROJECT_TABLES:
+    for section in tables_of(PROJECT_SECTION):
         raise_problems([m for m in [not_a_table(section)] if m])
     raise_problems(unread_table_variables())
     if check_keys:
@@ -137,11 +132,16 @@ def check_source_tables(project: ProjectSettings, names: Sequence[str]) -> None:
 def _load_source_settings(
     name: str, project: ProjectSettings, check_keys: bool
 ) -> SourceSettings:
-    from dlt_contract_ops.settings.problems import not_a_table, raise_problems, table_problems
+    from dlt_contract_ops.settings.problems import (
+        not_a_table,
+        raise_problems,
+        table_problems,
+        tables_of,
+    )
     from dlt_contract_ops.settings.specs import SourceSpec
 
     base = source_section(name)
-    for section in (base, f"{base}.removal", f"{base}.distribution"):
+    for section in tables_of(base):
         raise_problems([m for m in [not_a_table(section)] if m])
     if check_keys:
         raise_problems(table_problems(base))

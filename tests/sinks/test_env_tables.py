@@ -121,3 +121,54 @@ def test_a_key_dlt_reads_as_json_is_read_not_refused(
     with project_context(app_project.root):
         source = load_source_settings("app", load_project_settings())
     assert source.models == (("events", "app_models:Event"),)
+
+
+#: id -> (variable, a value that is no table, the table it names)
+NOT_TABLES = {
+    "project gate": ("CONTRACT_OPS__GATE", "true", "contract_ops.gate"),
+    "project severity": ("CONTRACT_OPS__SEVERITY", "error", "contract_ops.severity"),
+    "project rename": ("CONTRACT_OPS__RENAME", "off", "contract_ops.rename"),
+    "source gate": ("SOURCES__APP__CONTRACT_OPS__GATE", "true", "sources.app.contract_ops.gate"),
+    "source severity": (
+        "SOURCES__APP__CONTRACT_OPS__SEVERITY", "warning", "sources.app.contract_ops.severity"),
+}
+
+
+@pytest.mark.parametrize("case", list(NOT_TABLES))
+def test_a_table_set_to_a_plain_value_is_one_line_exit_2_and_pages_nothing(
+    app_project: Project, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """Before, these tables (the project's gate, severity and rename, a source's gate and
+    severity) set to a value that is no table were read as no settings at all: the sweep ran
+    on the defaults and paged (exit 0). Every table read key by key is checked now, the
+    project's and each source's alike (`settings.problems.tables_of`)."""
+    var, value, table = NOT_TABLES[case]
+    expected = (f"`[{table}]` must be a table: environment variable `{var}` sets it to "
+                f"{value!r}.")
+    with Receiver() as hook:
+        app_project.config(CONFIG + '\n[contract_ops]\nalert_sinks = ["webhook"]\n')
+        app_project.secrets(
+            f'[contract_ops.alert_sink.webhook]\nurl = "{GOOD_URL.format(port=hook.port)}"\n'
+        )
+        monkeypatch.setenv(var, value)
+        result = _cli(app_project, "reconcile", "--all")
+        assert (result.exit_code, result.stdout) == (EXIT_USAGE, ""), result.output
+        assert result.stderr.splitlines() == [f"Error: {expected}"]
+        checked = _cli(app_project, "validate")
+        assert checked.exit_code == EXIT_USAGE, checked.output
+        assert [p for p in checked.stdout.splitlines() if expected in p], checked.stdout
+        assert hook.requests == []
+        _swept_nothing()
+
+
+def test_the_gate_refuses_its_table_set_to_a_plain_value(
+    app_project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ingest gate reads its settings before the project's: it checks them itself."""
+    from dlt_contract_ops.errors import ConfigError
+    from dlt_contract_ops.settings.gate import gate_settings
+
+    monkeypatch.setenv("SOURCES__APP__CONTRACT_OPS__GATE", "strict")
+    with project_context(app_project.root), pytest.raises(
+            ConfigError, match=r"`\[sources\.app\.contract_ops\.gate\]` must be a table"):
+        gate_settings("app")
