@@ -108,19 +108,10 @@ def _key_of(message: str, default: str) -> str:
 def _add_settings_problem(report: Report, message: str, default_key: str) -> None:
     """A settings value that cannot be read, under the key it names (`config_keys`), or a
     table that is not one (`config_section`); once, if `check_config_keys` has it already."""
-    key = _key_of(message, default_key)
-    if any(p.message == message or (_same_table_not_a_table(p.message, message) and
-                                    _key_of(p.message, default_key) == key)
-           for p in report.problems):
+    if any(p.message == message for p in report.problems):
         return
     rule = "config_section" if "must be a table" in message else "config_keys"
-    report.add(rule, key, message, _file_of(message))
-
-
-def _same_table_not_a_table(said: str, message: str) -> bool:
-    """Both say a table is not one (the severity table's own check and the settings' say it
-    in other words): the table is named once."""
-    return "must be a table" in said and "must be a table" in message
+    report.add(rule, _key_of(message, default_key), message, _file_of(message))
 
 
 def check_config_keys(report: Report, sources: list[str]) -> None:
@@ -139,7 +130,7 @@ def check_config_keys(report: Report, sources: list[str]) -> None:
             report.add("config_keys", _key_of(message, section), message, _file_of(message))
     for section in (table for s in sections for table in tables_of(s)):
         wrong = not_a_table(section)
-        if wrong:  # once: the severity table's own check may have said it in its words
+        if wrong:
             _add_settings_problem(report, wrong, section)
     for message in unread_table_variables():
         var = message.split("`")[1]

@@ -181,13 +181,22 @@ def not_a_table(section: str) -> Any:
     if raw is not None and not isinstance(_json_or_text(raw), Mapping):
         # the environment comes first: dlt would fail on it ("cannot be coerced into dict")
         return (f"`[{section}]` must be a table: environment variable `{var}` sets it to "
-                f"{raw!r}." + _meant(section, env=raw))
+                f"{raw!r}." + (_meant(section, env=raw) or _what_goes_in(section)))
     for f in toml_files():
         found, value = dig(f.doc, section)
         if found and not isinstance(value, Mapping):
             return (f"`[{section}]` must be a table: {f.shown} sets it to {value!r}."
-                    + _meant(section))
+                    + (_meant(section) or _what_goes_in(section)))
     return None
+
+
+def _what_goes_in(section: str) -> str:
+    """What a table holds, where a line says it better than a near key (the severity table:
+    a severity per detector)."""
+    if section.rpartition(".")[2] == "severity":
+        return (f' Name a detector\'s severity in it, e.g. `[{section}]` '
+                '`additive = "error"`.')
+    return ""
 
 
 #: the sinks' options: read one environment variable each (`sinks.options`), never as a table

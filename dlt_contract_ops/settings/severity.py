@@ -91,20 +91,15 @@ def severity_overrides(source: str) -> dict[str, Severity]:
 
 def severity_problems(section: str) -> list[str]:
     """What is wrong with `[<section>.severity]` (`section`: `contract_ops` or
-    `sources.<X>.contract_ops`), one line each: not a table, an unknown detector (in every
-    file that names one), a value that is no severity (wherever it is set)."""
+    `sources.<X>.contract_ops`), one line each: an unknown detector (in every file that
+    names one), a value that is no severity (wherever it is set). A table that is no table is
+    `settings.problems.not_a_table`'s, as every table's."""
     names = _detectors()
     dotted = f"{section}.{TABLE}"
     problems: list[str] = []
     for f in toml_files():
         found, table = dig(f.doc, dotted)
-        if not found:
-            continue
-        if not isinstance(table, Mapping):
-            problems.append(
-                f"`[{dotted}]` must be a table: {f.shown} sets it to {table!r}. Name a "
-                f'detector\'s severity in it, e.g. `[{dotted}]` `additive = "error"`.'
-            )
+        if not found or not isinstance(table, Mapping):
             continue
         problems += [
             f"Unknown detector `{key}` in `[{dotted}]` ({f.shown})."

@@ -156,6 +156,9 @@ def test_a_table_set_to_a_plain_value_is_one_line_exit_2_and_pages_nothing(
     var, value, table = NOT_TABLES[case]
     expected = (f"`[{table}]` must be a table: environment variable `{var}` sets it to "
                 f"{value!r}.")
+    if table.endswith(".severity"):  # what goes in it
+        expected += (f" Name a detector's severity in it, e.g. `[{table}]` "
+                     '`additive = "error"`.')
     _, checked = _refused(app_project, monkeypatch, var, value, expected)
     assert len([p for p in checked.stdout.splitlines() if expected in p]) == 1, checked.stdout
 
