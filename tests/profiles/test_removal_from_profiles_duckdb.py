@@ -15,7 +15,7 @@ only new loads still reports what the profiles recorded, while a full scan sees 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -93,6 +93,27 @@ def load(project: Project, *batches: dict[str, Any]) -> None:
     """The batches through dlt into DuckDB, the baseline shared (`load_duckdb`)."""
     load_duckdb(project, batches, pipeline="shop_rm_pipe", module="shop_rm_mod.py",
                 dataset=DATASET, run=lambda some: _run_loads(project, some))
+
+
+def move_loads(project: Project, hours_ago: Callable[[int, int], float]) -> list[str]:
+    """Every load so far moved back, the n-th of N (oldest first) to `hours_ago(n, N)` hours
+    ago, in `orders` and in `_dlt_loads`; the new ids, oldest first."""
+    import duckdb
+
+    con = duckdb.connect(str(project.root / DB))
+    try:
+        con.execute(f'USE shop_rm_pipe."{DATASET}"')
+        ids = [r[0] for r in con.execute(
+            "SELECT load_id FROM _dlt_loads ORDER BY load_id").fetchall()]
+        now, moved = time.time(), []
+        for n, old in enumerate(ids):
+            new = f"{now - hours_ago(n, len(ids)) * 3600:.6f}"
+            for table, column in (("orders", "_dlt_load_id"), ("_dlt_loads", "load_id")):
+                con.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", [new, old])
+            moved.append(new)
+        return moved
+    finally:
+        con.close()
 
 
 def load_baseline(project: Project, *batches: dict[str, Any]) -> None:

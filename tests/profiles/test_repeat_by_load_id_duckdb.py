@@ -9,7 +9,6 @@ table and `_dlt_loads` (as dlt would have written them then).
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -37,22 +36,7 @@ def sent(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> QueryLog:
 def backdate(project: Project) -> list[str]:
     """Every load so far moved back, the n-th of N to (N - n) * 20 hours ago, in the table
     and in `_dlt_loads`."""
-    import duckdb
-
-    con = duckdb.connect(str(project.root / duck.DB))
-    try:
-        con.execute(f'USE shop_rm_pipe."{duck.DATASET}"')
-        ids = [r[0] for r in con.execute(
-            "SELECT load_id FROM _dlt_loads ORDER BY load_id").fetchall()]
-        now, moved = time.time(), []
-        for n, old in enumerate(ids):
-            new = f"{now - (len(ids) - n) * 20 * 3600:.6f}"
-            for table, column in (("orders", "_dlt_load_id"), ("_dlt_loads", "load_id")):
-                con.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", [new, old])
-            moved.append(new)
-        return moved
-    finally:
-        con.close()
+    return duck.move_loads(project, lambda n, count: (count - n) * 20)
 
 
 def _profile_queries(sent: QueryLog) -> list[str]:

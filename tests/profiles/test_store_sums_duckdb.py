@@ -10,7 +10,6 @@ column's `dark_since` included, also where a column went dark in loads the sweep
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -41,20 +40,7 @@ def shop(project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> P
 def hourly(project: Project) -> list[str]:
     """Every load so far moved back to one an hour, the newest 7 hours ago (before the recent
     window of 6 hours), in the table and in `_dlt_loads`; the new ids, oldest first."""
-    con = duckdb.connect(str(project.root / duck.DB))
-    try:
-        con.execute(f'USE shop_rm_pipe."{duck.DATASET}"')
-        ids = [r[0] for r in con.execute(
-            "SELECT load_id FROM _dlt_loads ORDER BY load_id").fetchall()]
-        now, moved = time.time(), []
-        for n, old in enumerate(ids):
-            new = f"{now - (len(ids) - n + 6) * 3600:.6f}"
-            for table, column in (("orders", "_dlt_load_id"), ("_dlt_loads", "load_id")):
-                con.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", [new, old])
-            moved.append(new)
-        return moved
-    finally:
-        con.close()
+    return duck.move_loads(project, lambda n, count: count - n + 6)
 
 
 def scope_of_store(store: Path) -> Scope:
